@@ -1,0 +1,436 @@
+//! The leaf-spine fabric: nodes, ports, routing, and the static facts a balancer may read.
+//!
+//! ```text
+//!            spine 0        spine 1   ...          each spine: L x links_per_pair down ports
+//!            /     \        /     \
+//!     leaf 0 ------- leaf 1 ...                    each leaf: hosts_per_leaf down ports, then
+//!     | | |          | | |                          S x links_per_pair uplinks (uplink u = spine*links + link)
+//!    hosts          hosts                          each host: one NIC port up to its leaf
+//! ```
+//!
+//! Node ids: hosts `0..H`, then leaves, then spines. Ports are numbered globally; a node's ports are
+//! contiguous. A port is one direction of a link: an egress FIFO with a drop-tail buffer, ECN marking at
+//! enqueue on the instantaneous queue, a serialiser at the link rate and a propagation delay to its peer.
+//!
+//! Routing is precomputed: from a leaf to another leaf the candidates are the uplinks that are up and whose
+//! spine still has a working link down to the destination leaf; from a spine, the working links to the
+//! destination leaf. A failed link is simply absent from the candidate lists (routing converged around it).
+
+use crate::config::{Direction, TopologyConfig, TransportConfig};
+use crate::units::{Bytes, Rate, Time};
+use std::collections::VecDeque;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Leaf,
+    Spine,
+}
+
+impl NodeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeKind::Host => "host",
+            NodeKind::Leaf => "leaf",
+            NodeKind::Spine => "spine",
+        }
+    }
+}
+
+/// What a port connects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PortRole {
+    /// Host NIC towards its leaf.
+    HostUp,
+    /// Leaf towards one of its hosts.
+    LeafDown,
+    /// Leaf towards a spine.
+    LeafUp,
+    /// Spine towards a leaf.
+    SpineDown,
+}
+
+impl PortRole {
+    pub fn name(self) -> &'static str {
+        match self {
+            PortRole::HostUp => "host_up",
+            PortRole::LeafDown => "leaf_down",
+            PortRole::LeafUp => "leaf_up",
+            PortRole::SpineDown => "spine_down",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// Index among nodes of its kind (host number, leaf number, spine number).
+    pub index: u32,
+    /// First global port id of this node; its ports are `first_port..first_port + n_ports`.
+    pub first_port: u32,
+    pub n_ports: u32,
+}
+
+/// One direction of a link: the egress queue of `owner` towards `peer`.
+#[derive(Clone, Debug)]
+pub struct Port {
+    pub owner: u32,
+    pub peer: u32,
+    pub role: PortRole,
+    /// Leaf uplink index (`spine * links + link`) for `LeafUp`, leaf down-link index for `SpineDown`
+    /// (`leaf * links + link`), host index for `LeafDown`, 0 for a NIC.
+    pub slot: u32,
+    pub rate: Rate,
+    pub delay: Time,
+    pub up: bool,
+    /// Buffer limit in packets (`u32::MAX` when limited by bytes).
+    pub cap_packets: u32,
+    /// Buffer limit in bytes (`u64::MAX` when limited by packets).
+    pub cap_bytes: u64,
+    /// ECN marking threshold in packets; 0 disables marking.
+    pub ecn_k: u32,
+
+    // --- live state ---
+    /// Queued packets (arena ids); the head is the one on the wire while `busy`.
+    pub queue: VecDeque<u32>,
+    pub queued_bytes: u64,
+    pub busy: bool,
+
+    // --- counters ---
+    pub bytes_sent: u64,
+    pub packets_sent: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    pub peak_queue_bytes: u64,
+    pub peak_queue_packets: u32,
+    /// Integral of queued bytes over time, in byte-picoseconds, up to `area_updated`.
+    pub queue_area: f64,
+    pub area_updated: Time,
+}
+
+impl Port {
+    /// Would a packet of `wire` bytes overflow the buffer?
+    #[inline]
+    pub fn would_overflow(&self, wire: u32) -> bool {
+        self.queue.len() as u32 >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
+    }
+
+    #[inline]
+    pub fn queue_packets(&self) -> u32 {
+        self.queue.len() as u32
+    }
+
+    #[inline]
+    pub fn account_area(&mut self, now: Time) {
+        let dt = now.saturating_sub(self.area_updated);
+        if dt.0 > 0 {
+            self.queue_area += self.queued_bytes as f64 * dt.0 as f64;
+            self.area_updated = now;
+        }
+    }
+
+    /// Time to drain the current queue at the port's rate (what a packet enqueued now would wait).
+    pub fn queue_delay(&self) -> Time {
+        self.rate.tx_time(Bytes(self.queued_bytes))
+    }
+}
+
+/// Facts about the fabric that every switch knows from configuration (not live state).
+#[derive(Clone, Debug)]
+pub struct FabricFacts {
+    pub leaves: u32,
+    pub spines: u32,
+    pub hosts_per_leaf: u32,
+    pub links_per_pair: u32,
+    /// Uplinks per leaf (`spines * links_per_pair`).
+    pub uplinks: u32,
+    /// One-way propagation delay from leaf `l` through its uplink `u` to destination leaf `d`, using the
+    /// fastest working spine-to-`d` link: index `(l * uplinks + u) * leaves + d`. `Time::MAX` if no path.
+    path_delay: Vec<Time>,
+    /// Wire bytes of a full-size data packet.
+    pub mtu_wire_bytes: u32,
+}
+
+impl FabricFacts {
+    pub fn leaf_of_host(&self, host: u32) -> u32 {
+        host / self.hosts_per_leaf
+    }
+    /// Propagation delay (leaf `l` -> uplink `u` -> spine -> leaf `d`), excluding queueing and serialisation.
+    pub fn path_delay(&self, leaf: u32, uplink: u32, dst_leaf: u32) -> Time {
+        self.path_delay[((leaf * self.uplinks + uplink) * self.leaves + dst_leaf) as usize]
+    }
+    /// The spine an uplink index leads to.
+    pub fn spine_of_uplink(&self, uplink: u32) -> u32 {
+        uplink / self.links_per_pair
+    }
+}
+
+pub struct Fabric {
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    pub hosts: u32,
+    pub facts: FabricFacts,
+    /// `leaf_routes[l * leaves + d]`: candidate uplink port ids from leaf `l` to leaf `d`.
+    leaf_routes: Vec<Vec<u32>>,
+    /// `spine_routes[s * leaves + d]`: candidate port ids from spine `s` down to leaf `d`.
+    spine_routes: Vec<Vec<u32>>,
+    /// `leaf_paths[l * leaves + d]`: the same candidates as uplink indices (the path tags hosts may use).
+    leaf_paths: Vec<Vec<u16>>,
+}
+
+/// Default ECN threshold: 65 packets at 10 Gbps (DCTCP's recommendation), scaled with the rate.
+pub fn default_ecn_k(rate: Rate) -> u32 {
+    ((65.0 * rate.as_gbps() / 10.0).round() as u32).max(1)
+}
+
+impl Fabric {
+    pub fn build(t: &TopologyConfig, tp: &TransportConfig) -> Fabric {
+        let (nl, ns, hpl, lpp) = (t.leaves, t.spines, t.hosts_per_leaf, t.links_per_pair);
+        let hosts = nl * hpl;
+        let first_leaf = hosts;
+        let first_spine = hosts + nl;
+        let uplinks = ns * lpp;
+        let mut nodes = Vec::with_capacity((hosts + nl + ns) as usize);
+        let mut ports: Vec<Port> = Vec::new();
+
+        let host_rate = Rate::from_gbps(t.host_rate_gbps);
+        let fabric_rate = Rate::from_gbps(t.fabric_rate_gbps);
+        let host_delay = Time::from_us_f64(t.host_delay_us);
+        let fabric_delay = Time::from_us_f64(t.fabric_delay_us);
+        let (sw_cap_p, sw_cap_b) = match t.buffer_bytes {
+            Some(b) => (u32::MAX, b),
+            None => (t.buffer_packets, u64::MAX),
+        };
+        let k_for = |role: PortRole, rate: Rate| -> u32 {
+            if let Some(k) = t.ecn_k_by_role.get(role.name()) {
+                return k.round() as u32;
+            }
+            if role == PortRole::HostUp {
+                return 0;
+            }
+            match t.ecn_k_packets {
+                Some(k) => k.round() as u32,
+                None => default_ecn_k(rate),
+            }
+        };
+        let mk = |owner: u32, peer: u32, role: PortRole, slot: u32, rate: Rate, delay: Time, cap: (u32, u64), k: u32| Port {
+            owner,
+            peer,
+            role,
+            slot,
+            rate,
+            delay,
+            up: true,
+            cap_packets: cap.0,
+            cap_bytes: cap.1,
+            ecn_k: k,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            busy: false,
+            bytes_sent: 0,
+            packets_sent: 0,
+            drops: 0,
+            ecn_marks: 0,
+            peak_queue_bytes: 0,
+            peak_queue_packets: 0,
+            queue_area: 0.0,
+            area_updated: Time::ZERO,
+        };
+
+        for h in 0..hosts {
+            nodes.push(Node { kind: NodeKind::Host, index: h, first_port: ports.len() as u32, n_ports: 1 });
+            let leaf = first_leaf + h / hpl;
+            ports.push(mk(h, leaf, PortRole::HostUp, 0, host_rate, host_delay, (tp.nic_queue_packets, u64::MAX), k_for(PortRole::HostUp, host_rate)));
+        }
+        for l in 0..nl {
+            nodes.push(Node { kind: NodeKind::Leaf, index: l, first_port: ports.len() as u32, n_ports: hpl + uplinks });
+            for i in 0..hpl {
+                let h = l * hpl + i;
+                ports.push(mk(first_leaf + l, h, PortRole::LeafDown, h, host_rate, host_delay, (sw_cap_p, sw_cap_b), k_for(PortRole::LeafDown, host_rate)));
+            }
+            for u in 0..uplinks {
+                let s = u / lpp;
+                ports.push(mk(first_leaf + l, first_spine + s, PortRole::LeafUp, u, fabric_rate, fabric_delay, (sw_cap_p, sw_cap_b), k_for(PortRole::LeafUp, fabric_rate)));
+            }
+        }
+        for s in 0..ns {
+            nodes.push(Node { kind: NodeKind::Spine, index: s, first_port: ports.len() as u32, n_ports: nl * lpp });
+            for l in 0..nl {
+                for k in 0..lpp {
+                    ports.push(mk(first_spine + s, first_leaf + l, PortRole::SpineDown, l * lpp + k, fabric_rate, fabric_delay, (sw_cap_p, sw_cap_b), k_for(PortRole::SpineDown, fabric_rate)));
+                }
+            }
+        }
+
+        let mut fabric = Fabric {
+            nodes,
+            ports,
+            hosts,
+            facts: FabricFacts {
+                leaves: nl,
+                spines: ns,
+                hosts_per_leaf: hpl,
+                links_per_pair: lpp,
+                uplinks,
+                path_delay: Vec::new(),
+                mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
+            },
+            leaf_routes: Vec::new(),
+            spine_routes: Vec::new(),
+            leaf_paths: Vec::new(),
+        };
+
+        // Per-link overrides: rate, delay, failure, on one or both directions.
+        for o in &t.links {
+            let links: Vec<u32> = match o.link {
+                Some(k) => vec![k],
+                None => (0..lpp).collect(),
+            };
+            for k in links {
+                let mut targets = Vec::new();
+                if o.direction != Direction::Down {
+                    targets.push(fabric.uplink_port(o.leaf, o.spine * lpp + k));
+                }
+                if o.direction != Direction::Up {
+                    targets.push(fabric.spine_down_port(o.spine, o.leaf * lpp + k));
+                }
+                for p in targets {
+                    let port = &mut fabric.ports[p as usize];
+                    if let Some(r) = o.rate_gbps {
+                        port.rate = Rate::from_gbps(r);
+                        if t.ecn_k_packets.is_none() && !t.ecn_k_by_role.contains_key(port.role.name()) {
+                            port.ecn_k = default_ecn_k(port.rate);
+                        }
+                    }
+                    if let Some(d) = o.delay_us {
+                        port.delay = Time::from_us_f64(d);
+                    }
+                    if o.failed {
+                        port.up = false;
+                    }
+                }
+            }
+        }
+        fabric.compute_routes();
+        fabric
+    }
+
+    fn compute_routes(&mut self) {
+        let f = &self.facts;
+        let (nl, ns, lpp, ups) = (f.leaves, f.spines, f.links_per_pair, f.uplinks);
+        let mut spine_routes = vec![Vec::new(); (ns * nl) as usize];
+        for s in 0..ns {
+            for d in 0..nl {
+                for k in 0..lpp {
+                    let p = self.spine_down_port(s, d * lpp + k);
+                    if self.ports[p as usize].up {
+                        spine_routes[(s * nl + d) as usize].push(p);
+                    }
+                }
+            }
+        }
+        let mut leaf_routes = vec![Vec::new(); (nl * nl) as usize];
+        let mut leaf_paths = vec![Vec::new(); (nl * nl) as usize];
+        let mut path_delay = vec![Time::MAX; (nl * ups * nl) as usize];
+        for l in 0..nl {
+            for u in 0..ups {
+                let p = self.uplink_port(l, u);
+                let port = &self.ports[p as usize];
+                let s = u / lpp;
+                for d in 0..nl {
+                    if d == l {
+                        continue;
+                    }
+                    let down = &spine_routes[(s * nl + d) as usize];
+                    if port.up && !down.is_empty() {
+                        leaf_routes[(l * nl + d) as usize].push(p);
+                        leaf_paths[(l * nl + d) as usize].push(u as u16);
+                        let best_down = down.iter().map(|&q| self.ports[q as usize].delay).min().unwrap();
+                        path_delay[((l * ups + u) * nl + d) as usize] = port.delay + best_down;
+                    }
+                }
+            }
+        }
+        self.spine_routes = spine_routes;
+        self.leaf_routes = leaf_routes;
+        self.leaf_paths = leaf_paths;
+        self.facts.path_delay = path_delay;
+    }
+
+    pub fn first_leaf(&self) -> u32 {
+        self.hosts
+    }
+    pub fn first_spine(&self) -> u32 {
+        self.hosts + self.facts.leaves
+    }
+    pub fn leaf_node(&self, leaf: u32) -> u32 {
+        self.hosts + leaf
+    }
+    pub fn host_nic(&self, host: u32) -> u32 {
+        self.nodes[host as usize].first_port
+    }
+    /// Port id of leaf `l`'s uplink `u`.
+    pub fn uplink_port(&self, leaf: u32, uplink: u32) -> u32 {
+        self.nodes[(self.hosts + leaf) as usize].first_port + self.facts.hosts_per_leaf + uplink
+    }
+    /// Port id of the leaf's down port to `host`.
+    pub fn leaf_down_port(&self, host: u32) -> u32 {
+        let leaf = host / self.facts.hosts_per_leaf;
+        self.nodes[(self.hosts + leaf) as usize].first_port + host % self.facts.hosts_per_leaf
+    }
+    /// Port id of spine `s`'s down link `slot` (`leaf * links + link`).
+    pub fn spine_down_port(&self, spine: u32, slot: u32) -> u32 {
+        self.nodes[(self.hosts + self.facts.leaves + spine) as usize].first_port + slot
+    }
+
+    /// Uplink ports from leaf `l` that reach leaf `d`.
+    #[inline]
+    pub fn leaf_candidates(&self, leaf: u32, dst_leaf: u32) -> &[u32] {
+        &self.leaf_routes[(leaf * self.facts.leaves + dst_leaf) as usize]
+    }
+    /// Down ports from spine `s` to leaf `d`.
+    #[inline]
+    pub fn spine_candidates(&self, spine: u32, dst_leaf: u32) -> &[u32] {
+        &self.spine_routes[(spine * self.facts.leaves + dst_leaf) as usize]
+    }
+    /// Usable path tags (uplink indices) from `src_leaf` to `dst_leaf`: what a host edge balancer may choose.
+    pub fn paths(&self, src_leaf: u32, dst_leaf: u32) -> &[u16] {
+        &self.leaf_paths[(src_leaf * self.facts.leaves + dst_leaf) as usize]
+    }
+
+    /// Ideal FCT of `size` payload bytes from `src` to `dst` in an idle fabric with an unbounded window:
+    /// store-and-forward pipelining over the best path, i.e. propagation on every link, plus the first
+    /// packet's serialisation on every link, plus the rest of the wire bytes at the path's bottleneck rate.
+    /// No handshake is modelled, so none is added.
+    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64, tp: &TransportConfig) -> Time {
+        let mss = tp.mss_bytes as u64;
+        let hdr = tp.header_bytes as u64;
+        let pkts = size.div_ceil(mss).max(1);
+        let wire_total = size + pkts * hdr;
+        let first = size.min(mss) + hdr;
+        let chain_time = |links: &[&Port]| -> Time {
+            let mut t = Time::ZERO;
+            let mut bottleneck = Rate(u64::MAX);
+            for p in links {
+                t += p.delay + p.rate.tx_time(Bytes(first));
+                bottleneck = bottleneck.min(p.rate);
+            }
+            t + bottleneck.tx_time(Bytes(wire_total - first))
+        };
+        let nic = &self.ports[self.host_nic(src) as usize];
+        let down = &self.ports[self.leaf_down_port(dst) as usize];
+        let (sl, dl) = (src / self.facts.hosts_per_leaf, dst / self.facts.hosts_per_leaf);
+        if sl == dl {
+            return chain_time(&[nic, down]);
+        }
+        let mut best = Time::MAX;
+        for &up in self.leaf_candidates(sl, dl) {
+            let upp = &self.ports[up as usize];
+            let spine = upp.peer - self.first_spine();
+            for &sd in self.spine_candidates(spine, dl) {
+                best = best.min(chain_time(&[nic, upp, &self.ports[sd as usize], down]));
+            }
+        }
+        best
+    }
+}

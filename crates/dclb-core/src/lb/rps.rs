@@ -1,0 +1,34 @@
+//! RPS, random packet spraying: every packet independently takes a uniformly random next hop.
+//!
+//! **Rule.** At every switch with several equal-cost next hops, pick one uniformly at random for each
+//! packet, ACKs included (baselines.md §2, after Dixit et al., INFOCOM'13).
+//!
+//! **Choices.** Plain TCP at the receiver by default (dupACK threshold 3, no resequencing buffer), since the
+//! paper's point is that stock TCP copes on symmetric fabrics; `transport.reseq_timeout_us` adds a buffer.
+//! Each switch draws from its own seeded stream.
+//!
+//! **Defaults.** None: RPS has no parameters.
+
+use super::registry::{per_switch, Placement, SchemeSpec};
+use super::{Decision, SwitchBalancer, SwitchCx};
+use crate::packet::Packet;
+
+pub const SPEC: SchemeSpec = SchemeSpec {
+    name: "rps",
+    placement: Placement::Switch,
+    granularity: "packet",
+    summary: "random packet spraying: a uniformly random next hop per packet",
+    params: &[],
+    install: |_, _, switches| super::Installed { switches: per_switch(switches, |_| Rps), edges: None },
+};
+
+pub struct Rps;
+
+impl SwitchBalancer for Rps {
+    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        if candidates.len() == 1 {
+            return Decision::Forward(candidates[0]);
+        }
+        Decision::Forward(candidates[cx.rng.below(candidates.len())])
+    }
+}

@@ -1,0 +1,37 @@
+//! Switch side of edge schemes: follow the path tag the sending host wrote.
+//!
+//! A host edge balancer (Presto, Hermes, Clove, MDTLB) writes the source leaf's uplink index into
+//! `pkt.lb.path`. The source leaf forwards on that uplink if it is a working candidate; a spine with parallel
+//! links takes the link with the same link number. Untagged packets (ACKs, same-leaf traffic) and tags that
+//! name a failed path fall back to ECMP, which is what a real fabric does with traffic it cannot steer.
+
+use super::ecmp::flow_hash_index;
+use super::{Decision, SwitchBalancer, SwitchCx, SwitchKind};
+use crate::packet::{Packet, NO_PATH};
+
+pub struct SourceRoute {
+    salt: u64,
+}
+
+impl SourceRoute {
+    pub fn new(salt: u64) -> SourceRoute {
+        SourceRoute { salt }
+    }
+}
+
+impl SwitchBalancer for SourceRoute {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        if candidates.len() > 1 && pkt.lb.path != NO_PATH {
+            let tag = pkt.lb.path as u32;
+            let lpp = cx.facts.links_per_pair;
+            let hit = match cx.me.kind {
+                SwitchKind::Leaf => candidates.iter().copied().find(|&p| cx.ports.uplink_index(p) == Some(tag)),
+                SwitchKind::Spine => candidates.iter().copied().find(|&p| cx.ports.get(p).slot % lpp == tag % lpp),
+            };
+            if let Some(p) = hit {
+                return Decision::Forward(p);
+            }
+        }
+        Decision::Forward(candidates[flow_hash_index(pkt, self.salt, candidates.len())])
+    }
+}

@@ -1,0 +1,38 @@
+//! dclb-core: a packet-level simulator of leaf-spine datacenter fabrics and their load balancers.
+//!
+//! The engine is pure computation: it takes a validated [`Config`] and returns columnar [`Results`]. It does
+//! no file or network I/O; the Python front (`dclb`) owns files, validation messages, storage and plots.
+//!
+//! Module map:
+//! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`.
+//! * [`sched`] — the event queue with deterministic tie-breaking.
+//! * [`packet`] — packets, their balancer header, the packet arena.
+//! * [`fabric`] — leaf-spine topology, ports and queues, routing, static facts.
+//! * [`transport`] — TCP NewReno/DCTCP, receiver, resequencing buffer.
+//! * [`lb`] — the balancer interface, registry, and one module per scheme.
+//! * [`traffic`] — workloads (CDFs, mixtures) and traffic patterns.
+//! * [`sim`] — the event loop that ties them together.
+//! * [`metrics`] — the result tables.
+
+pub mod config;
+pub mod fabric;
+pub mod lb;
+pub mod metrics;
+pub mod packet;
+pub mod rng;
+pub mod sched;
+pub mod sim;
+pub mod traffic;
+pub mod transport;
+pub mod units;
+
+pub use config::Config;
+pub use metrics::Results;
+pub use sim::Simulation;
+
+/// Runs a scenario to the end.
+pub fn simulate(cfg: &Config) -> Result<Results, String> {
+    let mut sim = Simulation::new(cfg)?;
+    sim.run_to_end();
+    Ok(sim.results())
+}

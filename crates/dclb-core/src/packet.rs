@@ -1,0 +1,231 @@
+//! Packets and the arena they live in.
+//!
+//! A packet is a plain struct in a [`PacketArena`]; events and queues carry its `u32` index. Freed slots are
+//! reused, so once a run reaches its working set no packet allocates.
+//!
+//! Besides TCP/IP fields, every packet carries a fixed-size [`LbHeader`]: the only way a switch learns anything
+//! about the flow a packet belongs to, and the channel by which balancers send each other feedback
+//! (CONGA's congestion metric, TR's spine queue on ACKs, a host's path tag). A switch never reads host state.
+//!
+//! ```text
+//!  +---------------- Packet ----------------+
+//!  | flow, kind, src, dst, ports            |  who
+//!  | seq, payload, ack, ecn, retx           |  transport
+//!  | sent_at, echo_ts, queue_delay          |  timing
+//!  | LbHeader: path, echo_path, class bits, |  what switches may read
+//!  |   deadline, remaining, cwnd, fb[4], ...|  and write
+//!  +----------------------------------------+
+//! ```
+
+use crate::units::Time;
+
+/// What a packet is for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PacketKind {
+    /// TCP data segment.
+    Data,
+    /// TCP acknowledgement (pure ACK, no payload).
+    Ack,
+    /// UDP datagram of a constant-bit-rate source.
+    Udp,
+    /// An edge balancer's path probe (host to host).
+    Probe,
+    /// The reply to a probe, sent back by the probed host.
+    ProbeReply,
+    /// A switch's notice to the source that it cancelled the flow (e.g. DAR's hopeless deadline flows).
+    Cancel,
+}
+
+/// Path tag value meaning "no tag: switches choose".
+pub const NO_PATH: u16 = u16::MAX;
+
+/// Class bits in [`LbHeader::class`].
+pub mod class {
+    /// The flow is best-effort (LBT's third class).
+    pub const BEST_EFFORT: u8 = 1 << 0;
+    /// The flow declared a deadline (see [`super::LbHeader::deadline`]).
+    pub const DEADLINE: u8 = 1 << 1;
+    /// The packet was sent by a host edge balancer that wants switches to follow its path tag.
+    pub const SOURCE_ROUTED: u8 = 1 << 2;
+}
+
+/// The balancer header: a small fixed set of fields that hosts fill and switches may read or overwrite.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LbHeader {
+    /// Path tag chosen by the source edge: the index of the source leaf's uplink to use, or [`NO_PATH`].
+    pub path: u16,
+    /// On an ACK or probe reply: the `path` tag of the data packet or probe it answers.
+    pub echo_path: u16,
+    /// Class bits, see [`class`].
+    pub class: u8,
+    /// A few bits a switch may overwrite and restore (e.g. TR's TTL trick); zero when sent.
+    pub scratch: u16,
+    /// Absolute deadline of the flow, or `Time::ZERO` for none.
+    pub deadline: Time,
+    /// Bytes of the flow not yet acknowledged when this packet was sent (written by the sender).
+    pub remaining: u64,
+    /// The sender's congestion window in bytes when this packet was sent.
+    pub cwnd: u32,
+    /// Total size of the flow in bytes (what an application would declare; saturates for unbounded flows).
+    pub flow_size: u64,
+    /// Feedback slots whose meaning each scheme defines (CONGA: LBTag, CE, FB_LBTag, FB_Metric; TR: spine queue).
+    pub fb: [u32; 4],
+}
+
+impl Default for LbHeader {
+    fn default() -> Self {
+        LbHeader {
+            path: NO_PATH,
+            echo_path: NO_PATH,
+            class: 0,
+            scratch: 0,
+            deadline: Time::ZERO,
+            remaining: 0,
+            cwnd: 0,
+            flow_size: 0,
+            fb: [0; 4],
+        }
+    }
+}
+
+/// ECN codepoint bits as seen by switches (ECT, CE) and the echo an ACK carries back (ECE).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ecn {
+    /// ECN-capable transport: switches may mark instead of waiting for drops.
+    pub ect: bool,
+    /// Congestion experienced, set by a switch.
+    pub ce: bool,
+    /// On an ACK: the acknowledged data packet carried CE.
+    pub ece: bool,
+}
+
+#[derive(Copy, Clone, Debug)]
+pub struct Packet {
+    pub flow: u32,
+    pub kind: PacketKind,
+    /// Source and destination hosts (global host indices).
+    pub src: u32,
+    pub dst: u32,
+    /// Transport ports; with src/dst they form the 5-tuple that ECMP hashes (protocol is implied by kind).
+    pub sport: u16,
+    pub dport: u16,
+    /// First payload byte (data) or the cumulative ACK number (ACK).
+    pub seq: u64,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire (payload plus headers): what queues and links count.
+    pub wire_bytes: u32,
+    pub ecn: Ecn,
+    /// A data packet that carries bytes already sent once.
+    pub retx: bool,
+    /// When the sender handed the packet to its NIC (a TCP timestamp).
+    pub sent_at: Time,
+    /// On an ACK: `sent_at` of the data packet that triggered it (TCP timestamp echo).
+    pub echo_ts: Time,
+    /// When the packet entered its current queue.
+    pub enqueued_at: Time,
+    /// Total time spent waiting in queues so far (serialisation excluded).
+    pub queue_delay: Time,
+    /// Switch hops taken so far.
+    pub hops: u8,
+    pub lb: LbHeader,
+}
+
+impl Packet {
+    pub fn new(kind: PacketKind, flow: u32, src: u32, dst: u32) -> Packet {
+        Packet {
+            flow,
+            kind,
+            src,
+            dst,
+            sport: 0,
+            dport: 0,
+            seq: 0,
+            payload: 0,
+            wire_bytes: 0,
+            ecn: Ecn::default(),
+            retx: false,
+            sent_at: Time::ZERO,
+            echo_ts: Time::ZERO,
+            enqueued_at: Time::ZERO,
+            queue_delay: Time::ZERO,
+            hops: 0,
+            lb: LbHeader::default(),
+        }
+    }
+
+    /// The 5-tuple as one word, for hashing. ACKs of a flow give the reversed tuple, as in real TCP.
+    pub fn five_tuple_key(&self) -> u64 {
+        let proto: u64 = match self.kind {
+            PacketKind::Udp => 17,
+            _ => 6,
+        };
+        (self.src as u64) << 40 ^ (self.dst as u64) << 16 ^ (self.sport as u64) << 48 ^ self.dport as u64 ^ proto << 58
+    }
+}
+
+/// Slab of packets with a free list.
+#[derive(Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: usize,
+    peak_live: usize,
+}
+
+impl PacketArena {
+    pub fn new() -> PacketArena {
+        PacketArena { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), live: 0, peak_live: 0 }
+    }
+
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        self.peak_live = self.peak_live.max(self.live);
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            i
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as u32
+        }
+    }
+
+    pub fn free(&mut self, id: u32) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently alive (queued, in flight on a link, or held by a receiver buffer).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    pub fn peak_live(&self) -> usize {
+        self.peak_live
+    }
+
+    /// Wire bytes of every live packet, counted slot by slot (independent of any running counter, so byte
+    /// conservation checks compare two separate bookkeepings).
+    pub fn live_bytes(&self) -> u64 {
+        let mut free = vec![false; self.slots.len()];
+        for &i in &self.free {
+            free[i as usize] = true;
+        }
+        self.slots.iter().zip(free).filter(|(_, f)| !f).map(|(p, _)| p.wire_bytes as u64).sum()
+    }
+
+    /// Bytes the arena holds (capacity of the slab).
+    pub fn footprint_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * 4
+    }
+}

@@ -1,0 +1,133 @@
+//! Units as types: a time is a [`Time`] (integer picoseconds), a link speed a [`Rate`] (bits per second), a size
+//! a [`Bytes`]. Arithmetic that mixes them goes through named methods such as [`Rate::tx_time`], so a unit
+//! mistake is a compile error rather than a silent factor of 8 or 10^6.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+
+/// Simulated time in integer picoseconds. `u64` covers 213 days, far beyond any run.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub const fn from_ps(ps: u64) -> Time {
+        Time(ps)
+    }
+    pub const fn from_ns(ns: u64) -> Time {
+        Time(ns * 1_000)
+    }
+    pub const fn from_us(us: u64) -> Time {
+        Time(us * 1_000_000)
+    }
+    /// Converts fractional microseconds (as written in scenarios), rounding to the nearest picosecond.
+    pub fn from_us_f64(us: f64) -> Time {
+        Time((us * 1e6).round().max(0.0) as u64)
+    }
+    pub const fn ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_us(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    pub fn as_secs(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+    pub fn saturating_sub(self, rhs: Time) -> Time {
+        Time(self.0.saturating_sub(rhs.0))
+    }
+    pub fn mul(self, k: u64) -> Time {
+        Time(self.0.saturating_mul(k))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, rhs: Time) -> Time {
+        Time(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign for Time {
+    fn add_assign(&mut self, rhs: Time) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, rhs: Time) -> Time {
+        Time(self.0 - rhs.0)
+    }
+}
+impl SubAssign for Time {
+    fn sub_assign(&mut self, rhs: Time) {
+        self.0 -= rhs.0;
+    }
+}
+impl fmt::Debug for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3}us", self.as_us())
+    }
+}
+
+/// A size in bytes. KB and MB are decimal (1000, 1,000,000) throughout dclb.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+    pub fn bits(self) -> u128 {
+        self.0 as u128 * 8
+    }
+}
+
+/// A link rate in bits per second.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub fn from_gbps(gbps: f64) -> Rate {
+        Rate((gbps * 1e9).round() as u64)
+    }
+    pub fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn as_gbps(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// Serialization time of `bytes` on a link of this rate, rounded up to the next picosecond so that a
+    /// link never carries more than its rate.
+    pub fn tx_time(self, bytes: Bytes) -> Time {
+        let num = bytes.bits() * 1_000_000_000_000u128;
+        let r = self.0 as u128;
+        Time(num.div_ceil(r) as u64)
+    }
+    /// Bytes this rate carries in `t` (rounded down).
+    pub fn bytes_in(self, t: Time) -> f64 {
+        self.0 as f64 * t.as_secs() / 8.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_of_a_full_packet_at_10g_is_1_2_us() {
+        assert_eq!(Rate::from_gbps(10.0).tx_time(Bytes(1500)), Time::from_ns(1200));
+    }
+
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1 byte at 3 bps = 8/3 s, which is not a whole number of picoseconds.
+        assert_eq!(Rate(3).tx_time(Bytes(1)), Time(2_666_666_666_667));
+    }
+
+    #[test]
+    fn fractional_microseconds_round_to_picoseconds() {
+        assert_eq!(Time::from_us_f64(1.5), Time(1_500_000));
+        assert_eq!(Time::from_us_f64(0.0000004), Time(0));
+    }
+}

@@ -1,0 +1,154 @@
+//! Physics with known answers: ideal FCT, slow start, DCTCP fair sharing and queue, drops, conservation.
+
+mod common;
+use common::*;
+use dclb_core::config::{Pattern, SamplerConfig, SourceConfig, TransportKind};
+use dclb_core::metrics::Column;
+
+const TX_1500_AT_10G_US: f64 = 1.2; // 1500 B * 8 / 10 Gbps
+const TX_ACK_AT_10G_US: f64 = 0.032; // 40 B * 8 / 10 Gbps
+
+#[test]
+fn lone_flow_within_initial_window_finishes_in_its_ideal_fct() {
+    let mut cfg = fabric(2, 2, 2);
+    // Ten full segments: exactly the initial window. Host 0 is on leaf 0, host 2 on leaf 1: four links.
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 10 * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    let fct = r.flows.f64s("fct_us")[0];
+    let ideal = r.flows.f64s("ideal_fct_us")[0];
+    // By hand: the NIC serialises all ten packets, the last one then crosses three more links; four 1 µs hops.
+    let by_hand = 10.0 * TX_1500_AT_10G_US + 3.0 * TX_1500_AT_10G_US + 4.0 * 1.0;
+    assert!((ideal - by_hand).abs() / by_hand < 1e-6, "ideal {ideal} vs hand {by_hand}");
+    assert!((fct - ideal).abs() / ideal < 0.01, "fct {fct} vs ideal {ideal}");
+    assert_eq!(r.flows.strs("state")[0], "completed");
+}
+
+#[test]
+fn larger_lone_flow_follows_the_slow_start_model() {
+    // 10 µs links so that each slow-start round's packet train is shorter than an RTT.
+    let mut cfg = fabric(2, 2, 2);
+    cfg.topology.host_delay_us = 10.0;
+    cfg.topology.fabric_delay_us = 10.0;
+    let packets = 150u64; // rounds of 10, 20, 40, 80 segments: IW 10, doubling per RTT (one MSS per ACK)
+    cfg.sources = vec![listed(&[(0.0, 0, 2, packets * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    let fct = r.flows.f64s("fct_us")[0];
+    // No handshake is modelled. Round k starts when the ACK of round k-1's first packet returns, one RTT R
+    // after it was sent; R = data one way (4 serialisations + 40 µs) + ACK one way (4 serialisations + 40 µs).
+    let rtt = 4.0 * TX_1500_AT_10G_US + 40.0 + 4.0 * TX_ACK_AT_10G_US + 40.0;
+    // The last round (80 packets) leaves the NIC back to back; its last packet then crosses 3 more links.
+    let by_hand = 3.0 * rtt + 80.0 * TX_1500_AT_10G_US + 3.0 * TX_1500_AT_10G_US + 40.0;
+    assert!((fct - by_hand).abs() / by_hand < 0.01, "fct {fct} vs slow-start model {by_hand}");
+    assert_eq!(sum(&r, "retransmissions"), 0);
+}
+
+#[test]
+fn dctcp_flows_share_a_bottleneck_fairly_and_hold_the_queue_near_k() {
+    let n = 4u32;
+    // Four long-lived DCTCP flows from hosts 0-3 to host 4 through one leaf: host 4's 10 Gbps access link is the
+    // only bottleneck (on a multi-leaf fabric, ECMP collisions on uplinks would add a second one).
+    let mut cfg = fabric(1, 1, 8);
+    cfg.topology.host_delay_us = 20.0;
+    cfg.sources = vec![SourceConfig {
+        pattern: Pattern::LongLived,
+        senders: (0..n).collect(),
+        receivers: vec![4],
+        transport: TransportKind::Dctcp,
+        ..Default::default()
+    }];
+    let horizon = 40_000.0;
+    cfg.run.horizon_us = Some(horizon);
+    cfg.run.sampler = Some(SamplerConfig { interval_us: 100.0, ports: None, flows: (0..n).collect() });
+    let r = run(&cfg);
+    // Delivered bytes between 10 ms (after convergence) and the horizon.
+    let (t, kind, id, bytes) = (r.samples.f64s("time_us"), r.samples.strs("kind"), r.samples.u64s("id"), r.samples.u64s("bytes"));
+    let mut at = |flow: u64, when: f64| -> f64 {
+        (0..t.len()).filter(|&i| kind[i] == "flow" && id[i] == flow && t[i] <= when).map(|i| bytes[i]).max().unwrap() as f64
+    };
+    let shares: Vec<f64> = (0..n as u64).map(|f| at(f, horizon) - at(f, 10_000.0)).collect();
+    let total: f64 = shares.iter().sum();
+    let window_s = (horizon - 10_000.0) * 1e-6;
+    let gbps = total * 8.0 / window_s / 1e9;
+    assert!(gbps > 9.0, "the bottleneck should stay busy: {gbps:.2} Gbps of goodput");
+    eprintln!("shares {:?} gbps {gbps}", shares.iter().map(|s| s / total).collect::<Vec<_>>());
+    for (i, s) in shares.iter().enumerate() {
+        let frac = s / total;
+        eprintln!("flow {i} share {frac:.4}");
+        assert!((frac - 0.25).abs() < 0.025, "flow {i} got {:.3} of the bottleneck, expected 1/{n} within 10%", frac);
+    }
+    // The bottleneck port: leaf 1's down port to host 4. Its time-averaged queue stays near K = 65 packets.
+    let roles = r.ports.strs("role");
+    let peers = r.ports.u64s("peer");
+    let p = (0..roles.len()).find(|&i| roles[i] == "leaf_down" && peers[i] == 4).unwrap();
+    let avg_pkts = r.ports.f64s("avg_queue_bytes")[p] / 1500.0;
+    eprintln!("avg queue {avg_pkts:.1} pkts, marks {}", r.ports.u64s("ecn_marks")[p]);
+    assert!((30.0..=100.0).contains(&avg_pkts), "average bottleneck queue {avg_pkts:.1} packets, K = 65");
+    assert_eq!(r.ports.u64s("drops")[p], 0, "DCTCP keeps the queue under the 256-packet buffer");
+    assert!(r.ports.u64s("ecn_marks")[p] > 0);
+}
+
+#[test]
+fn buffer_overflow_drops_are_counted_and_recovered_from() {
+    let mut cfg = fabric(2, 2, 8);
+    cfg.topology.buffer_packets = 20;
+    // 8-to-1 incast of 200 KB NewReno flows (no ECN) into host 8: the receiver's port must overflow.
+    cfg.sources = vec![SourceConfig {
+        pattern: Pattern::Incast,
+        senders: (0..8).collect(),
+        receivers: vec![8],
+        size_bytes: Some(200_000),
+        transport: TransportKind::Newreno,
+        ..Default::default()
+    }];
+    let r = run(&cfg);
+    let drops = port_sum(&r, "drops");
+    assert!(drops > 0, "a 20-packet buffer under an 8-to-1 incast must drop");
+    assert_eq!(r.stats.wire_bytes_dropped > 0, true);
+    assert!(sum(&r, "retransmissions") >= drops / 2, "dropped data is retransmitted");
+    assert_eq!(r.stats.flows_completed, 8, "every flow still completes");
+    assert_eq!(port_sum(&r, "ecn_marks"), 0, "NewReno packets are not ECN-capable");
+}
+
+#[test]
+fn conservation_and_completion_under_poisson_load() {
+    let mut cfg = fabric(4, 4, 4);
+    cfg.sources = vec![poisson(16, 0.6, 400)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 400);
+    // Delivered payload equals every flow's size.
+    let sizes: u64 = r.flows.u64s("size_bytes").iter().sum();
+    assert_eq!(sum(&r, "bytes_delivered"), sizes);
+    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
+    assert_eq!(*width, 4);
+    // Every inter-leaf payload byte crossed exactly one uplink of its source leaf at least once.
+    assert!(values.iter().sum::<u64>() >= sizes);
+}
+
+#[test]
+fn horizon_leaves_flows_unfinished_and_says_so() {
+    let mut cfg = fabric(2, 2, 2);
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 50_000_000)], TransportKind::Dctcp)];
+    cfg.run.horizon_us = Some(1_000.0);
+    let r = run(&cfg);
+    assert_eq!(r.flows.strs("state")[0], "unfinished");
+    assert!(r.flows.f64s("fct_us")[0].is_nan());
+    assert!((r.stats.sim_time_us - 1_000.0).abs() < 1e-6);
+    assert!(r.stats.wire_bytes_in_flight > 0);
+}
+
+#[test]
+fn udp_source_sends_at_its_rate() {
+    let mut cfg = fabric(2, 2, 2);
+    cfg.sources = vec![SourceConfig {
+        pattern: Pattern::List,
+        transport: TransportKind::Udp,
+        udp_rate_gbps: 2.0,
+        list: vec![dclb_core::config::ListedFlow { start_us: 0.0, src: 0, dst: 2, size_bytes: 1_460_000, deadline_us: None }],
+        ..Default::default()
+    }];
+    let r = run(&cfg);
+    // 1000 packets of 1500 B at 2 Gbps: 6 ms of sending (the last packet departs 999 gaps after the first).
+    let fct = r.flows.f64s("fct_us")[0];
+    let expect = 999.0 * 6.0 + 4.0 * 1.2 + 4.0;
+    assert!((fct - expect).abs() / expect < 0.01, "{fct} vs {expect}");
+}

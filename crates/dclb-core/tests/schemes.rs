@@ -1,0 +1,205 @@
+//! Behaviour tests for ECMP, RPS and DRB: each pins the scheme's defining property on a crafted situation.
+
+mod common;
+use common::*;
+use dclb_core::config::{Config, LinkOverride, TransportKind};
+use dclb_core::fabric::Fabric;
+use dclb_core::lb::drb::Drb;
+use dclb_core::lb::ecmp::flow_hash_index;
+use dclb_core::lb::{Decision, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use dclb_core::metrics::{Column, Results};
+use dclb_core::packet::{Packet, PacketKind};
+use dclb_core::rng::Rng;
+
+fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
+    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
+    values.chunks(*width).map(|c| c.to_vec()).collect()
+}
+
+#[test]
+fn ecmp_keeps_every_packet_of_a_flow_on_one_uplink() {
+    let mut cfg = fabric(4, 4, 4);
+    cfg.lb.scheme = "ecmp".into();
+    cfg.sources = vec![poisson(16, 0.5, 300)];
+    let r = run(&cfg);
+    let rows = uplink_rows(&r);
+    let mut used = [0u32; 4];
+    for (i, row) in rows.iter().enumerate() {
+        let nonzero: Vec<usize> = (0..4).filter(|&u| row[u] > 0).collect();
+        assert_eq!(nonzero.len(), 1, "flow {i} used uplinks {nonzero:?}");
+        used[nonzero[0]] += 1;
+    }
+    assert!(used.iter().all(|&n| n > 30), "flows spread over all uplinks: {used:?}");
+    assert_eq!(sum(&r, "out_of_order"), 0);
+}
+
+#[test]
+fn ecmp_salts_split_the_same_flows_differently() {
+    let mut a = 0;
+    let mut same = 0;
+    for i in 0..2000u32 {
+        let mut p = Packet::new(PacketKind::Data, i, i % 64, 64 + i % 64);
+        p.sport = 10_000 + (i * 7919 % 50_000) as u16;
+        p.dport = 80;
+        let x = flow_hash_index(&p, 0x1234, 4);
+        let y = flow_hash_index(&p, 0xBEEF, 4);
+        a += (x == flow_hash_index(&p, 0x1234, 4)) as u32;
+        same += (x == y) as u32;
+    }
+    assert_eq!(a, 2000, "a salt gives a deterministic choice");
+    // Independent salts agree on about 1/4 of flows with 4 candidates.
+    assert!((350..650).contains(&same), "{same} of 2000 flows landed on the same index under two salts");
+}
+
+/// Two leaves, four spines; spines 2 and 3 reach leaf 1 over links with 4x the delay.
+fn asymmetric(scheme: &str) -> Config {
+    let mut cfg = fabric(2, 4, 8);
+    cfg.lb.scheme = scheme.into();
+    cfg.topology.fabric_delay_us = 5.0;
+    for spine in [2, 3] {
+        cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, direction: Default::default() });
+        cfg.topology.links.push(LinkOverride { leaf: 0, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, direction: Default::default() });
+    }
+    let flows: Vec<(f64, u32, u32, u64)> = (0..8).map(|i| (i as f64 * 50.0, i, 8 + i, 2_000_000)).collect();
+    cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
+    cfg
+}
+
+#[test]
+fn rps_reorders_on_asymmetric_paths_and_ecmp_does_not() {
+    let rps = run(&asymmetric("rps"));
+    let ecmp = run(&asymmetric("ecmp"));
+    assert!(sum(&rps, "out_of_order") > 100, "RPS: {} out-of-order arrivals", sum(&rps, "out_of_order"));
+    assert!(sum(&rps, "spurious_retransmissions") > 0, "RPS: reordering triggers spurious retransmissions");
+    assert_eq!(sum(&ecmp, "out_of_order"), 0);
+    assert_eq!(sum(&ecmp, "spurious_retransmissions"), 0);
+    assert_eq!(rps.stats.flows_completed, 8);
+}
+
+#[test]
+fn reseq_buffer_hides_rps_reordering_from_tcp() {
+    let mut cfg = asymmetric("rps");
+    cfg.transport.reseq_timeout_us = 100.0;
+    let r = run(&cfg);
+    let plain = run(&asymmetric("rps"));
+    // Paths differ by 30 µs of propagation plus up to ~80 µs of queue (K = 65 packets at 10 Gbps), so a
+    // 100 µs hold absorbs most, not all, of the reordering.
+    assert!(sum(&r, "out_of_order") * 5 < sum(&plain, "out_of_order"), "{} vs {}", sum(&r, "out_of_order"), sum(&plain, "out_of_order"));
+    assert!(sum(&r, "spurious_retransmissions") < sum(&plain, "spurious_retransmissions"));
+    assert_eq!(r.stats.flows_completed, 8);
+}
+
+#[test]
+fn drb_cycles_through_the_uplinks_in_order_per_destination() {
+    let cfg = fabric(2, 4, 2);
+    let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+    let leaf = fabric.leaf_node(0);
+    let node = &fabric.nodes[leaf as usize];
+    let cands = fabric.leaf_candidates(0, 1).to_vec();
+    let mut drb = Drb::new(fabric.hosts as usize, 1);
+    let mut rng = Rng::new(9);
+    let me = SwitchInfo { node: leaf, kind: SwitchKind::Leaf, index: 0, salt: 0 };
+    let mut pick = |dst: u32, drb: &mut Drb, rng: &mut Rng| -> usize {
+        let mut cx = SwitchCx { now: dclb_core::units::Time::ZERO, me, ports: PortsView::new(&fabric.ports, node.first_port, node.n_ports), facts: &fabric.facts, rng };
+        let mut p = Packet::new(PacketKind::Data, 0, 0, dst);
+        match drb.choose(&mut cx, &mut p, &cands) {
+            Decision::Forward(port) => cands.iter().position(|&c| c == port).unwrap(),
+            d => panic!("{d:?}"),
+        }
+    };
+    let to2: Vec<usize> = (0..9).map(|_| pick(2, &mut drb, &mut rng)).collect();
+    let start = to2[0];
+    for (k, &i) in to2.iter().enumerate() {
+        assert_eq!(i, (start + k) % 4, "packet {k} to host 2: {to2:?}");
+    }
+    // Another destination has its own counter: interleaving does not disturb the first sequence.
+    let first3 = pick(3, &mut drb, &mut rng);
+    assert_eq!(pick(2, &mut drb, &mut rng), (start + 9) % 4);
+    assert_eq!(pick(3, &mut drb, &mut rng), (first3 + 1) % 4);
+}
+
+#[test]
+fn drb_spreads_a_flow_evenly_over_all_uplinks() {
+    let mut cfg = fabric(2, 4, 2);
+    cfg.lb.scheme = "drb".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 400 * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    let row = &uplink_rows(&r)[0];
+    for &b in row {
+        assert_eq!(b, 100 * 1460, "round robin gives every uplink exactly a quarter: {row:?}");
+    }
+}
+
+#[test]
+fn failed_link_is_routed_around() {
+    let mut cfg = fabric(2, 4, 4);
+    cfg.lb.scheme = "rps".into();
+    cfg.topology.links.push(LinkOverride { leaf: 1, spine: 1, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
+    cfg.sources = vec![poisson(8, 0.4, 100)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 100);
+    assert_eq!(port_sum(&r, "drops"), 0);
+    // Leaf 0 never sends to spine 1 traffic for leaf 1 (it has no way down), so uplink 1 of leaf 0 carries nothing.
+    let rows = uplink_rows(&r);
+    let src = r.flows.u64s("src_host");
+    for (i, row) in rows.iter().enumerate() {
+        if src[i] < 4 {
+            assert_eq!(row[1], 0, "flow {i} from leaf 0 used the uplink whose spine cannot reach leaf 1");
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_flows_different_seed_different_flows() {
+    let mut cfg = fabric(4, 4, 4);
+    cfg.lb.scheme = "rps".into();
+    cfg.sources = vec![poisson(16, 0.5, 200)];
+    let a = run(&cfg);
+    let b = run(&cfg);
+    for col in ["fct_us", "queueing_delay_us"] {
+        let (x, y) = (a.flows.f64s(col), b.flows.f64s(col));
+        assert!(x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()), "{col} differs between identical runs");
+    }
+    assert_eq!(a.flows.u64s("out_of_order"), b.flows.u64s("out_of_order"));
+    assert_eq!(a.stats.events, b.stats.events);
+    cfg.seed = 2;
+    let c = run(&cfg);
+    assert_ne!(a.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>(), c.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+}
+
+#[test]
+fn traffic_does_not_depend_on_the_scheme() {
+    let mut cfg = fabric(4, 4, 4);
+    cfg.sources = vec![poisson(16, 0.5, 200)];
+    let a = run(&cfg);
+    cfg.lb.scheme = "drb".into();
+    let b = run(&cfg);
+    assert_eq!(a.flows.u64s("size_bytes"), b.flows.u64s("size_bytes"));
+    assert_eq!(a.flows.u64s("src_host"), b.flows.u64s("src_host"));
+    assert_eq!(a.flows.f64s("start_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.flows.f64s("start_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+}
+
+#[test]
+fn invalid_configs_are_errors_naming_the_field() {
+    let mut cfg = fabric(2, 0, 2);
+    assert!(dclb_core::simulate(&cfg).err().unwrap().starts_with("topology.spines"));
+    cfg.topology.spines = 2;
+    cfg.lb.scheme = "nope".into();
+    assert!(dclb_core::simulate(&cfg).err().unwrap().starts_with("lb.scheme"));
+    cfg.lb.scheme = "ecmp".into();
+    cfg.lb.params.insert("bogus".into(), serde_json::json!(1));
+    assert!(dclb_core::simulate(&cfg).err().unwrap().starts_with("lb.bogus"));
+    cfg.lb.params.clear();
+    let mut s = poisson(4, 1.5, 10);
+    s.load = Some(1.5);
+    cfg.sources = vec![s];
+    assert!(dclb_core::simulate(&cfg).err().unwrap().contains(".load"));
+    let mut s = poisson(4, 0.5, 10);
+    s.workload[0].points[3].1 = 0.1;
+    cfg.sources = vec![s];
+    assert!(dclb_core::simulate(&cfg).err().unwrap().contains("probabilities must not decrease"));
+    cfg.sources = vec![];
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 1, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
+    assert!(dclb_core::simulate(&cfg).err().unwrap().contains("no path from leaf 0"));
+}

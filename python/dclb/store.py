@@ -1,0 +1,759 @@
+"""Result store: one folder per run plus a DuckDB catalog that indexes them.
+
+How it works
+------------
+A store is a directory ``DIR``::
+
+    DIR/runs/<run_id>/flows.parquet    per-flow table
+    DIR/runs/<run_id>/ports.parquet    per-port table
+    DIR/runs/<run_id>/samples.parquet  optional time series (any schema)
+    DIR/runs/<run_id>/run.json         the run record
+    DIR/runs/<run_id>/COMPLETE         written last; marks the folder valid
+    DIR/catalog.duckdb                 table ``runs``, one row per run
+    DIR/catalog.lock                   file lock serialising catalog access
+
+**The run folders are the truth; the catalog is derived.**  A folder counts as
+a finished run only if it holds ``COMPLETE``.  A failed run is a folder with a
+``run.json`` whose ``status`` is ``"failed"`` (and whose ``error`` says why)
+and no ``COMPLETE``.  :meth:`Store.rebuild_catalog` recreates the catalog
+from those two kinds of folder at any time.
+
+**Crash safety.**  A run is first written into a hidden sibling folder
+``runs/.tmp-<run_id>-<random>``; every file in it goes to a temporary name and
+is moved into place with :func:`os.replace`, ``COMPLETE`` last.  The folder is
+then published by renaming: an existing ``runs/<run_id>`` is first renamed
+away to ``runs/.old-<run_id>-<random>``, the new folder is renamed in, and the
+old one deleted.  Killing the process at any instant therefore leaves
+``runs/<run_id>`` either absent, or a complete old run, or a complete new run,
+never a folder with ``COMPLETE`` but missing or mixed files.  Hidden (dot)
+folders are never read; a kill may leave one behind, to be deleted by hand.
+(This guards against a killed process, not against power loss: nothing is
+fsync'ed.)  Only one process should write a given run id at a time.
+
+**The catalog** ``runs`` table has the record fields ``run_id`` (primary
+key), ``name``, ``status``, ``seed``, ``scenario_hash``, ``dclb_version``,
+``started_at``, ``finished_at`` (ISO-8601 text), ``wall_s`` and ``error``,
+then every scenario field flattened to dotted names (``"lb.scheme"``,
+``"traffic.load"``; lists and empty dicts as JSON text), then every summary
+metric under its own name (``"short_afct_us"``).  A scenario or summary key
+that would clash with an earlier column is prefixed with ``scenario.`` or
+``summary.`` (for example the summary's ``wall_s`` becomes
+``"summary.wall_s"``).  Columns are added when a new key appears.  A column
+keeps one type, widened only when a value needs it along
+BOOLEAN -> BIGINT -> DOUBLE -> VARCHAR (integers beyond 64 bits are text);
+a null never creates a column by itself.  (After a fall-back to text,
+earlier numbers keep DuckDB's spelling, e.g. ``1.0``, which a rebuild may
+spell ``1``.)  Column names are matched
+case-insensitively, as DuckDB does.  Non-finite floats (NaN, inf) are stored
+as null in both ``run.json`` and the catalog, so a rebuilt catalog equals the
+incrementally written one.
+
+**Concurrency.**  Every catalog access (write, read and query) opens DuckDB,
+works and closes it while holding a :class:`filelock.FileLock` on
+``DIR/catalog.lock``, so several processes can share one store.  Run folders
+need no lock: each is published by a single rename.
+
+**Queries.**  :meth:`Store.sql` runs SQL in a fresh in-memory DuckDB that
+attaches the catalog read-only and defines the views ``runs`` (the catalog),
+and ``flows``, ``ports``, ``samples`` over the Parquet files of the complete
+runs, each with a leading ``run_id`` column taken from the folder name.
+
+Reading a path that is not a store raises :class:`StoreError` (a
+``ValueError``) that names the path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path, PurePath
+from typing import Any
+
+import duckdb
+import filelock
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "Store",
+    "StoreError",
+    "open_store",
+    "scenario_hash",
+    "flatten",
+    "catalog_row",
+    "to_jsonable",
+]
+
+RUNS_DIR = "runs"
+CATALOG_FILE = "catalog.duckdb"
+LOCK_FILE = "catalog.lock"
+RECORD_FILE = "run.json"
+COMPLETE_FILE = "COMPLETE"
+STAGING_PREFIX = ".tmp-"
+RETIRED_PREFIX = ".old-"
+LOCK_TIMEOUT_S = 600.0
+QUERYABLE_TABLES = ("flows", "ports", "samples")
+
+#: Record fields that become the leading catalog columns, with their types.
+RECORD_COLUMNS: dict[str, str] = {
+    "run_id": "VARCHAR",
+    "name": "VARCHAR",
+    "status": "VARCHAR",
+    "seed": "BIGINT",
+    "scenario_hash": "VARCHAR",
+    "dclb_version": "VARCHAR",
+    "started_at": "VARCHAR",
+    "finished_at": "VARCHAR",
+    "wall_s": "DOUBLE",
+    "error": "VARCHAR",
+}
+
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,=+@-]{0,199}")
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_TYPE_ORDER = ("BOOLEAN", "BIGINT", "DOUBLE", "VARCHAR")
+_INT64 = (-(2**63), 2**63 - 1)
+
+TableLike = pa.Table | pd.DataFrame
+
+
+class StoreError(ValueError):
+    """A path is not a usable result store, or a store operation failed."""
+
+
+# --------------------------------------------------------------------------
+# records: JSON form, hashing, flattening
+# --------------------------------------------------------------------------
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain-JSON copy of ``value``: numpy scalars unwrapped, NaN/inf as None,
+    dates as ISO text, paths as text, tuples as lists."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    if hasattr(value, "model_dump"):  # pydantic models
+        return to_jsonable(value.model_dump(mode="json"))
+    raise TypeError(f"cannot store a {type(value).__name__} in a run record")
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def scenario_hash(scenario: Mapping[str, Any]) -> str:
+    """First 16 hex digits of the SHA-256 of the scenario as canonical JSON
+    (sorted keys, no whitespace, NaN as null)."""
+    digest = hashlib.sha256(_canonical_json(scenario).encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings to one level with dotted keys.
+
+    ``{"lb": {"scheme": "ecmp"}}`` becomes ``{"lb.scheme": "ecmp"}``.  Lists
+    and empty mappings are kept as values.
+    """
+    flat: dict[str, Any] = {}
+    for key, value in d.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, prefix=f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _normalized_record(record: Mapping[str, Any], run_id: str | None = None) -> dict[str, Any]:
+    """JSON-clean copy of a record with ``run_id``, ``status`` and
+    ``scenario_hash`` filled in where missing."""
+    clean = to_jsonable(dict(record))
+    given = clean.get("run_id")
+    if run_id is not None:
+        if given not in (None, run_id):
+            raise ValueError(f"record says run_id={given!r} but was written as {run_id!r}")
+        clean["run_id"] = run_id
+    if not isinstance(clean.get("run_id"), str):
+        raise ValueError("a run record needs a string 'run_id'")
+    _check_run_id(clean["run_id"])
+    clean.setdefault("status", "completed")
+    if isinstance(clean.get("scenario"), Mapping) and not clean.get("scenario_hash"):
+        clean["scenario_hash"] = scenario_hash(clean["scenario"])
+    return clean
+
+
+def catalog_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The catalog row of a run record (column name -> plain value)."""
+    clean = _normalized_record(record)
+    row = {column: clean.get(column) for column in RECORD_COLUMNS}
+    taken = {column.lower() for column in row}
+    for section in ("scenario", "summary"):
+        for key, value in flatten(clean.get(section) or {}).items():
+            name = f"{section}.{key}" if key.lower() in taken else key
+            if name and name.lower() not in taken:
+                row[name] = value
+                taken.add(name.lower())
+    return row
+
+
+def _check_run_id(run_id: str) -> None:
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        raise ValueError(
+            f"invalid run id {run_id!r}: use letters, digits and _ . , = + @ -, "
+            "not starting with '.' or '-', at most 200 characters"
+        )
+
+
+# --------------------------------------------------------------------------
+# files: atomic writes and reads
+# --------------------------------------------------------------------------
+
+
+def _atomic_write(target: Path, write: Callable[[Path], None]) -> None:
+    """Write through ``write(temp_path)`` and move the result onto ``target``."""
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
+    try:
+        write(temp)
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def _write_json(target: Path, value: Any) -> None:
+    text = json.dumps(value, indent=2, allow_nan=False) + "\n"
+    _atomic_write(target, lambda path: path.write_text(text, encoding="utf-8"))
+
+
+def _write_parquet(target: Path, table: TableLike) -> None:
+    if isinstance(table, pd.DataFrame):
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    if not isinstance(table, pa.Table):
+        raise TypeError(f"expected a pyarrow.Table, got {type(table).__name__}")
+    _atomic_write(target, lambda path: pq.write_table(table, path))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise StoreError(f"cannot read run record {path}: {error}") from error
+    if not isinstance(value, dict):
+        raise StoreError(f"run record {path} is not a JSON object")
+    return value
+
+
+def _sql_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# --------------------------------------------------------------------------
+# catalog: column types and row insertion
+# --------------------------------------------------------------------------
+
+
+def _value_type(value: Any) -> str | None:
+    """Catalog column type a value needs; None for null."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "BIGINT" if _INT64[0] <= value <= _INT64[1] else "VARCHAR"
+    if isinstance(value, float):
+        return "DOUBLE"
+    return "VARCHAR"
+
+
+def _wider_type(first: str | None, second: str | None) -> str | None:
+    if first is None or second is None:
+        return first or second
+    rank = {name: index for index, name in enumerate(_TYPE_ORDER)}
+    return max(first, second, key=lambda name: rank.get(name, len(_TYPE_ORDER)))
+
+
+def _column_value(value: Any, column_type: str) -> Any:
+    if value is None:
+        return None
+    if column_type == "VARCHAR":
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    if column_type == "DOUBLE":
+        return float(value)
+    if column_type == "BIGINT":
+        return int(value)
+    return bool(value)
+
+
+_ARROW_TYPES = {
+    "BOOLEAN": pa.bool_(),
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "VARCHAR": pa.string(),
+}
+
+
+def _catalog_columns(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    rows = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() "
+        "WHERE schema_name = 'main' AND table_name = 'runs' ORDER BY column_index"
+    ).fetchall()
+    return dict(rows)
+
+
+def _create_catalog_table(con: duckdb.DuckDBPyConnection) -> None:
+    columns = [f"{_sql_name(name)} {kind}" for name, kind in RECORD_COLUMNS.items()]
+    columns[0] += " PRIMARY KEY"
+    con.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(columns)})")
+
+
+def _match_existing_names(
+    rows: list[dict[str, Any]], existing: Iterable[str]
+) -> list[dict[str, Any]]:
+    """Rename row keys to the spelling of a column that differs only in case."""
+    spelling = {name.lower(): name for name in existing}
+    matched = []
+    for row in rows:
+        renamed: dict[str, Any] = {}
+        for key, value in row.items():
+            name = spelling.setdefault(key.lower(), key)
+            if renamed.get(name) is None:
+                renamed[name] = value
+        matched.append(renamed)
+    return matched
+
+
+def _fit_columns(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Add or widen catalog columns so every value fits; return all types."""
+    columns = _catalog_columns(con)
+    needed: dict[str, str | None] = {}
+    for row in rows:
+        for name, value in row.items():
+            needed[name] = _wider_type(needed.get(name), _value_type(value))
+    for name, kind in needed.items():
+        if kind is None:
+            continue
+        current = columns.get(name)
+        if current is None:
+            con.execute(f"ALTER TABLE runs ADD COLUMN {_sql_name(name)} {kind}")
+            columns[name] = kind
+        elif _wider_type(current, kind) != current:
+            con.execute(f"ALTER TABLE runs ALTER COLUMN {_sql_name(name)} TYPE {kind}")
+            columns[name] = kind
+    return columns
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    """Insert rows (replacing equal run ids), evolving the schema first."""
+    rows = _match_existing_names(rows, _catalog_columns(con))
+    columns = _fit_columns(con, rows)
+    present = [name for name in columns if any(row.get(name) is not None for row in rows)]
+    arrays = {
+        name: pa.array(
+            [_column_value(row.get(name), columns[name]) for row in rows],
+            type=_ARROW_TYPES.get(columns[name], pa.string()),
+        )
+        for name in present
+    }
+    incoming = pa.table(arrays)
+    # Two statements, not one transaction: DuckDB < 1.2 rejects re-inserting a
+    # deleted primary key inside the same transaction.  The file lock keeps
+    # other processes from seeing the gap; rebuild_catalog repairs a crash.
+    ids = [row["run_id"] for row in rows]
+    con.execute("DELETE FROM runs WHERE run_id IN (SELECT UNNEST(?))", [ids])
+    con.register("incoming_rows", incoming)
+    try:
+        con.execute("INSERT INTO runs BY NAME SELECT * FROM incoming_rows")
+    finally:
+        con.unregister("incoming_rows")
+
+
+# --------------------------------------------------------------------------
+# the store
+# --------------------------------------------------------------------------
+
+
+class Store:
+    """A results directory; see the module documentation for the layout.
+
+    Creating a ``Store`` touches nothing on disk.  Writing methods create the
+    directory as needed; reading methods raise :class:`StoreError` if the
+    path is not a store.  ``is_complete`` and ``status`` just answer False /
+    None for a run that is not there.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._file_lock: filelock.FileLock | None = None
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # ---- paths -----------------------------------------------------------
+
+    @property
+    def runs_path(self) -> Path:
+        return self.path / RUNS_DIR
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.path / CATALOG_FILE
+
+    def run_path(self, run_id: str) -> Path:
+        _check_run_id(run_id)
+        return self.runs_path / run_id
+
+    # ---- writing run folders --------------------------------------------
+
+    def write_run(
+        self,
+        run_id: str,
+        record: Mapping[str, Any],
+        tables: Mapping[str, TableLike],
+    ) -> Path:
+        """Write (or atomically replace) the folder of a finished run.
+
+        ``tables`` maps a name (``"flows"``, ``"ports"``, ``"samples"``, ...)
+        to a table stored as ``<name>.parquet``.  The record is stored as
+        ``run.json`` with ``run_id`` set, ``status`` defaulting to
+        ``"completed"`` and ``scenario_hash`` computed if absent.  The
+        catalog is not touched; call :meth:`record_in_catalog` for that.
+        """
+        clean = _normalized_record(record, run_id)
+        if clean["status"] == "failed":
+            raise ValueError("record has status 'failed'; use write_failed()")
+        for name in tables:
+            if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):
+                raise ValueError(f"invalid table name {name!r}")
+
+        def fill(folder: Path) -> None:
+            for name, table in tables.items():
+                _write_parquet(folder / f"{name}.parquet", table)
+            _write_json(folder / RECORD_FILE, clean)
+            _atomic_write(
+                folder / COMPLETE_FILE,
+                lambda path: path.write_text(run_id + "\n", encoding="utf-8"),
+            )
+
+        return self._publish(run_id, fill)
+
+    def write_failed(self, run_id: str, record: Mapping[str, Any]) -> Path:
+        """Write the folder of a failed run: ``run.json`` only, with status
+        ``"failed"``, and no ``COMPLETE``.  It replaces any earlier folder of
+        that run id.  The record must carry a non-empty ``error``."""
+        clean = _normalized_record({**record, "status": "failed"}, run_id)
+        if not clean.get("error"):
+            raise ValueError("a failed run record needs a non-empty 'error'")
+        return self._publish(run_id, lambda folder: _write_json(folder / RECORD_FILE, clean))
+
+    def _publish(self, run_id: str, fill: Callable[[Path], None]) -> Path:
+        self._prepare_for_writing()
+        final = self.run_path(run_id)
+        staging = self.runs_path / f"{STAGING_PREFIX}{run_id}-{secrets.token_hex(4)}"
+        staging.mkdir()
+        try:
+            fill(staging)
+            self._swap_in(staging, final)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return final
+
+    def _swap_in(self, staging: Path, final: Path) -> None:
+        retired = None
+        if final.exists() or final.is_symlink():
+            retired = self.runs_path / f"{RETIRED_PREFIX}{final.name}-{secrets.token_hex(4)}"
+            os.replace(final, retired)
+        try:
+            os.replace(staging, final)
+        except BaseException:
+            if retired is not None:
+                with contextlib.suppress(OSError):
+                    os.replace(retired, final)
+            raise
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
+
+    def _prepare_for_writing(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"cannot use {self.path} as a result store: it is not a directory")
+        self.runs_path.mkdir(parents=True, exist_ok=True)
+
+    # ---- inspecting run folders ------------------------------------------
+
+    def is_complete(self, run_id: str) -> bool:
+        """True if the run's folder carries the ``COMPLETE`` marker."""
+        return (self.run_path(run_id) / COMPLETE_FILE).is_file()
+
+    def status(self, run_id: str) -> str | None:
+        """The status in ``run.json`` of a complete or failed run,
+        ``"incomplete"`` for a folder that is neither, None if there is no
+        folder."""
+        folder = self.run_path(run_id)
+        if not folder.is_dir():
+            return None
+        record_path = folder / RECORD_FILE
+        if not record_path.is_file():
+            return "incomplete"
+        status = _read_json(record_path).get("status")
+        if self.is_complete(run_id) or status == "failed":
+            return str(status)
+        return "incomplete"
+
+    def read_record(self, run_id: str) -> dict[str, Any]:
+        """The ``run.json`` of a run (complete, failed or otherwise)."""
+        path = self.run_path(run_id) / RECORD_FILE
+        if not path.is_file():
+            raise StoreError(f"run {run_id!r} has no record in {self.path}")
+        return _read_json(path)
+
+    def run_ids(self) -> list[str]:
+        """Ids of all complete runs, sorted."""
+        self._require_store()
+        return [folder.name for folder in self._run_folders() if (folder / COMPLETE_FILE).is_file()]
+
+    def _run_folders(self) -> list[Path]:
+        if not self.runs_path.is_dir():
+            return []
+        return sorted(
+            entry
+            for entry in self.runs_path.iterdir()
+            if entry.is_dir() and not entry.name.startswith(".")
+        )
+
+    def _catalogued_records(self) -> Iterator[dict[str, Any]]:
+        """Records of complete runs and failed runs, in run id order."""
+        for folder in self._run_folders():
+            record_path = folder / RECORD_FILE
+            if not record_path.is_file():
+                continue
+            try:
+                record = _read_json(record_path)
+            except StoreError as error:
+                warnings.warn(f"skipping run folder {folder}: {error}", stacklevel=3)
+                continue
+            if (folder / COMPLETE_FILE).is_file() or record.get("status") == "failed":
+                yield {**record, "run_id": folder.name}
+
+    def _require_store(self) -> None:
+        if not self.path.exists():
+            raise StoreError(f"no result store at {self.path}: the path does not exist")
+        if not self.path.is_dir():
+            raise StoreError(f"{self.path} is not a result store: it is not a directory")
+        if not (self.runs_path.is_dir() or self.catalog_path.is_file()):
+            raise StoreError(
+                f"{self.path} is not a result store: it has neither {RUNS_DIR}/ nor {CATALOG_FILE}"
+            )
+
+    # ---- the catalog -------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if self._file_lock is None:
+            self._file_lock = filelock.FileLock(str(self.path / LOCK_FILE), timeout=LOCK_TIMEOUT_S)
+        try:
+            with self._file_lock:
+                yield
+        except filelock.Timeout as error:
+            raise StoreError(f"timed out waiting for the catalog lock of {self.path}") from error
+
+    @contextlib.contextmanager
+    def _catalog(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Open the catalog for one operation; DuckDB errors become StoreError."""
+        try:
+            con = duckdb.connect(str(self.catalog_path), read_only=read_only)
+        except duckdb.Error as error:
+            raise StoreError(
+                f"cannot open the catalog {self.catalog_path}: {error} "
+                "(if the file is damaged, rebuild_catalog() recreates it from the run folders)"
+            ) from error
+        try:
+            yield con
+        except duckdb.Error as error:
+            raise StoreError(f"catalog operation on {self.catalog_path} failed: {error}") from error
+        finally:
+            con.close()
+
+    def _ensure_catalog_locked(self) -> None:
+        if not self.catalog_path.is_file():
+            self._rebuild_locked()
+
+    def record_in_catalog(self, record: Mapping[str, Any]) -> None:
+        """Insert or replace the catalog row of one run record.
+
+        If the catalog file is missing it is first rebuilt from the run
+        folders, so recording never hides runs already on disk.
+        """
+        row = catalog_row(record)
+        self._prepare_for_writing()
+        with self._locked():
+            self._ensure_catalog_locked()
+            with self._catalog() as con:
+                _create_catalog_table(con)
+                _insert_rows(con, [row])
+
+    def rebuild_catalog(self) -> int:
+        """Recreate the catalog from the run folders; return its row count.
+
+        Complete runs and failed runs are included; hidden folders and
+        folders that are neither are ignored.  The new catalog is built in a
+        temporary file and moved over the old one.
+        """
+        self._require_store()
+        with self._locked():
+            return self._rebuild_locked()
+
+    def _rebuild_locked(self) -> int:
+        rows = [catalog_row(record) for record in self._catalogued_records()]
+        temp = self.path / f".{CATALOG_FILE}.{secrets.token_hex(4)}.part"
+        temp_wal = temp.with_name(temp.name + ".wal")
+        try:
+            try:
+                con = duckdb.connect(str(temp))
+                try:
+                    _create_catalog_table(con)
+                    if rows:
+                        _insert_rows(con, rows)
+                finally:
+                    con.close()
+            except duckdb.Error as error:
+                raise StoreError(
+                    f"rebuilding the catalog of {self.path} failed: {error}"
+                ) from error
+            # A write-ahead log left by a crash belongs to the old file.
+            self.catalog_path.with_name(CATALOG_FILE + ".wal").unlink(missing_ok=True)
+            os.replace(temp, self.catalog_path)
+        finally:
+            temp.unlink(missing_ok=True)
+            temp_wal.unlink(missing_ok=True)
+        return len(rows)
+
+    def runs(self) -> pd.DataFrame:
+        """The catalog, one row per run, ordered by run id."""
+        self._require_store()
+        with self._locked():
+            self._ensure_catalog_locked()
+            with self._catalog(read_only=True) as con:
+                return con.execute("SELECT * FROM runs ORDER BY run_id").df()
+
+    # ---- per-run tables ----------------------------------------------------
+
+    def table(self, name: str, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """The ``<name>.parquet`` tables of complete runs, concatenated, with
+        a leading ``run_id`` column.  ``run_ids=None`` means every complete
+        run; naming a run that is not complete raises StoreError.  Runs
+        without that table are skipped."""
+        if not _TABLE_NAME.fullmatch(name):
+            raise ValueError(f"invalid table name {name!r}")
+        parts = [
+            self._tagged_table(run_id, path) for run_id, path in self._table_files(name, run_ids)
+        ]
+        if not parts:
+            return pd.DataFrame({"run_id": pd.Series(dtype="str")})
+        return pa.concat_tables(parts, promote_options="permissive").to_pandas()
+
+    def flows(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per-flow tables of complete runs with a ``run_id`` column."""
+        return self.table("flows", run_ids)
+
+    def ports(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per-port tables of complete runs with a ``run_id`` column."""
+        return self.table("ports", run_ids)
+
+    def samples(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Sample tables of complete runs that have one, with ``run_id``."""
+        return self.table("samples", run_ids)
+
+    def _table_files(
+        self, name: str, run_ids: str | Iterable[str] | None = None
+    ) -> list[tuple[str, Path]]:
+        complete = self.run_ids()
+        if run_ids is None:
+            chosen = complete
+        else:
+            chosen = [run_ids] if isinstance(run_ids, str) else list(run_ids)
+            missing = sorted(set(chosen) - set(complete))
+            if missing:
+                raise StoreError(f"no complete run {missing} in {self.path}")
+        files = [(run_id, self.runs_path / run_id / f"{name}.parquet") for run_id in chosen]
+        return [(run_id, path) for run_id, path in files if path.is_file()]
+
+    @staticmethod
+    def _tagged_table(run_id: str, path: Path) -> pa.Table:
+        table = pq.read_table(path)
+        if "run_id" in table.column_names:
+            table = table.drop_columns(["run_id"])
+        return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
+
+    # ---- SQL -----------------------------------------------------------------
+
+    def sql(self, query: str) -> pd.DataFrame:
+        """Run SQL over the catalog (view ``runs``, read-only) and the
+        Parquet files of complete runs (views ``flows``, ``ports``,
+        ``samples``, each with a ``run_id`` column).  A view is defined only
+        if at least one complete run has that table."""
+        self._require_store()
+        with self._locked():
+            self._ensure_catalog_locked()
+            con = duckdb.connect()
+            try:
+                self._define_views(con)
+                return con.execute(query).df()
+            except duckdb.Error as error:
+                raise StoreError(f"query on store {self.path} failed: {error}") from error
+            finally:
+                con.close()
+
+    def _define_views(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(f"ATTACH {_sql_text(str(self.catalog_path))} AS catalog (READ_ONLY)")
+        con.execute("CREATE VIEW runs AS SELECT * FROM catalog.main.runs")
+        folder_of_file = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
+        for name in QUERYABLE_TABLES:
+            files = [path.as_posix() for _, path in self._table_files(name)]
+            if not files:
+                continue
+            file_list = "[" + ", ".join(_sql_text(file) for file in files) + "]"
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT {folder_of_file} AS run_id, "
+                f"* EXCLUDE (filename) FROM read_parquet({file_list}, "
+                "filename = true, union_by_name = true)"
+            )
+
+
+def open_store(path: str | os.PathLike[str], *, create: bool = False) -> Store:
+    """A :class:`Store` for ``path``.
+
+    With ``create=False`` the path must already be a store (else
+    :class:`StoreError`); with ``create=True`` the directory is created if
+    needed.
+    """
+    store = Store(path)
+    if create:
+        store._prepare_for_writing()
+    else:
+        store._require_store()
+    return store

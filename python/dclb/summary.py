@@ -1,0 +1,447 @@
+"""Headline numbers of one simulation run.
+
+How it works
+------------
+The engine hands back two tables and a dict: one row per flow, one row per
+switch/host port, and engine counters (``events``, ``sim_time_us``,
+``wall_s``, ...).  :func:`summarize` turns them into one *flat* dict of
+scalars with stable key names.  That dict is what the CLI prints (through
+:func:`summary_rows`), what ``run.json`` stores, and what the result catalog
+turns into columns, so the names below are a public contract.
+
+Which flows enter which number
+------------------------------
+* Counts of flows by state (``flows_*``) cover every flow, UDP included.
+* Flow-completion-time (FCT) statistics, slowdowns and the per-class counts
+  (``short_*`` / ``long_*``) cover TCP flows only (transport other than
+  ``"udp"``): a UDP flow has no completion in the TCP sense.
+* FCT averages and percentiles are taken over *completed* flows only.  Flows
+  that were cancelled or still running when the simulation stopped have no
+  FCT; they are counted in ``short_unfinished`` / ``long_unfinished`` and
+  ``short_cancelled`` / ``long_cancelled`` so they are never silently lost.
+  ``fct_policy`` repeats this rule inside every summary.
+* A flow is *short* when ``size_bytes <= short_threshold_bytes`` (default
+  100 000 B) and *long* otherwise.  The fixed size bins are right-closed,
+  with KB = 1000 B: (0, 100 KB], (100 KB, 1 MB], (1 MB, inf).
+* Deadline statistics cover TCP flows with a deadline (``deadline_us`` not
+  NaN).  Such a flow meets its deadline only if it completed and the engine
+  reported ``deadline_met`` true; a cancelled or unfinished deadline flow is
+  a miss.
+* Percentiles use numpy's default (linear interpolation).  A statistic over
+  an empty group is NaN; no exception and no numpy warning is raised.
+
+Keys and units
+--------------
+Flow counts::
+
+    flows_total            flows of every transport
+    flows_completed        ... in state "completed"
+    flows_cancelled        ... in state "cancelled"
+    flows_unfinished       ... in state "unfinished"
+    flows_udp              UDP flows (left out of everything that follows,
+                           down to and including the deadline keys)
+    short_threshold_bytes  short/long boundary used, bytes
+    short_flows            TCP flows with size <= threshold
+    short_completed        ... of them completed
+    short_unfinished       ... of them unfinished (no FCT)
+    short_cancelled        ... of them cancelled (no FCT)
+    long_flows, long_completed, long_unfinished, long_cancelled
+                           the same for size > threshold
+
+Completion times (completed TCP flows; NaN for an empty group)::
+
+    short_afct_us          mean FCT of short flows, µs
+    short_p99_fct_us       99th-percentile FCT of short flows, µs
+    long_afct_us           mean FCT of long flows, µs
+    long_goodput_gbps      mean over long flows of size*8/FCT, Gbit/s
+    fct_0_100k_avg_us      mean FCT, size in (0, 100 KB], µs
+    fct_0_100k_p99_us      p99 FCT, size in (0, 100 KB], µs
+    fct_100k_1m_avg_us     mean FCT, size in (100 KB, 1 MB], µs
+    fct_100k_1m_p99_us     p99 FCT, size in (100 KB, 1 MB], µs
+    fct_1m_inf_avg_us      mean FCT, size > 1 MB, µs
+    fct_1m_inf_p99_us      p99 FCT, size > 1 MB, µs
+    overall_afct_us        mean FCT of all completed TCP flows, µs
+    overall_p99_fct_us     p99 FCT of all completed TCP flows, µs
+    mean_slowdown          mean of FCT / ideal FCT (dimensionless, >= 1)
+    p99_slowdown           p99 of FCT / ideal FCT
+
+Deadlines (TCP flows with a deadline)::
+
+    deadline_flows         flows carrying a deadline
+    deadline_misses        of those, flows that missed it
+    deadline_miss_rate     misses / deadline_flows, fraction 0..1 (NaN if none)
+
+Counters (integers)::
+
+    drops, ecn_marks       packets, summed over all ports
+    retransmissions, spurious_retransmissions, timeouts, out_of_order
+                           summed over all flows (UDP included)
+
+Engine::
+
+    events                 events processed (NaN if the engine did not say)
+    events_per_s           events / wall_s, 1/s (NaN unless wall_s > 0)
+    sim_time_us            simulated time, µs
+    wall_s                 engine wall-clock time, s
+    fct_policy             text stating how unfinished flows are treated
+
+Any other key found in ``stats`` is passed through unchanged (non-scalar
+values as JSON text); if its name clashes with a key above it is stored as
+``stats.<name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+__all__ = ["summarize", "summary_rows", "FCT_POLICY", "SIZE_BINS"]
+
+TableLike = pa.Table | pd.DataFrame
+Scalar = float | int | str
+
+KB = 1_000
+MB = 1_000_000
+DEFAULT_SHORT_THRESHOLD_BYTES = 100 * KB
+
+#: (key stem, lower bound exclusive, upper bound inclusive) in bytes.
+SIZE_BINS: tuple[tuple[str, float, float], ...] = (
+    ("0_100k", 0, 100 * KB),
+    ("100k_1m", 100 * KB, 1 * MB),
+    ("1m_inf", 1 * MB, math.inf),
+)
+
+FCT_POLICY = (
+    "FCT stats over completed TCP flows only; unfinished and cancelled flows "
+    "are counted in short_/long_unfinished and short_/long_cancelled; UDP "
+    "excluded; an uncompleted deadline flow is a miss"
+)
+
+_FLOW_COUNTERS = (
+    "retransmissions",
+    "spurious_retransmissions",
+    "timeouts",
+    "out_of_order",
+)
+_PORT_COUNTERS = ("drops", "ecn_marks")
+_KNOWN_STATS = ("events", "sim_time_us", "wall_s")
+NAN = float("nan")
+
+
+# --------------------------------------------------------------------------
+# small numeric helpers: empty input gives NaN, never a warning
+# --------------------------------------------------------------------------
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    return values[np.isfinite(values)]
+
+
+def _mean(values: np.ndarray) -> float:
+    values = _finite(values)
+    return float(values.mean()) if values.size else NAN
+
+
+def _p99(values: np.ndarray) -> float:
+    values = _finite(values)
+    return float(np.percentile(values, 99)) if values.size else NAN
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return float(numerator) / float(denominator) if denominator > 0 else NAN
+
+
+def _as_frame(table: TableLike) -> pd.DataFrame:
+    if isinstance(table, pa.Table):
+        return table.to_pandas()
+    if isinstance(table, pd.DataFrame):
+        return table
+    raise TypeError(f"expected a pyarrow.Table or pandas.DataFrame, got {type(table).__name__}")
+
+
+def _column_sum(frame: pd.DataFrame, column: str) -> int:
+    if column not in frame.columns or frame.empty:
+        return 0
+    return int(pd.to_numeric(frame[column]).fillna(0).sum())
+
+
+def _bool_column(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Column as a plain bool array; nulls read as False."""
+    return frame[column].astype("boolean").fillna(False).to_numpy(dtype=bool)
+
+
+# --------------------------------------------------------------------------
+# the groups of statistics
+# --------------------------------------------------------------------------
+
+
+def _state_counts(flows: pd.DataFrame) -> dict[str, Scalar]:
+    state = flows["state"].astype(str)
+    return {
+        "flows_total": len(flows),
+        "flows_completed": int((state == "completed").sum()),
+        "flows_cancelled": int((state == "cancelled").sum()),
+        "flows_unfinished": int((state == "unfinished").sum()),
+        "flows_udp": int((flows["transport"].astype(str) == "udp").sum()),
+    }
+
+
+def _class_counts(tcp: pd.DataFrame, is_short: np.ndarray) -> dict[str, Scalar]:
+    state = tcp["state"].astype(str).to_numpy()
+    counts: dict[str, Scalar] = {}
+    for name, members in (("short", is_short), ("long", ~is_short)):
+        counts[f"{name}_flows"] = int(members.sum())
+        for wanted in ("completed", "unfinished", "cancelled"):
+            counts[f"{name}_{wanted}"] = int((members & (state == wanted)).sum())
+    return counts
+
+
+def _fct_stats(done: pd.DataFrame, short_threshold_bytes: int) -> dict[str, Scalar]:
+    size = done["size_bytes"].to_numpy(dtype=float)
+    fct = done["fct_us"].to_numpy(dtype=float)
+    short, long_ = size <= short_threshold_bytes, size > short_threshold_bytes
+    stats: dict[str, Scalar] = {
+        "short_afct_us": _mean(fct[short]),
+        "short_p99_fct_us": _p99(fct[short]),
+        "long_afct_us": _mean(fct[long_]),
+        "long_goodput_gbps": _long_goodput_gbps(size[long_], fct[long_]),
+    }
+    for stem, low, high in SIZE_BINS:
+        in_bin = (size > low) & (size <= high)
+        stats[f"fct_{stem}_avg_us"] = _mean(fct[in_bin])
+        stats[f"fct_{stem}_p99_us"] = _p99(fct[in_bin])
+    slowdown = done["slowdown"].to_numpy(dtype=float)
+    stats.update(
+        overall_afct_us=_mean(fct),
+        overall_p99_fct_us=_p99(fct),
+        mean_slowdown=_mean(slowdown),
+        p99_slowdown=_p99(slowdown),
+    )
+    return stats
+
+
+def _long_goodput_gbps(size_bytes: np.ndarray, fct_us: np.ndarray) -> float:
+    valid = fct_us > 0
+    # bits per microsecond is Mbit/s; a further /1000 gives Gbit/s
+    return _mean(size_bytes[valid] * 8.0 / fct_us[valid] / 1_000.0)
+
+
+def _deadline_stats(tcp: pd.DataFrame) -> dict[str, Scalar]:
+    has_deadline = tcp["deadline_us"].notna().to_numpy()
+    completed = (tcp["state"].astype(str) == "completed").to_numpy()
+    met = completed & _bool_column(tcp, "deadline_met")
+    flows = int(has_deadline.sum())
+    misses = int((has_deadline & ~met).sum())
+    return {
+        "deadline_flows": flows,
+        "deadline_misses": misses,
+        "deadline_miss_rate": _ratio(misses, flows),
+    }
+
+
+def _engine_stats(stats: Mapping[str, Any]) -> dict[str, Scalar]:
+    events = stats.get("events")
+    wall_s = float(stats.get("wall_s", NAN))
+    return {
+        "events": int(events) if events is not None else NAN,
+        "events_per_s": _ratio(events, wall_s) if events is not None else NAN,
+        "sim_time_us": float(stats.get("sim_time_us", NAN)),
+        "wall_s": wall_s,
+    }
+
+
+def _passthrough(stats: Mapping[str, Any], taken: set[str]) -> dict[str, Scalar]:
+    extra: dict[str, Scalar] = {}
+    for key, value in stats.items():
+        if key in _KNOWN_STATS:
+            continue
+        name = f"stats.{key}" if key in taken else str(key)
+        extra[name] = _as_scalar(value)
+    return extra
+
+
+def _as_scalar(value: Any) -> Scalar:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+# --------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------
+
+
+def summarize(
+    flows: TableLike,
+    ports: TableLike,
+    stats: Mapping[str, Any] | None,
+    short_threshold_bytes: int = DEFAULT_SHORT_THRESHOLD_BYTES,
+) -> dict[str, Scalar]:
+    """Reduce the per-flow and per-port tables of one run to flat scalars.
+
+    See the module documentation for every key, its unit and which flows it
+    covers.  Integers come back as ``int``, measurements as ``float`` (NaN for
+    an empty group), ``fct_policy`` as ``str``.
+    """
+    flow_frame = _as_frame(flows)
+    port_frame = _as_frame(ports)
+    stats = dict(stats or {})
+
+    tcp = flow_frame[flow_frame["transport"].astype(str) != "udp"]
+    is_short = tcp["size_bytes"].to_numpy(dtype=float) <= short_threshold_bytes
+    done = tcp[(tcp["state"].astype(str) == "completed").to_numpy()]
+
+    summary: dict[str, Scalar] = {}
+    summary.update(_state_counts(flow_frame))
+    summary["short_threshold_bytes"] = int(short_threshold_bytes)
+    summary.update(_class_counts(tcp, is_short))
+    summary.update(_fct_stats(done, short_threshold_bytes))
+    summary.update(_deadline_stats(tcp))
+    for column in _PORT_COUNTERS:
+        summary[column] = _column_sum(port_frame, column)
+    for column in _FLOW_COUNTERS:
+        summary[column] = _column_sum(flow_frame, column)
+    summary.update(_engine_stats(stats))
+    summary["fct_policy"] = FCT_POLICY
+    summary.update(_passthrough(stats, set(summary)))
+    return summary
+
+
+# --------------------------------------------------------------------------
+# human-readable rendering
+# --------------------------------------------------------------------------
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _fmt_count(value: Any) -> str:
+    return f"{int(value):,}"
+
+
+def _fmt_time_us(value: Any) -> str:
+    value = float(value)
+    if abs(value) < 1_000:
+        return f"{value:,.1f} µs"
+    if abs(value) < 1_000_000:
+        return f"{value / 1_000:,.2f} ms"
+    return f"{value / 1_000_000:,.3f} s"
+
+
+def _fmt_seconds(value: Any) -> str:
+    return _fmt_time_us(float(value) * 1_000_000)
+
+
+def _fmt_gbps(value: Any) -> str:
+    return f"{float(value):,.2f} Gbps"
+
+
+def _fmt_times(value: Any) -> str:
+    return f"{float(value):,.2f}×"
+
+
+def _fmt_percent(value: Any) -> str:
+    return f"{float(value) * 100:.2f} %"
+
+
+def _fmt_rate(value: Any) -> str:
+    return f"{float(value):,.0f} events/s"
+
+
+def _fmt_bytes(value: Any) -> str:
+    value = float(value)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:,.4g} {unit}"
+    return f"{value:,.0f} B"
+
+
+def _fmt_any(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return _fmt_count(value)
+    return f"{value:,.6g}"
+
+
+def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any], str]]]:
+    threshold = _fmt_bytes(summary.get("short_threshold_bytes", DEFAULT_SHORT_THRESHOLD_BYTES))
+    return [
+        ("flows_total", "Flows", _fmt_count),
+        ("flows_completed", "Flows completed", _fmt_count),
+        ("flows_cancelled", "Flows cancelled", _fmt_count),
+        ("flows_unfinished", "Flows unfinished", _fmt_count),
+        ("flows_udp", "UDP flows (not in FCT stats)", _fmt_count),
+        ("short_threshold_bytes", "Short/long threshold", _fmt_bytes),
+        ("short_flows", f"Short flows (≤ {threshold})", _fmt_count),
+        ("short_completed", "Short flows completed", _fmt_count),
+        ("short_unfinished", "Short flows unfinished", _fmt_count),
+        ("short_cancelled", "Short flows cancelled", _fmt_count),
+        ("long_flows", f"Long flows (> {threshold})", _fmt_count),
+        ("long_completed", "Long flows completed", _fmt_count),
+        ("long_unfinished", "Long flows unfinished", _fmt_count),
+        ("long_cancelled", "Long flows cancelled", _fmt_count),
+        ("short_afct_us", f"Short flows (≤ {threshold}) mean FCT", _fmt_time_us),
+        ("short_p99_fct_us", f"Short flows (≤ {threshold}) p99 FCT", _fmt_time_us),
+        ("long_afct_us", f"Long flows (> {threshold}) mean FCT", _fmt_time_us),
+        ("long_goodput_gbps", "Long flows mean goodput", _fmt_gbps),
+        ("fct_0_100k_avg_us", "FCT (0, 100 KB] mean", _fmt_time_us),
+        ("fct_0_100k_p99_us", "FCT (0, 100 KB] p99", _fmt_time_us),
+        ("fct_100k_1m_avg_us", "FCT (100 KB, 1 MB] mean", _fmt_time_us),
+        ("fct_100k_1m_p99_us", "FCT (100 KB, 1 MB] p99", _fmt_time_us),
+        ("fct_1m_inf_avg_us", "FCT > 1 MB mean", _fmt_time_us),
+        ("fct_1m_inf_p99_us", "FCT > 1 MB p99", _fmt_time_us),
+        ("overall_afct_us", "All flows mean FCT", _fmt_time_us),
+        ("overall_p99_fct_us", "All flows p99 FCT", _fmt_time_us),
+        ("mean_slowdown", "Mean slowdown", _fmt_times),
+        ("p99_slowdown", "p99 slowdown", _fmt_times),
+        ("deadline_flows", "Flows with a deadline", _fmt_count),
+        ("deadline_misses", "Deadline misses", _fmt_count),
+        ("deadline_miss_rate", "Deadline miss rate", _fmt_percent),
+        ("drops", "Packet drops", _fmt_count),
+        ("ecn_marks", "ECN marks", _fmt_count),
+        ("retransmissions", "Retransmissions", _fmt_count),
+        ("spurious_retransmissions", "Spurious retransmissions", _fmt_count),
+        ("timeouts", "Retransmission timeouts", _fmt_count),
+        ("out_of_order", "Out-of-order arrivals", _fmt_count),
+        ("sim_time_us", "Simulated time", _fmt_time_us),
+        ("wall_s", "Wall-clock time", _fmt_seconds),
+        ("events", "Events", _fmt_count),
+        ("events_per_s", "Event rate", _fmt_rate),
+        ("fct_policy", "FCT policy", str),
+    ]
+
+
+def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, formatted value) pairs for display, in reading order.
+
+    Known keys come first with units; keys this module does not know (for
+    example engine counters passed through from ``stats``) follow, labelled
+    by their own name.  Missing values are shown as ``n/a``.
+    """
+    rows: list[tuple[str, str]] = []
+    shown: set[str] = set()
+    for key, label, fmt in _row_spec(summary):
+        if key in summary:
+            rows.append((label, _render(summary[key], fmt)))
+            shown.add(key)
+    for key, value in summary.items():
+        if key not in shown:
+            rows.append((key, _render(value, _fmt_any)))
+    return rows
+
+
+def _render(value: Any, fmt: Callable[[Any], str]) -> str:
+    return "n/a" if _is_missing(value) else fmt(value)
