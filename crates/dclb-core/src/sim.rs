@@ -729,7 +729,6 @@ impl Simulation {
                 r.echo_ts = p.sent_at;
                 r.ecn.ece = p.ecn.ce;
                 r.lb.echo_path = p.lb.path;
-                r.lb.fb = p.lb.fb;
                 let rid = self.new_packet(r);
                 self.enqueue(now, self.fabric.host_nic(host), rid);
             }
@@ -771,7 +770,8 @@ impl Simulation {
         a.ecn.ece = p.ecn.ce;
         a.lb.echo_path = p.lb.path;
         a.lb.class = p.lb.class & class::BEST_EFFORT;
-        a.lb.fb = p.lb.fb;
+        // The host echoes only the path tag (as Hermes/Clove-style edges need); feedback slots start empty
+        // on every new packet, so switch-to-switch feedback must be written by switches.
         if complete {
             self.end_flow(now, p.flow, FlowState::Completed);
         }
