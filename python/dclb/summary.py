@@ -95,7 +95,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Sequence, Any
 
 import numpy as np
 import pandas as pd
@@ -424,16 +424,24 @@ def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any]
     ]
 
 
-def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+def summary_rows(summary: Mapping[str, Any], keys: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """(label, formatted value) pairs for display, in reading order.
 
     Known keys come first with units; keys this module does not know (for
     example engine counters passed through from ``stats``) follow, labelled
-    by their own name.  Missing values are shown as ``n/a``.
+    by their own name.  Missing values are shown as ``n/a``.  With ``keys``,
+    only those keys are shown, in that order.
     """
     rows: list[tuple[str, str]] = []
     shown: set[str] = set()
-    for key, label, fmt in _row_spec(summary):
+    spec = {key: (label, fmt) for key, label, fmt in _row_spec(summary)}
+    if keys is not None:
+        for key in keys:
+            if key in summary:
+                label, fmt = spec.get(key, (key, _fmt_any))
+                rows.append((label, _render(summary[key], fmt)))
+        return rows
+    for key, (label, fmt) in spec.items():
         if key in summary:
             rows.append((label, _render(summary[key], fmt)))
             shown.add(key)

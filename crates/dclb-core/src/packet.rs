@@ -116,8 +116,8 @@ pub struct Packet {
     /// Bytes on the wire (payload plus headers): what queues and links count.
     pub wire_bytes: u32,
     pub ecn: Ecn,
-    /// A data packet that carries bytes already sent once.
-    pub retx: bool,
+    /// Why this data packet was sent (first transmission, fast retransmit, or go-back-N after a timeout).
+    pub retx: crate::transport::tcp::Retx,
     /// When the sender handed the packet to its NIC (a TCP timestamp).
     pub sent_at: Time,
     /// On an ACK: `sent_at` of the data packet that triggered it (TCP timestamp echo).
@@ -144,7 +144,7 @@ impl Packet {
             payload: 0,
             wire_bytes: 0,
             ecn: Ecn::default(),
-            retx: false,
+            retx: crate::transport::tcp::Retx::No,
             sent_at: Time::ZERO,
             echo_ts: Time::ZERO,
             enqueued_at: Time::ZERO,

@@ -22,7 +22,7 @@ use crate::rng::{Rng, Stream};
 use crate::sched::{Event, Scheduler};
 use crate::traffic::{self, FlowSpec, SourceInfo, UNBOUNDED};
 use crate::transport::reseq::Resequencer;
-use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
+use crate::transport::tcp::{Retx, Segment, TcpReceiver, TcpSender};
 use crate::transport::TcpParams;
 use crate::units::{Bytes, Time};
 
@@ -514,11 +514,11 @@ impl Simulation {
             p.sent_at = now;
             p.ecn.ect = f.spec.transport == TransportKind::Dctcp;
             self.stamp_header(&mut p, flow);
-            self.route_at_edge(now, flow, &mut p, seg.retx);
+            self.route_at_edge(now, flow, &mut p, seg.retx != Retx::No);
             let f = &mut self.flows[flow as usize];
             f.bytes_sent += seg.len as u64;
             f.packets_sent += 1;
-            if seg.retx {
+            if seg.retx != Retx::No {
                 f.retransmissions += 1;
             }
             let src = f.spec.src;
@@ -757,7 +757,7 @@ impl Simulation {
         let f = &mut self.flows[p.flow as usize];
         let rx = f.rx.on_data(p.seq, p.payload, p.retx);
         f.out_of_order += rx.out_of_order as u64;
-        f.spurious += rx.duplicate as u64;
+        f.spurious += rx.spurious as u64;
         f.queue_delay += p.queue_delay;
         let complete = f.state.is_none() && f.rx.rcv_nxt >= f.spec.size;
         let mut a = Packet::new(PacketKind::Ack, p.flow, p.dst, p.src);

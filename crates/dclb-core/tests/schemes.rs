@@ -31,6 +31,7 @@ fn ecmp_keeps_every_packet_of_a_flow_on_one_uplink() {
     }
     assert!(used.iter().all(|&n| n > 30), "flows spread over all uplinks: {used:?}");
     assert_eq!(sum(&r, "out_of_order"), 0);
+    assert_eq!(sum(&r, "spurious_retransmissions"), 0, "no reordering, so no retransmission is spurious");
 }
 
 #[test]

@@ -23,12 +23,25 @@
 use super::TcpParams;
 use crate::units::Time;
 
+/// Why a segment is sent again.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Retx {
+    /// First transmission of these bytes.
+    #[default]
+    No,
+    /// Fast retransmit or a NewReno partial-ACK retransmission: triggered by duplicate ACKs, which reordering
+    /// can cause without any loss.
+    Fast,
+    /// Go-back-N after a retransmission timeout.
+    Timeout,
+}
+
 /// A segment the sender wants on the wire.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub seq: u64,
     pub len: u32,
-    pub retx: bool,
+    pub retx: Retx,
 }
 
 #[derive(Clone, Debug)]
@@ -48,6 +61,10 @@ pub struct TcpSender {
     in_recovery: bool,
     /// NewReno `recover`: highest byte sent when recovery began.
     recover: u64,
+    /// Highest byte sent when the last timeout fired (0: none yet). Duplicate ACKs at or below it come from
+    /// go-back-N copies of data the receiver already holds and must not start a fast retransmit
+    /// (RFC 6582 §4.1).
+    rto_recover: u64,
     pub srtt: Time,
     rttvar: Time,
     pub rto: Time,
@@ -88,6 +105,7 @@ impl TcpSender {
             dupacks: 0,
             in_recovery: false,
             recover: 0,
+            rto_recover: 0,
             srtt: Time::ZERO,
             rttvar: Time::ZERO,
             rto: p.init_rto,
@@ -111,9 +129,9 @@ impl TcpSender {
         self.snd_nxt - self.snd_una
     }
 
-    fn segment_at(&self, seq: u64, p: &TcpParams) -> Segment {
+    fn segment_at(&self, seq: u64, p: &TcpParams, why: Retx) -> Segment {
         let len = (self.size - seq).min(p.mss) as u32;
-        Segment { seq, len, retx: seq < self.high_tx }
+        Segment { seq, len, retx: if seq < self.high_tx { why } else { Retx::No } }
     }
 
     fn arm_rto(&mut self, now: Time) {
@@ -123,7 +141,8 @@ impl TcpSender {
     /// Sends what the window allows, appending segments to `out`.
     pub fn fill_window(&mut self, now: Time, p: &TcpParams, out: &mut Vec<Segment>) {
         while self.snd_nxt < self.size {
-            let seg = self.segment_at(self.snd_nxt, p);
+            // Bytes below high_tx sent from the window again are go-back-N after a timeout.
+            let seg = self.segment_at(self.snd_nxt, p, Retx::Timeout);
             let flight = self.flight();
             if flight > 0 && flight + seg.len as u64 > self.cwnd {
                 break;
@@ -185,7 +204,7 @@ impl TcpSender {
                     self.cwnd = self.ssthresh.max(p.mss);
                 } else {
                     // Partial ACK: the next hole is lost too; retransmit it and deflate the window.
-                    out.push(self.segment_at(self.snd_una, p));
+                    out.push(self.segment_at(self.snd_una, p, Retx::Fast));
                     self.cwnd = self.cwnd.saturating_sub(newly) + p.mss;
                 }
             } else {
@@ -209,13 +228,13 @@ impl TcpSender {
             self.dupacks += 1;
             if self.in_recovery {
                 self.cwnd += p.mss;
-            } else if self.dupacks == p.dupack_threshold && ack >= self.recover {
+            } else if self.dupacks == p.dupack_threshold && ack >= self.recover && (self.rto_recover == 0 || ack > self.rto_recover) {
                 self.fast_retransmits += 1;
                 self.in_recovery = true;
                 self.recover = self.high_tx;
                 self.ssthresh = (self.flight() / 2).max(2 * p.mss);
                 self.cwnd = self.ssthresh + 3 * p.mss;
-                out.push(self.segment_at(self.snd_una, p));
+                out.push(self.segment_at(self.snd_una, p, Retx::Fast));
                 self.arm_rto(now);
             }
         }
@@ -259,6 +278,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.high_tx;
+        self.rto_recover = self.high_tx;
         self.cwr_active = false;
         self.snd_nxt = self.snd_una;
         self.rto = Time(self.rto.0.saturating_mul(2)).min(p.max_rto);
@@ -278,6 +298,10 @@ pub struct RxOutcome {
     pub out_of_order: bool,
     /// All of its bytes were already held: an earlier copy had arrived.
     pub duplicate: bool,
+    /// A fast retransmission turned out unnecessary: this is a fast-retransmitted copy of bytes whose original
+    /// transmission had arrived, or an original arriving after its fast retransmission. Reordering (or a
+    /// delay longer than the dupACK clock allows) causes these; go-back-N copies after a timeout do not count.
+    pub spurious: bool,
     /// In-order bytes newly delivered to the application.
     pub delivered: u64,
 }
@@ -290,6 +314,8 @@ pub struct TcpReceiver {
     ooo: Vec<(u64, u64)>,
     /// Highest byte received so far (exclusive).
     high: u64,
+    /// Ranges first received through a retransmission, with its kind (rare: only after losses or reordering).
+    via_retx: Vec<(u64, u64, Retx)>,
 }
 
 impl TcpReceiver {
@@ -297,10 +323,21 @@ impl TcpReceiver {
         end <= self.rcv_nxt || self.ooo.iter().any(|&(s, e)| s <= start && end <= e)
     }
 
-    /// Accepts `len` bytes at `seq`; `retx` says the sender marked it as a retransmission.
-    pub fn on_data(&mut self, seq: u64, len: u32, retx: bool) -> RxOutcome {
+    /// Accepts `len` bytes at `seq`; `retx` says why the sender sent them (as marked on the packet).
+    pub fn on_data(&mut self, seq: u64, len: u32, retx: Retx) -> RxOutcome {
         let end = seq + len as u64;
-        let mut out = RxOutcome { out_of_order: !retx && seq < self.high, duplicate: self.holds(seq, end), ..Default::default() };
+        let duplicate = self.holds(seq, end);
+        let earlier_copy = || self.via_retx.iter().find(|r| r.0 <= seq && end <= r.1).map(|r| r.2);
+        let spurious = duplicate
+            && match retx {
+                Retx::Fast => earlier_copy().is_none(),
+                Retx::No => earlier_copy() == Some(Retx::Fast),
+                Retx::Timeout => false,
+            };
+        let mut out = RxOutcome { out_of_order: retx == Retx::No && seq < self.high, duplicate, spurious, ..Default::default() };
+        if !duplicate && retx != Retx::No {
+            self.via_retx.push((seq, end, retx));
+        }
         self.high = self.high.max(end);
         if !out.duplicate {
             if seq <= self.rcv_nxt {
@@ -362,7 +399,7 @@ mod tests {
         let mut out = Vec::new();
         s.fill_window(Time::ZERO, &p, &mut out);
         assert_eq!(out.len(), 10);
-        assert!(out.iter().all(|x| !x.retx));
+        assert!(out.iter().all(|x| x.retx == Retx::No));
     }
 
     #[test]
@@ -378,9 +415,9 @@ mod tests {
         for _ in 0..2 {
             s.on_ack(t, p.mss, false, Time::ZERO, &p, &mut out);
         }
-        assert!(out.iter().all(|x| !x.retx), "no retransmission before the third dupACK");
+        assert!(out.iter().all(|x| x.retx == Retx::No), "no retransmission before the third dupACK");
         s.on_ack(t, p.mss, false, Time::ZERO, &p, &mut out);
-        let retx: Vec<_> = out.iter().filter(|x| x.retx).collect();
+        let retx: Vec<_> = out.iter().filter(|x| x.retx == Retx::Fast).collect();
         assert_eq!(retx.len(), 1);
         assert_eq!(retx[0].seq, p.mss);
         assert_eq!(s.fast_retransmits, 1);
@@ -425,17 +462,46 @@ mod tests {
     #[test]
     fn receiver_detects_out_of_order_and_duplicates() {
         let mut r = TcpReceiver::default();
-        assert_eq!(r.on_data(0, 100, false).ack, 100);
-        let o = r.on_data(200, 100, false);
+        assert_eq!(r.on_data(0, 100, Retx::No).ack, 100);
+        let o = r.on_data(200, 100, Retx::No);
         assert!(!o.out_of_order && !o.duplicate, "a gap alone is not reordering");
         assert_eq!(o.ack, 100);
-        let o = r.on_data(200, 100, true);
-        assert!(o.duplicate);
-        let o = r.on_data(100, 100, false);
+        let o = r.on_data(200, 100, Retx::Fast);
+        assert!(o.duplicate && o.spurious, "a fast retransmission of data already held was spurious");
+        let o = r.on_data(100, 100, Retx::No);
         assert!(o.out_of_order, "an original arriving below the highest byte received was reordered");
         assert_eq!(o.ack, 300);
         assert_eq!(o.delivered, 200);
-        assert!(r.on_data(0, 100, true).duplicate);
+        let o = r.on_data(0, 100, Retx::Timeout);
+        assert!(o.duplicate && !o.spurious, "go-back-N copies after a timeout are not counted as spurious");
+        // Bytes 300..400 are lost; their timeout copy arrives, then a fast retransmission of them: the original
+        // never arrived, so the fast retransmission was not caused by reordering.
+        r.on_data(400, 100, Retx::No);
+        r.on_data(300, 100, Retx::Timeout);
+        assert!(!r.on_data(300, 100, Retx::Fast).spurious);
+        // Bytes 500..600: the fast retransmission arrives first, then the delayed original: spurious.
+        r.on_data(600, 100, Retx::No);
+        r.on_data(500, 100, Retx::Fast);
+        assert!(r.on_data(500, 100, Retx::No).spurious);
+    }
+
+    #[test]
+    fn dupacks_from_go_back_n_copies_do_not_start_fast_retransmit() {
+        let p = params();
+        let mut s = TcpSender::new(100 * p.mss, false, &p);
+        let mut out = Vec::new();
+        s.fill_window(Time::ZERO, &p, &mut out); // segments 0..10 sent
+        s.on_timeout(Time::from_us(5000), &p, &mut out); // resend from 0
+        out.clear();
+        // The receiver held everything: the ACK jumps to 10 segments, new data goes out ...
+        s.on_ack(Time::from_us(5100), 10 * p.mss, false, Time::from_us(5000), &p, &mut out);
+        out.clear();
+        // ... and the other go-back-N copies arriving at the receiver produce duplicate ACKs at 10 segments.
+        for _ in 0..5 {
+            s.on_ack(Time::from_us(5101), 10 * p.mss, false, Time::from_us(5000), &p, &mut out);
+        }
+        assert!(out.iter().all(|x| x.retx == Retx::No), "no fast retransmit on dupACKs at the pre-timeout high-water mark");
+        assert_eq!(s.fast_retransmits, 0);
     }
 
     #[test]
@@ -446,7 +512,7 @@ mod tests {
         s.fill_window(Time::ZERO, &p, &mut out);
         out.clear();
         s.on_timeout(Time::from_us(5000), &p, &mut out);
-        assert_eq!(out, vec![Segment { seq: 0, len: p.mss as u32, retx: true }]);
+        assert_eq!(out, vec![Segment { seq: 0, len: p.mss as u32, retx: Retx::Timeout }]);
         assert_eq!(s.cwnd, p.mss);
         assert_eq!(s.rto, Time::from_us(10_000));
     }

@@ -1,0 +1,54 @@
+"""The benchmark: scenario S1 (issue #2), timed.
+
+S1: 4 leaves x 4 spines x 8 hosts per leaf, every link 10 Gbps with 1 µs propagation, 256-packet buffers,
+K = 65 packets, DCTCP, ECMP, web search at fabric load 0.5 (access load 0.25; the leaves are 2:1
+oversubscribed and every flow crosses the spines) between random inter-leaf pairs, 10,000 flows.
+
+Reported: events per second and wall time of the engine run (Python overhead included but small), peak
+resident memory of this process, and the memory growth per flow in flight. Timing is never asserted in tests;
+this command is how speed is measured.
+"""
+
+from __future__ import annotations
+
+import resource
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .scenario import load_scenario
+
+
+def bench_scenario_path() -> Path:
+    return Path(str(resources.files("dclb") / "data" / "scenarios" / "bench_s1.toml"))
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        pages = int(fh.read().split()[1])
+    return pages * resource.getpagesize() / 1e6
+
+
+def run_bench(overrides: list[str] | None = None) -> dict[str, Any]:
+    from .run import simulate
+
+    sc = load_scenario(bench_scenario_path(), overrides or [])
+    before = _rss_mb()
+    raw, wall = simulate(sc)
+    stats = raw["stats"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    active = max(stats["peak_flows_active"], 1)
+    return {
+        "scenario": sc.name,
+        "flows": stats["flows_total"],
+        "flows_completed": stats["flows_completed"],
+        "events": stats["events"],
+        "wall_s": wall,
+        "events_per_s": stats["events"] / wall,
+        "sim_time_us": stats["sim_time_us"],
+        "rss_before_mb": before,
+        "peak_rss_mb": peak,
+        "engine_mb": stats["engine_bytes"] / 1e6,
+        "peak_flows_active": stats["peak_flows_active"],
+        "bytes_per_active_flow": max(peak - before, 0.0) * 1e6 / active,
+    }
