@@ -21,8 +21,8 @@ _LAZY = {
     "load_scenario": ("dclb.scenario", "load_scenario"),
     "Scenario": ("dclb.scenario", "Scenario"),
     "ScenarioError": ("dclb.errors", "ScenarioError"),
-    "run": ("dclb.run", "run"),
-    "RunResult": ("dclb.run", "RunResult"),
+    "run": ("dclb.runner", "run"),
+    "RunResult": ("dclb.runner", "RunResult"),
     "open_store": ("dclb.store", "open_store"),
     "summarize": ("dclb.summary", "summarize"),
 }

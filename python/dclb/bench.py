@@ -30,7 +30,7 @@ def _rss_mb() -> float:
 
 
 def run_bench(overrides: list[str] | None = None) -> dict[str, Any]:
-    from .run import simulate
+    from .runner import simulate
 
     sc = load_scenario(bench_scenario_path(), overrides or [])
     before = _rss_mb()

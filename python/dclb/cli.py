@@ -85,7 +85,7 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool) -> None:
     """Run one scenario and print its summary."""
-    from .run import run
+    from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
     from .summary import summary_rows
 

@@ -1,0 +1,116 @@
+"""Bad input gets one line naming the field and a non-zero exit: never a traceback or a Rust panic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY, dclb_cli
+
+
+def _check(result, *needles: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    text = result.stderr
+    assert "Traceback" not in text and "panicked" not in text, text
+    lines = [l for l in text.strip().splitlines() if l.startswith("error:")]
+    assert len(lines) == 1, text
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def _scenario(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+def test_unknown_field(tmp_path):
+    _check(dclb_cli("run", str(_scenario(tmp_path, TINY.replace("spines = 2", "spines = 2\nspinez = 3"))), "--no-store"), "topology.spinez", "unknown field", "spines")
+
+
+def test_unknown_field_by_override(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "traffic.lod=0.5", "--no-store"), "traffic.lod", "unknown field")
+
+
+def test_unknown_scheme(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "lb.scheme=magic", "--no-store"), "lb.scheme", "magic", "ecmp")
+
+
+def test_unknown_scheme_parameter(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "lb.flowlet_timeout=5", "--no-store"), "lb.flowlet_timeout")
+
+
+@pytest.mark.parametrize("load", ["0", "-0.2", "3.0", "1.5"])
+def test_load_out_of_range(tiny, load):
+    _check(dclb_cli("run", str(tiny), "--set", f"traffic.load={load}", "--no-store"), "traffic.load", "(0, 1]")
+
+
+def test_access_load_the_fabric_cannot_carry(tiny):
+    # 4 hosts per leaf at 10G over 2 x 10G uplinks: access load 0.6 is fabric load 1.2.
+    _check(dclb_cli("run", str(tiny), "--set", "traffic.load=0.6", "--set", "traffic.load_basis=access", "--no-store"), "traffic.load", "fabric load 1.20")
+
+
+def test_cdf_not_monotonic(tmp_path):
+    (tmp_path / "bad.cdf").write_text("0 0\n1000 0.5\n900 0.7\n5000 1\n")
+    _check(dclb_cli("run", str(_scenario(tmp_path, TINY.replace('"websearch"', '"bad.cdf"'))), "--no-store"), "bad.cdf:3", "not monotonic")
+
+
+def test_cdf_probability_decreasing(tmp_path):
+    (tmp_path / "bad.cdf").write_text("0 0\n1000 0.5\n2000 0.4\n5000 1\n")
+    _check(dclb_cli("run", str(_scenario(tmp_path, TINY.replace('"websearch"', '"bad.cdf"'))), "--no-store"), "bad.cdf:3", "probabilities must not decrease")
+
+
+def test_cdf_not_ending_at_one(tmp_path):
+    (tmp_path / "short.cdf").write_text("0 0\n1000 0.5\n5000 0.9\n")
+    _check(dclb_cli("run", str(_scenario(tmp_path, TINY.replace('"websearch"', '"short.cdf"'))), "--no-store"), "short.cdf", "must be 1")
+
+
+def test_missing_workload_file(tmp_path):
+    _check(dclb_cli("run", str(_scenario(tmp_path, TINY.replace('"websearch"', '"nope.cdf"'))), "--no-store"), "traffic.workload", "nope.cdf")
+
+
+def test_missing_scenario_file(tmp_path):
+    _check(dclb_cli("run", str(tmp_path / "absent.toml")), "absent.toml", "no such scenario file")
+
+
+def test_zero_spines(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "topology.spines=0", "--no-store"), "topology.spines", "greater than or equal to 1")
+
+
+def test_malformed_toml(tmp_path):
+    _check(dclb_cli("run", str(_scenario(tmp_path, "name = \n[topology"))), "not valid TOML")
+
+
+def test_wrong_type(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "topology.leaves=\"four\"", "--no-store"), "topology.leaves")
+
+
+def test_bad_host_set(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "traffic.senders=\"leaf:5\"", "--no-store"), "traffic.senders", "leaf")
+
+
+def test_link_override_out_of_range(tmp_path):
+    text = TINY + "\n[[topology.links]]\nleaf = 0\nspine = 9\nfailed = true\n"
+    _check(dclb_cli("run", str(_scenario(tmp_path, text)), "--no-store"), "topology.links[0].spine", "out of range")
+
+
+def test_failures_that_disconnect_the_fabric(tmp_path):
+    text = TINY + "\n[[topology.links]]\nleaf = 0\nspine = 0\nfailed = true\n[[topology.links]]\nleaf = 0\nspine = 1\nfailed = true\n"
+    result = dclb_cli("run", str(_scenario(tmp_path, text)), "--no-store")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "topology" in result.stderr
+
+
+def test_long_lived_without_horizon(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "traffic.pattern=\"long_lived\"", "--no-store"), "run.horizon_us")
+
+
+def test_failed_run_leaves_store_untouched(tiny, tmp_path):
+    out = tmp_path / "res"
+    ok = dclb_cli("run", str(tiny), "--out", str(out), "-q")
+    assert ok.returncode == 0, ok.stderr
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    bad = dclb_cli("run", str(tiny), "--out", str(out), "--set", "traffic.load=3.0")
+    assert bad.returncode == 2
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
