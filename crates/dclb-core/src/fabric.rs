@@ -81,6 +81,8 @@ pub struct Port {
     /// (`leaf * links + link`), host index for `LeafDown`, 0 for a NIC.
     pub slot: u32,
     pub rate: Rate,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (every usual rate does), else 0.
+    ps_per_byte: u64,
     pub delay: Time,
     pub up: bool,
     /// Buffer limit in packets (`u32::MAX` when limited by bytes).
@@ -108,7 +110,31 @@ pub struct Port {
     pub area_updated: Time,
 }
 
+fn exact_ps_per_byte(rate: Rate) -> u64 {
+    const PS_BITS: u64 = 8_000_000_000_000;
+    if rate.bps() > 0 && PS_BITS % rate.bps() == 0 {
+        PS_BITS / rate.bps()
+    } else {
+        0
+    }
+}
+
 impl Port {
+    /// Serialisation time of `bytes` on this port (a multiply on the hot path, exact either way).
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Time {
+        if self.ps_per_byte != 0 {
+            Time(bytes as u64 * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(Bytes(bytes as u64))
+        }
+    }
+
+    pub fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+        self.ps_per_byte = exact_ps_per_byte(rate);
+    }
+
     /// Would a packet of `wire` bytes overflow the buffer?
     #[inline]
     pub fn would_overflow(&self, wire: u32) -> bool {
@@ -131,7 +157,11 @@ impl Port {
 
     /// Time to drain the current queue at the port's rate (what a packet enqueued now would wait).
     pub fn queue_delay(&self) -> Time {
-        self.rate.tx_time(Bytes(self.queued_bytes))
+        if self.ps_per_byte != 0 {
+            Time(self.queued_bytes * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(Bytes(self.queued_bytes))
+        }
     }
 }
 
@@ -219,6 +249,7 @@ impl Fabric {
             role,
             slot,
             rate,
+            ps_per_byte: exact_ps_per_byte(rate),
             delay,
             up: true,
             cap_packets: cap.0,
@@ -297,7 +328,7 @@ impl Fabric {
                 for p in targets {
                     let port = &mut fabric.ports[p as usize];
                     if let Some(r) = o.rate_gbps {
-                        port.rate = Rate::from_gbps(r);
+                        port.set_rate(Rate::from_gbps(r));
                         if t.ecn_k_packets.is_none() && !t.ecn_k_by_role.contains_key(port.role.name()) {
                             port.ecn_k = default_ecn_k(port.rate);
                         }

@@ -32,16 +32,23 @@ pub enum Event {
     Sample,
 }
 
+/// Heap entry: time in the high 64 bits of `key`, scheduling sequence in the low 64, so one integer comparison
+/// orders by time and then by scheduling order.
 #[derive(Copy, Clone, Debug)]
 struct Entry {
-    at: Time,
-    seq: u64,
+    key: u128,
     ev: Event,
+}
+
+impl Entry {
+    fn at(&self) -> Time {
+        Time((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl Eq for Entry {}
@@ -53,7 +60,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest (then first-scheduled) on top.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -86,7 +93,7 @@ impl Scheduler {
     /// Schedules `ev` at absolute time `at`, which must not be in the past.
     pub fn at(&mut self, at: Time, ev: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
-        self.heap.push(Entry { at, seq: self.next_seq, ev });
+        self.heap.push(Entry { key: (at.0 as u128) << 64 | self.next_seq as u128, ev });
         self.next_seq += 1;
     }
 
@@ -98,15 +105,15 @@ impl Scheduler {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(|e| e.at())
     }
 
     /// Removes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let e = self.heap.pop()?;
-        self.now = e.at;
+        self.now = e.at();
         self.processed += 1;
-        Some((e.at, e.ev))
+        Some((self.now, e.ev))
     }
 }
 
