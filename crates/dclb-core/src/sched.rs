@@ -138,4 +138,43 @@ mod tests {
         assert_eq!(s.now(), Time(5));
         assert_eq!(s.processed(), 4);
     }
+
+    #[test]
+    fn pops_in_exact_time_then_scheduling_order_under_random_interleaving() {
+        // Reference: sort by (time, sequence). Interleave pushes and pops as a simulation does.
+        let mut rng = crate::rng::Rng::new(42);
+        let mut s = Scheduler::new();
+        let mut reference: Vec<(u64, u32)> = Vec::new();
+        let mut popped: Vec<(u64, u32)> = Vec::new();
+        let mut next_id = 0u32;
+        for _ in 0..20_000 {
+            if rng.below(3) > 0 || s.pending() == 0 {
+                let delay = match rng.below(4) {
+                    0 => 0,
+                    1 => rng.below(10) as u64,
+                    2 => rng.below(1_000_000) as u64,
+                    _ => rng.below(1 << 40) as u64,
+                };
+                let at = s.now().0 + delay;
+                s.at(Time(at), Event::Rto { flow: next_id });
+                reference.push((at, next_id));
+                next_id += 1;
+            } else {
+                let (t, e) = s.pop().unwrap();
+                let Event::Rto { flow } = e else { unreachable!() };
+                popped.push((t.0, flow));
+            }
+        }
+        while let Some((t, e)) = s.pop() {
+            let Event::Rto { flow } = e else { unreachable!() };
+            popped.push((t.0, flow));
+        }
+        // Every pop is the minimum of what was pending: times never decrease, ties in scheduling order.
+        for w in popped.windows(2) {
+            assert!(w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1), "{w:?}");
+        }
+        reference.sort();
+        popped.sort();
+        assert_eq!(reference, popped);
+    }
 }
