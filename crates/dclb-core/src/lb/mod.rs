@@ -19,7 +19,9 @@
 
 pub mod drb;
 pub mod ecmp;
+pub mod letflow;
 pub mod params;
+pub mod presto;
 pub mod registry;
 pub mod rps;
 pub mod source_route;

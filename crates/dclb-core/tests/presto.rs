@@ -1,0 +1,170 @@
+//! Behaviour tests for Presto: flows are cut into flowcells of at most `flowcell_bytes`, a cell never changes
+//! path, and consecutive cells go round robin over the paths.
+//!
+//! How the tests were checked: with the cell rule broken (a path change on every packet, or a change after
+//! `flowcell_bytes + 1` bytes, or the rotation stepping by two), `presto_changes_path_exactly_at_cell_boundaries`
+//! and `a_long_flow_lands_on_the_uplinks_in_whole_cells` fail.
+
+mod common;
+use common::*;
+use dclb_core::config::TransportKind;
+use dclb_core::fabric::Fabric;
+use dclb_core::lb::presto::Presto;
+use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView};
+use dclb_core::metrics::{Column, Results};
+use dclb_core::packet::{Packet, PacketKind};
+use dclb_core::rng::Rng;
+use dclb_core::units::Time;
+
+fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
+    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
+    values.chunks(*width).map(|c| c.to_vec()).collect()
+}
+
+/// Drives one host's Presto sender directly.
+struct Host {
+    fabric: Fabric,
+    rng: Rng,
+    probes: Vec<dclb_core::lb::ProbeRequest>,
+    paths: Vec<u16>,
+}
+
+impl Host {
+    fn new() -> Host {
+        let cfg = fabric(2, 4, 2);
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let paths = fabric.paths(0, 1).to_vec();
+        Host { fabric, rng: Rng::new(5), probes: Vec::new(), paths }
+    }
+
+    /// Sends one segment of `flow` (size `size`) at byte `seq` and returns the path tag Presto chose.
+    fn send(&mut self, lb: &mut Presto, flow: u32, size: u64, seq: u64, len: u32, retx: bool) -> u16 {
+        let mut cx = EdgeCx { now: Time::ZERO, host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
+        let view = FlowView { flow, dst: 2, size, start: Time::ZERO, sent: seq + len as u64, acked: 0, cwnd: 0, srtt: Time::ZERO, retransmission: retx };
+        let mut p = Packet::new(PacketKind::Data, flow, 0, 2);
+        p.seq = seq;
+        p.payload = len;
+        p.retx = retx;
+        lb.choose_path(&mut cx, &view, &mut p, &self.paths)
+    }
+}
+
+#[test]
+fn presto_changes_path_exactly_at_cell_boundaries() {
+    for (cell, mss) in [(64_000u64, 1000u32), (64_000, 1460), (14_000, 1400)] {
+        let per_cell = (cell / mss as u64) as usize; // whole segments per cell
+        let mut h = Host::new();
+        let mut lb = Presto::new(cell, true);
+        let n = 30 * per_cell + 7;
+        let size = n as u64 * mss as u64;
+        let tags: Vec<u16> = (0..n).map(|k| h.send(&mut lb, 1, size, k as u64 * mss as u64, mss, false)).collect();
+        let start = h.paths.iter().position(|&p| p == tags[0]).unwrap();
+        for (k, &t) in tags.iter().enumerate() {
+            // Segment k belongs to cell k / per_cell, and cell c uses the path c steps after the start.
+            let want = h.paths[(start + k / per_cell) % h.paths.len()];
+            assert_eq!(t, want, "cell {cell}, mss {mss}: segment {k} (byte {}) took path {t}, expected {want}", k as u64 * mss as u64);
+        }
+        assert_eq!(lb.cells_of(1), 31);
+        // Path changes happen after exactly `per_cell` segments: the payload of a cell is per_cell * mss <= cell.
+        let changes: Vec<usize> = (1..n).filter(|&k| tags[k] != tags[k - 1]).collect();
+        assert!(changes.iter().all(|&k| k % per_cell == 0), "changes at segments {changes:?}");
+        assert_eq!(changes.len(), 30);
+    }
+}
+
+#[test]
+fn presto_keeps_a_counter_per_flow_and_counts_retransmissions_into_the_current_cell() {
+    let mut h = Host::new();
+    let mut lb = Presto::new(10_000, true);
+    // Flow 1: nine 1,000-byte segments (cell 0), interleaved with flow 2, which must not disturb flow 1's cell.
+    let a0 = h.send(&mut lb, 1, 1_000_000, 0, 1000, false);
+    let b0 = h.send(&mut lb, 2, 1_000_000, 0, 1000, false);
+    for k in 1..9u64 {
+        assert_eq!(h.send(&mut lb, 1, 1_000_000, k * 1000, 1000, false), a0);
+        assert_eq!(h.send(&mut lb, 2, 1_000_000, k * 1000, 1000, false), b0);
+    }
+    // A retransmission of byte 0 is the tenth segment of flow 1's current cell: same path, cell now full.
+    assert_eq!(h.send(&mut lb, 1, 1_000_000, 0, 1000, true), a0);
+    // So the next new segment opens cell 1 on the next path, while flow 2 still has room in its cell 0.
+    let a1 = h.send(&mut lb, 1, 1_000_000, 9000, 1000, false);
+    let paths = h.paths.clone();
+    let next = |t: u16| paths[(paths.iter().position(|&p| p == t).unwrap() + 1) % paths.len()];
+    assert_eq!(a1, next(a0));
+    assert_eq!(h.send(&mut lb, 2, 1_000_000, 9000, 1000, false), b0);
+    assert_eq!(h.send(&mut lb, 2, 1_000_000, 10_000, 1000, false), next(b0));
+}
+
+#[test]
+fn presto_starts_each_flow_at_a_random_path_unless_told_not_to() {
+    let mut h = Host::new();
+    let mut lb = Presto::new(64_000, true);
+    let mut count = [0u32; 4];
+    for f in 0..800u32 {
+        count[h.send(&mut lb, f, 1_000_000, 0, 1460, false) as usize] += 1;
+    }
+    assert!(count.iter().all(|&c| (140..260).contains(&c)), "first paths of 800 flows: {count:?}");
+    let mut lb = Presto::new(64_000, false);
+    for f in 0..20u32 {
+        assert_eq!(h.send(&mut lb, f, 1_000_000, 0, 1460, false), h.paths[0]);
+    }
+}
+
+#[test]
+fn a_long_flow_lands_on_the_uplinks_in_whole_cells() {
+    // MSS 1,000 divides the 64,000-byte cell: 3.2 MB is exactly 50 cells, 12 or 13 per uplink.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.lb.scheme = "presto".into();
+    cfg.transport.mss_bytes = 1000;
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 3_200_000)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 1);
+    assert_eq!(sum(&r, "retransmissions"), 0, "a lone flow on a symmetric fabric loses nothing");
+    let row = &uplink_rows(&r)[0];
+    let mut cells: Vec<u64> = row.iter().map(|&b| b / 64_000).collect();
+    assert!(row.iter().all(|&b| b % 64_000 == 0), "per-uplink bytes are whole cells: {row:?}");
+    cells.sort();
+    assert_eq!(cells, vec![12, 12, 13, 13], "{row:?}");
+
+    // Default MSS 1,460: a cell is 43 segments = 62,780 bytes; 3 MB = 47 full cells and a 49,340-byte tail.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.lb.scheme = "presto".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 3_000_000)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    let row = &uplink_rows(&r)[0];
+    let rests: Vec<u64> = row.iter().map(|&b| b % 62_780).filter(|&x| x != 0).collect();
+    assert_eq!(rests, vec![49_340], "{row:?}");
+    let full: u64 = row.iter().map(|&b| b / 62_780).sum();
+    assert_eq!(full, 47);
+    assert!(row.iter().all(|&b| b / 62_780 >= 11), "round robin spreads the cells evenly: {row:?}");
+}
+
+#[test]
+fn presto_with_flowcells_and_a_reorder_buffer_completes_poisson_web_search() {
+    let mut cfg = fabric(4, 4, 4);
+    cfg.lb.scheme = "presto".into();
+    cfg.transport.reseq_timeout_us = 100.0;
+    cfg.sources = vec![poisson(16, 0.5, 300)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 300);
+    let again = run(&cfg);
+    let bits = |r: &Results| r.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&r), bits(&again), "same seed, same result");
+    assert_eq!(r.flows.u64s("out_of_order"), again.flows.u64s("out_of_order"));
+    // Flows larger than a cell use several uplinks, flows within one cell use one.
+    let rows = uplink_rows(&r);
+    let sizes = r.flows.u64s("size_bytes");
+    let sent = r.flows.u64s("bytes_sent");
+    let (mut multi, mut big) = (0, 0);
+    for (i, row) in rows.iter().enumerate() {
+        let used = row.iter().filter(|&&b| b > 0).count();
+        // Retransmissions count into cells too, so a flow fits one cell if all it sent does.
+        if sent[i] <= 62_780 {
+            assert!(used <= 1, "flow {i} that sent {} bytes used {used} uplinks", sent[i]);
+        } else if sizes[i] >= 4 * 64_000 && row.iter().sum::<u64>() > 0 {
+            big += 1;
+            multi += (used == 4) as u32;
+        }
+    }
+    assert!(big > 20 && multi == big, "{multi} of {big} flows of four or more cells used all four uplinks");
+}
