@@ -44,7 +44,7 @@ impl Host {
         let mut p = Packet::new(PacketKind::Data, flow, 0, 2);
         p.seq = seq;
         p.payload = len;
-        p.retx = retx;
+        p.retx = if retx { dclb_core::transport::tcp::Retx::Fast } else { dclb_core::transport::tcp::Retx::No };
         lb.choose_path(&mut cx, &view, &mut p, &self.paths)
     }
 }
