@@ -17,6 +17,7 @@
 //! Hooks default to no-ops (in the manner of smoltcp's congestion controllers), so a scheme implements only
 //! what it uses. A scheme is one file plus one entry in [`registry::SCHEMES`].
 
+pub mod conga;
 pub mod drb;
 pub mod ecmp;
 pub mod params;
