@@ -19,6 +19,7 @@
 
 pub mod conga;
 pub mod drb;
+pub mod drill;
 pub mod ecmp;
 pub mod params;
 pub mod registry;
