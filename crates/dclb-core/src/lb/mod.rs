@@ -17,7 +17,9 @@
 //! Hooks default to no-ops (in the manner of smoltcp's congestion controllers), so a scheme implements only
 //! what it uses. A scheme is one file plus one entry in [`registry::SCHEMES`].
 
+pub mod conga;
 pub mod drb;
+pub mod drill;
 pub mod ecmp;
 pub mod letflow;
 pub mod params;

@@ -1,0 +1,441 @@
+//! CONGA: congestion-aware flowlet switching at the source leaf, driven by leaf-to-leaf feedback that rides
+//! in the packets themselves (Alizadeh et al., SIGCOMM'14; baselines.md §6 and §0.4a,b).
+//!
+//! **Rule.** Every fabric egress port (each leaf uplink, each spine downlink) runs a Discounting Rate
+//! Estimator: a byte register `X` that grows by the wire size of every packet the port finishes sending and
+//! shrinks by the factor `1 − α` every `T_dre`, so that a steady rate `R` holds `X` near `R·τ` with
+//! `τ = T_dre/α`. Its congestion metric is `X` over the port's capacity in a time constant, `X / (C·τ)`,
+//! quantised to `Q` bits. A packet that leaves its source leaf for another leaf carries an overlay header:
+//! `LBTag`, the uplink it took, and `CE`, the largest metric among the egress ports it crosses (the source
+//! uplink writes it, the spine downlink can only raise it). The destination leaf files `CE` under
+//! Congestion-From-Leaf[source leaf][LBTag]. Every packet going the other way (data or ACK, towards that
+//! source leaf) carries one of those entries back as (`FB_LBTag`, `FB_Metric`), and the leaf it reaches
+//! files it under Congestion-To-Leaf[destination leaf][FB_LBTag]. The source leaf splits each flow into
+//! flowlets (a new flowlet starts after an idle gap longer than `T_fl`); a new flowlet goes to the uplink
+//! with the smallest `max(local uplink metric, Congestion-To-Leaf[dst leaf][uplink])`. Packets within a
+//! flowlet keep their uplink.
+//!
+//! **Choices where the paper leaves room.**
+//! * *Header.* The four overlay fields live in two of the packet's feedback slots, so a packet carries the
+//!   forward pair for its own path and one feedback pair for the reverse direction at the same time, as the
+//!   paper's VXLAN header does: `fb[0]` = valid bit 31 | `LBTag` in bits 16-30 | `CE` in bits 0-7, and
+//!   `fb[1]` = valid bit 31 | `FB_LBTag` in bits 16-30 | `FB_Metric` in bits 0-7. Tags get 15 bits instead of
+//!   the paper's 4 so that fabrics with more than 16 uplinks work. The destination leaf clears both slots
+//!   ("strips the overlay") before delivering to the host; hosts never echo them.
+//! * *Which feedback rides on a packet.* Round robin over the uplink tags of the destination leaf's entries,
+//!   preferring entries whose metric changed since they were last fed back: from the tag after the one sent
+//!   last, the first changed entry in ring order is sent; if none has changed, the first entry present. An
+//!   entry is present once a packet from that leaf with that tag has arrived and for `aging_us` after the
+//!   last one; if none is present the feedback pair is marked invalid (the paper's null `FB_LBTag`).
+//! * *Ties.* Among the uplinks of minimum cost, the uplink of the flow's previous (expired) flowlet is kept
+//!   if it is one of them, so a flow moves only to a strictly better uplink; otherwise one is drawn
+//!   uniformly (the paper's rule, also baselines.md §6).
+//! * *Flowlet table.* Exact per-5-tuple entries with timestamps, as both public simulators do, rather than
+//!   the hardware's hashed table with age bits: a packet continues its flowlet when `now − last_seen ≤ T_fl`.
+//!   ACKs are flows of their own (reversed 5-tuple). Entries idle longer than `max(aging, 2·T_fl)` are erased
+//!   during the periodic sweep; by then the remote metrics they were chosen against have aged out too, so
+//!   only the tie preference for the old uplink is forgotten.
+//! * *Metric aging* (the paper only says stale metrics decay): a Congestion-To-Leaf entry not refreshed for
+//!   `aging_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Aging is
+//!   checked exactly when an entry is read, instead of by a sweep every `aging/4` as in the Hermes authors'
+//!   code ([LB]), so an entry expires at `aging` rather than somewhere in `[aging, 1.25·aging]`.
+//! * *Quantisation* uses each port's own rate `C` (a slowed link saturates at its own capacity, as [LB] does
+//!   with `congaAwareAsym`) and is clamped to `2^Q − 1` as baselines.md §0.4b requires; neither public
+//!   simulator clamps.
+//! * *Spines* with parallel links down to a leaf pick one by 5-tuple hash (ECMP), as [LB] does; the paper's
+//!   LBTag names only the source uplink.
+//! * Packets between hosts of the same leaf never enter the fabric and carry no header.
+//! * `feedback = false` is an ablation, not CONGA: destination leaves send no feedback and the source leaf
+//!   balances on its local uplink metrics alone (the local-only design the CONGA paper argues against).
+//!
+//! **Defaults and sources.** `Q = 3`, `τ = 160 µs`, `T_fl = 500 µs`: the paper's values (baselines.md §6,
+//! via the replication report [CONGA-rep]; the [LB] driver also uses `T_fl = 500 µs` and `Q = 3`).
+//! `α = 0.2` as in both [LB] and [CW]; with `τ = 160 µs` that gives `T_dre = α·τ = 32 µs` (the [LB] driver uses
+//! 30 µs with α = 0.2, i.e. τ = 150 µs). Aging 10 ms, the [LB] value ([CW] uses 500 µs).
+//!
+//! Parameters are clamped to workable ranges instead of failing: `metric_bits` to 1..=8, `dre_alpha` to
+//! (0, 1], `τ` to at least 1 µs and `T_dre` to at least 100 ns.
+
+use super::ecmp::flow_hash_index;
+use super::params::ParamSpec;
+use super::registry::{Placement, SchemeSpec};
+use super::{Decision, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use crate::fabric::{FabricFacts, PortRole};
+use crate::packet::Packet;
+use crate::rng::mix64;
+use crate::units::{Rate, Time};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+pub const SPEC: SchemeSpec = SchemeSpec {
+    name: "conga",
+    placement: Placement::Switch,
+    granularity: "flowlet",
+    summary: "flowlets to the uplink with the least max(local DRE, remote path metric); leaf-to-leaf feedback piggybacked on packets",
+    params: &[
+        ParamSpec::num("flowlet_timeout_us", 500.0, "us", "idle gap after which a flow's next packet starts a new flowlet (T_fl)", "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"),
+        ParamSpec::num("metric_bits", 3.0, "", "Q: bits of the quantised congestion metric (metric in 0..2^Q-1)", "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3"),
+        ParamSpec::num("dre_tau_us", 160.0, "us", "DRE time constant tau = T_dre / alpha", "CONGA paper via baselines.md §6 [CONGA-rep]"),
+        ParamSpec::num("dre_alpha", 0.2, "", "DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau", "[LB] and [CW] alpha = 0.2 (baselines.md §6)"),
+        ParamSpec::num("aging_us", 10000.0, "us", "a remote metric not refreshed for this long counts as 0 and is no longer fed back", "[LB] 10 ms (the paper only says stale metrics decay)"),
+        ParamSpec::flag("feedback", true, "piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only", "dclb ablation (CONGA always feeds back)"),
+    ],
+    install: |cx, p, switches| {
+        let cfg = CongaConfig::from_params(p.num("flowlet_timeout_us"), p.num("metric_bits"), p.num("dre_tau_us"), p.num("dre_alpha"), p.num("aging_us"), p.flag("feedback"));
+        let switches = switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, cfg)) as Box<dyn SwitchBalancer>).collect();
+        super::Installed { switches, edges: None }
+    },
+};
+
+/// Resolved CONGA settings.
+#[derive(Copy, Clone, Debug)]
+pub struct CongaConfig {
+    pub flowlet_timeout: Time,
+    /// Q.
+    pub metric_bits: u32,
+    pub tau: Time,
+    pub alpha: f64,
+    pub aging: Time,
+    pub feedback: bool,
+}
+
+impl CongaConfig {
+    pub fn from_params(flowlet_timeout_us: f64, metric_bits: f64, tau_us: f64, alpha: f64, aging_us: f64, feedback: bool) -> CongaConfig {
+        let alpha = if alpha > 0.0 { alpha.min(1.0) } else { 1e-6 };
+        CongaConfig {
+            flowlet_timeout: Time::from_us_f64(flowlet_timeout_us),
+            metric_bits: (metric_bits.round() as u32).clamp(1, 8),
+            tau: Time::from_us_f64(tau_us.max(1.0)),
+            alpha,
+            aging: Time::from_us_f64(aging_us),
+            feedback,
+        }
+    }
+    /// The decay period `T_dre = α·τ` (at least 100 ns).
+    pub fn dre_period(&self) -> Time {
+        Time(((self.tau.0 as f64 * self.alpha).round() as u64).max(100_000))
+    }
+}
+
+impl Default for CongaConfig {
+    fn default() -> Self {
+        CongaConfig::from_params(500.0, 3.0, 160.0, 0.2, 10_000.0, true)
+    }
+}
+
+/// Discounting Rate Estimator of one port: bytes sent, discounted geometrically over time.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Dre {
+    x: f64,
+}
+
+impl Dre {
+    /// A packet of `bytes` (wire size) finished transmission on the port.
+    #[inline]
+    pub fn on_send(&mut self, bytes: u32) {
+        self.x += bytes as f64;
+    }
+    /// The periodic discount, every `T_dre`.
+    #[inline]
+    pub fn decay(&mut self, alpha: f64) {
+        self.x *= 1.0 - alpha;
+    }
+    /// The register `X` in bytes.
+    pub fn bytes(&self) -> f64 {
+        self.x
+    }
+    /// `min(2^Q − 1, floor(8·X / (C·τ) · 2^Q))`.
+    pub fn metric(&self, rate: Rate, tau: Time, bits: u32) -> u8 {
+        let levels = (1u32 << bits) as f64;
+        let max = (1u32 << bits) - 1;
+        let capacity_bits = rate.bps() as f64 * tau.as_secs();
+        if capacity_bits <= 0.0 {
+            return max as u8;
+        }
+        let m = (8.0 * self.x / capacity_bits * levels).floor();
+        (m.min(max as f64).max(0.0)) as u8
+    }
+}
+
+const VALID: u32 = 1 << 31;
+
+/// Packs a (tag, metric) pair into a feedback slot with the valid bit set.
+#[inline]
+fn pack(tag: u32, metric: u8) -> u32 {
+    VALID | (tag & 0x7fff) << 16 | metric as u32
+}
+
+/// The (tag, metric) of a slot, or `None` if its valid bit is clear.
+#[inline]
+fn unpack(slot: u32) -> Option<(u32, u8)> {
+    (slot & VALID != 0).then_some(((slot >> 16) & 0x7fff, (slot & 0xff) as u8))
+}
+
+/// Congestion-To-Leaf entry: the path metric the destination leaf last fed back.
+#[derive(Copy, Clone, Debug, Default)]
+struct Remote {
+    valid: bool,
+    metric: u8,
+    updated: Time,
+}
+
+/// Congestion-From-Leaf entry: a metric measured on arrival, waiting to be fed back.
+#[derive(Copy, Clone, Debug, Default)]
+struct Pending {
+    valid: bool,
+    changed: bool,
+    metric: u8,
+    updated: Time,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Flowlet {
+    port: u32,
+    last_seen: Time,
+}
+
+/// Hashes a 5-tuple key with one mixing step (fast, and the same in every run).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = mix64(self.0 ^ b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = mix64(self.0 ^ v);
+    }
+}
+
+/// Flowlet entries by 5-tuple key; used for lookups only, never iterated in a way that affects a decision.
+type FlowletTable = HashMap<u64, Flowlet, BuildHasherDefault<KeyHasher>>;
+
+/// CONGA at one switch. Leaves run the source and destination logic; spines only estimate and mark.
+pub struct Conga {
+    cfg: CongaConfig,
+    kind: SwitchKind,
+    salt: u64,
+    uplinks: usize,
+    /// One estimator per port of this switch (indexed from the switch's first port); only fabric-facing
+    /// ports (leaf uplinks, spine downlinks) are counted.
+    dre: Vec<Dre>,
+    /// `to_leaf[dst_leaf * uplinks + uplink]` (leaves only).
+    to_leaf: Vec<Remote>,
+    /// `from_leaf[src_leaf * uplinks + tag]` (leaves only).
+    from_leaf: Vec<Pending>,
+    /// Per remote leaf: the tag fed back last.
+    rr: Vec<u32>,
+    flowlets: FlowletTable,
+    next_sweep: Time,
+}
+
+impl Conga {
+    pub fn new(facts: &FabricFacts, me: &SwitchInfo, cfg: CongaConfig) -> Conga {
+        let leaves = facts.leaves as usize;
+        let uplinks = facts.uplinks as usize;
+        let (n_ports, tables) = match me.kind {
+            SwitchKind::Leaf => (facts.hosts_per_leaf as usize + uplinks, leaves * uplinks),
+            SwitchKind::Spine => ((facts.leaves * facts.links_per_pair) as usize, 0),
+        };
+        let rr_len = if me.kind == SwitchKind::Leaf { leaves } else { 0 };
+        Conga {
+            cfg,
+            kind: me.kind,
+            salt: me.salt,
+            uplinks,
+            dre: vec![Dre::default(); n_ports],
+            to_leaf: vec![Remote::default(); tables],
+            from_leaf: vec![Pending::default(); tables],
+            rr: vec![0; rr_len],
+            flowlets: FlowletTable::default(),
+            next_sweep: Time::ZERO,
+        }
+    }
+
+    /// The quantised DRE metric of one of this switch's ports now.
+    pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
+        let i = (port - cx.ports.first()) as usize;
+        self.dre[i].metric(cx.ports.get(port).rate, self.cfg.tau, self.cfg.metric_bits)
+    }
+
+    /// The register of one of this switch's ports (for tests and inspection).
+    pub fn port_dre(&self, cx: &SwitchCx, port: u32) -> &Dre {
+        &self.dre[(port - cx.ports.first()) as usize]
+    }
+
+    /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
+    pub fn remote_metric(&self, now: Time, dst_leaf: u32, uplink: u32) -> u8 {
+        let e = &self.to_leaf[dst_leaf as usize * self.uplinks + uplink as usize];
+        if e.valid && now.saturating_sub(e.updated) <= self.cfg.aging {
+            e.metric
+        } else {
+            0
+        }
+    }
+
+    fn cost(&self, cx: &SwitchCx, dst_leaf: u32, port: u32) -> u8 {
+        let local = self.port_metric(cx, port);
+        let remote = match cx.ports.uplink_index(port) {
+            Some(u) => self.remote_metric(cx.now, dst_leaf, u),
+            None => 0,
+        };
+        local.max(remote)
+    }
+
+    /// The uplink for a new flowlet: least cost, keeping `previous` on a tie, else uniform among the best.
+    fn pick_uplink(&self, cx: &mut SwitchCx, dst_leaf: u32, candidates: &[u32], previous: Option<u32>) -> u32 {
+        let mut best = u8::MAX;
+        let mut ties = 0usize;
+        for &p in candidates {
+            let c = self.cost(cx, dst_leaf, p);
+            if c < best {
+                best = c;
+                ties = 1;
+            } else if c == best {
+                ties += 1;
+            }
+        }
+        if let Some(old) = previous {
+            if candidates.contains(&old) && self.cost(cx, dst_leaf, old) == best {
+                return old;
+            }
+        }
+        let mut k = if ties > 1 { cx.rng.below(ties) } else { 0 };
+        for &p in candidates {
+            if self.cost(cx, dst_leaf, p) == best {
+                if k == 0 {
+                    return p;
+                }
+                k -= 1;
+            }
+        }
+        unreachable!("a minimum-cost candidate exists")
+    }
+
+    /// One Congestion-From-Leaf entry for `leaf` to piggyback: the first changed entry after the one sent
+    /// last, else the next present one.
+    fn take_feedback(&mut self, now: Time, leaf: u32) -> Option<(u32, u8)> {
+        let u = self.uplinks;
+        let base = leaf as usize * u;
+        let start = self.rr[leaf as usize] as usize;
+        let mut fallback = None;
+        let mut chosen = None;
+        for i in 1..=u {
+            let t = (start + i) % u;
+            let e = &self.from_leaf[base + t];
+            if !e.valid || now.saturating_sub(e.updated) > self.cfg.aging {
+                continue;
+            }
+            if e.changed {
+                chosen = Some(t);
+                break;
+            }
+            if fallback.is_none() {
+                fallback = Some(t);
+            }
+        }
+        let t = chosen.or(fallback)?;
+        self.rr[leaf as usize] = t as u32;
+        let e = &mut self.from_leaf[base + t];
+        e.changed = false;
+        Some((t as u32, e.metric))
+    }
+
+    fn purge_after(&self) -> Time {
+        self.cfg.aging.max(self.cfg.flowlet_timeout.mul(2)).max(Time::from_us(1))
+    }
+}
+
+impl SwitchBalancer for Conga {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        let my_leaf = cx.me.index;
+        let dst_leaf = cx.facts.leaf_of_host(pkt.dst);
+        if self.kind == SwitchKind::Spine || dst_leaf == my_leaf {
+            // Spines: forced hop, or ECMP over parallel links. Destination leaf: the host port.
+            let i = if candidates.len() > 1 { flow_hash_index(pkt, self.salt, candidates.len()) } else { 0 };
+            return Decision::Forward(candidates[i]);
+        }
+        // Source leaf.
+        let now = cx.now;
+        let key = pkt.five_tuple_key();
+        let entry = self.flowlets.get(&key).copied();
+        let port = match entry {
+            Some(e) if now.saturating_sub(e.last_seen) <= self.cfg.flowlet_timeout && candidates.contains(&e.port) => e.port,
+            _ => self.pick_uplink(cx, dst_leaf, candidates, entry.map(|e| e.port)),
+        };
+        self.flowlets.insert(key, Flowlet { port, last_seen: now });
+        let tag = cx.ports.uplink_index(port).expect("a leaf's fabric candidates are uplinks");
+        pkt.lb.fb[0] = pack(tag, 0);
+        pkt.lb.fb[1] = if self.cfg.feedback { self.take_feedback(now, dst_leaf).map_or(0, |(t, m)| pack(t, m)) } else { 0 };
+        Decision::Forward(port)
+    }
+
+    fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut Packet) {
+        if self.kind != SwitchKind::Leaf || cx.facts.leaf_of_host(pkt.dst) != cx.me.index {
+            return;
+        }
+        let src_leaf = cx.facts.leaf_of_host(pkt.src);
+        if src_leaf == cx.me.index {
+            return;
+        }
+        // Destination leaf: file the path metric, take the feedback, strip the overlay.
+        let base = src_leaf as usize * self.uplinks;
+        if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
+            if (tag as usize) < self.uplinks {
+                self.from_leaf[base + tag as usize] = Pending { valid: true, changed: true, metric: ce, updated: cx.now };
+            }
+        }
+        if let Some((tag, metric)) = unpack(pkt.lb.fb[1]) {
+            if (tag as usize) < self.uplinks {
+                self.to_leaf[base + tag as usize] = Remote { valid: true, metric, updated: cx.now };
+            }
+        }
+        pkt.lb.fb[0] = 0;
+        pkt.lb.fb[1] = 0;
+    }
+
+    fn on_departure(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, port: u32) {
+        let role = cx.ports.role(port);
+        if role != PortRole::LeafUp && role != PortRole::SpineDown {
+            return;
+        }
+        let i = (port - cx.ports.first()) as usize;
+        self.dre[i].on_send(pkt.wire_bytes);
+        if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
+            let m = self.port_metric(cx, port);
+            if m > ce {
+                pkt.lb.fb[0] = pack(tag, m);
+            }
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut SwitchCx) {
+        let alpha = self.cfg.alpha;
+        for d in &mut self.dre {
+            d.decay(alpha);
+        }
+        if self.kind == SwitchKind::Leaf && cx.now >= self.next_sweep {
+            let now = cx.now;
+            let keep = self.purge_after();
+            self.flowlets.retain(|_, e| now.saturating_sub(e.last_seen) <= keep);
+            self.next_sweep = now + Time(keep.0 / 4);
+        }
+    }
+
+    fn timer_period(&self) -> Option<Time> {
+        Some(self.cfg.dre_period())
+    }
+
+    fn state_bytes(&self) -> usize {
+        self.dre.len() * std::mem::size_of::<Dre>()
+            + self.to_leaf.len() * std::mem::size_of::<Remote>()
+            + self.from_leaf.len() * std::mem::size_of::<Pending>()
+            + self.rr.len() * 4
+            + self.flowlets.len() * (8 + std::mem::size_of::<Flowlet>())
+    }
+}

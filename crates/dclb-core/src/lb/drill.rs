@@ -1,0 +1,170 @@
+//! DRILL: per-packet choice among a few sampled egress queues plus the best one remembered from the last
+//! decision, using only the switch's own queue lengths (Ghorbani et al., SIGCOMM'17; baselines.md §7).
+//!
+//! **Rule.** DRILL(d, m): for every packet at a switch with several equal-cost egress ports, draw `d`
+//! distinct ports uniformly at random (all of them if there are no more than `d`), add the `m` ports kept in
+//! memory, send the packet to the one with the shortest queue, and remember the `m` least loaded ports of
+//! those just compared. There is no feedback from other switches.
+//!
+//! **Choices where the paper leaves room.**
+//! * *Load* is the port's current queue in bytes, counting the packet being serialised (the Hermes authors'
+//!   code, [LB], adds device queue and qdisc backlog, which is the same quantity).
+//! * *Ties* keep a remembered port: memory is examined first and a sampled port replaces the best only when
+//!   strictly shorter ([LB]). Among sampled ports that tie, the first drawn wins, which is uniform.
+//! * *Memory scope* (`memory_scope`). The paper keeps the memory per forwarding engine; dclb models one
+//!   engine per switch, so `"switch"` (the default) shares one memory among all packets of the switch. A
+//!   remembered port that is not a candidate for the packet in hand (another destination's parallel spine
+//!   link, or an uplink whose spine cannot reach this destination) is not compared, and the memory then
+//!   holds this decision's result, since the memory is by definition the outcome of the previous decision.
+//!   `"dst_leaf"` keeps one memory per destination leaf and `"dst_host"` one per destination host, the
+//!   latter being what the public simulators do ([LB] and ConWeave key `previousBest` by destination).
+//! * *Samples and memory may coincide*: a sampled port already in memory is compared once, so fewer than
+//!   `d + m` distinct ports may be compared, as in the paper's sampling.
+//! * *Where it runs*: every switch with a choice, i.e. the source leaf's uplinks and, when leaf-spine pairs
+//!   have parallel links, the spine's links down to the destination leaf. ACKs are balanced like any packet.
+//! * *Out of scope*: DRILL's decomposition of an asymmetric fabric into symmetric components (flows hashed to
+//!   a component, per-packet balancing inside it). Like both public simulators, dclb runs plain DRILL on
+//!   every topology, so under asymmetry this is the local-only scheme CONGA argues against.
+//!
+//! **Defaults and sources.** `d = 2`, `m = 1`: the paper's recommended DRILL(2, 1) (baselines.md §7: the
+//! DRILL talk summary; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is at least 1 and `m`
+//! at least 0 (non-integers are rounded).
+
+use super::params::ParamSpec;
+use super::registry::{per_switch, Placement, SchemeSpec};
+use super::{Decision, SwitchBalancer, SwitchCx};
+use crate::packet::Packet;
+
+pub const SPEC: SchemeSpec = SchemeSpec {
+    name: "drill",
+    placement: Placement::Switch,
+    granularity: "packet",
+    summary: "per packet, the shortest queue among d random egress ports and the m best remembered ones",
+    params: &[
+        ParamSpec::num("d", 2.0, "", "random egress ports sampled per packet", "DRILL paper DRILL(2,1) (baselines.md §7); [LB] d = 2; [CW] 2"),
+        ParamSpec::num("m", 1.0, "", "least-loaded ports remembered from the previous decision", "DRILL paper DRILL(2,1) (baselines.md §7)"),
+        ParamSpec::choice(
+            "memory_scope",
+            "switch",
+            &["switch", "dst_leaf", "dst_host"],
+            "what one memory serves: the whole switch (the paper's per-engine memory), each destination leaf, or each destination host (the public simulators)",
+            "DRILL paper (per engine); [LB] and [CW] per destination",
+        ),
+    ],
+    install: |cx, p, switches| {
+        let d = (p.num("d").round() as usize).max(1);
+        let m = p.num("m").round() as usize;
+        let scope = match p.choice("memory_scope") {
+            "dst_leaf" => MemoryScope::DstLeaf,
+            "dst_host" => MemoryScope::DstHost,
+            _ => MemoryScope::Switch,
+        };
+        let (leaves, hosts) = (cx.facts.leaves, cx.hosts);
+        super::Installed { switches: per_switch(switches, |_| Drill::new(d, m, scope, leaves, hosts)), edges: None }
+    },
+};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MemoryScope {
+    Switch,
+    DstLeaf,
+    DstHost,
+}
+
+const NONE: u32 = u32::MAX;
+
+pub struct Drill {
+    d: usize,
+    m: usize,
+    scope: MemoryScope,
+    hosts_per_leaf: u32,
+    /// `m` remembered ports per memory, `NONE` for an empty slot.
+    memory: Vec<u32>,
+    /// Scratch: candidates being sampled (partial shuffle).
+    pool: Vec<u32>,
+    /// The ports compared in the last decision, memory first, then samples in draw order.
+    compared: Vec<u32>,
+    /// Scratch: (load, position) of the compared ports.
+    ranked: Vec<(u64, usize)>,
+}
+
+impl Drill {
+    pub fn new(d: usize, m: usize, scope: MemoryScope, leaves: u32, hosts: u32) -> Drill {
+        let memories = match scope {
+            MemoryScope::Switch => 1,
+            MemoryScope::DstLeaf => leaves as usize,
+            MemoryScope::DstHost => hosts as usize,
+        };
+        Drill {
+            d: d.max(1),
+            m,
+            scope,
+            hosts_per_leaf: (hosts / leaves.max(1)).max(1),
+            memory: vec![NONE; memories * m],
+            pool: Vec::new(),
+            compared: Vec::new(),
+            ranked: Vec::new(),
+        }
+    }
+
+    /// The ports compared in the most recent multi-candidate decision (remembered ones first).
+    pub fn last_compared(&self) -> &[u32] {
+        &self.compared
+    }
+
+    /// The memory that serves `pkt`.
+    fn slot(&self, pkt: &Packet) -> usize {
+        let i = match self.scope {
+            MemoryScope::Switch => 0,
+            MemoryScope::DstLeaf => (pkt.dst / self.hosts_per_leaf) as usize,
+            MemoryScope::DstHost => pkt.dst as usize,
+        };
+        i * self.m
+    }
+}
+
+impl SwitchBalancer for Drill {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        let n = candidates.len();
+        if n == 1 {
+            return Decision::Forward(candidates[0]);
+        }
+        let base = self.slot(pkt);
+        self.compared.clear();
+        for &p in &self.memory[base..base + self.m] {
+            if p != NONE && candidates.contains(&p) && !self.compared.contains(&p) {
+                self.compared.push(p);
+            }
+        }
+        // d distinct samples: a partial Fisher-Yates shuffle of the candidates.
+        self.pool.clear();
+        self.pool.extend_from_slice(candidates);
+        let take = self.d.min(n);
+        for i in 0..take {
+            if take < n {
+                let j = i + cx.rng.below(n - i);
+                self.pool.swap(i, j);
+            }
+            let p = self.pool[i];
+            if !self.compared.contains(&p) {
+                self.compared.push(p);
+            }
+        }
+        // Shortest queue; the earliest (memory first) wins a tie.
+        self.ranked.clear();
+        for (i, &p) in self.compared.iter().enumerate() {
+            self.ranked.push((cx.ports.queue_bytes(p), i));
+        }
+        self.ranked.sort_unstable();
+        let best = self.compared[self.ranked[0].1];
+        // Remember the m least loaded of those compared.
+        for k in 0..self.m {
+            self.memory[base + k] = self.ranked.get(k).map_or(NONE, |&(_, i)| self.compared[i]);
+        }
+        Decision::Forward(best)
+    }
+
+    fn state_bytes(&self) -> usize {
+        self.memory.len() * 4
+    }
+}
