@@ -154,13 +154,20 @@ impl Packet {
         }
     }
 
-    /// The 5-tuple as one word, for hashing. ACKs of a flow give the reversed tuple, as in real TCP.
-    pub fn five_tuple_key(&self) -> u64 {
-        let proto: u64 = match self.kind {
+    /// The exact 5-tuple packed without overlap (32-bit hosts, 16-bit ports, protocol): a key for flow
+    /// tables. ACKs of a flow give the reversed tuple, as in real TCP.
+    pub fn five_tuple(&self) -> u128 {
+        let proto: u128 = match self.kind {
             PacketKind::Udp => 17,
             _ => 6,
         };
-        (self.src as u64) << 40 ^ (self.dst as u64) << 16 ^ (self.sport as u64) << 48 ^ self.dport as u64 ^ proto << 58
+        (self.src as u128) << 72 | (self.dst as u128) << 40 | (self.sport as u128) << 24 | (self.dport as u128) << 8 | proto
+    }
+
+    /// A 64-bit digest of [`Packet::five_tuple`] for hashing (not unique: use the tuple itself as a key).
+    pub fn five_tuple_key(&self) -> u64 {
+        let t = self.five_tuple();
+        crate::rng::mix64(t as u64 ^ crate::rng::mix64((t >> 64) as u64))
     }
 }
 

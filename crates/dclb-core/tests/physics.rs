@@ -62,7 +62,7 @@ fn dctcp_flows_share_a_bottleneck_fairly_and_hold_the_queue_near_k() {
     let r = run(&cfg);
     // Delivered bytes between 10 ms (after convergence) and the horizon.
     let (t, kind, id, bytes) = (r.samples.f64s("time_us"), r.samples.strs("kind"), r.samples.u64s("id"), r.samples.u64s("bytes"));
-    let mut at = |flow: u64, when: f64| -> f64 {
+    let at = |flow: u64, when: f64| -> f64 {
         (0..t.len()).filter(|&i| kind[i] == "flow" && id[i] == flow && t[i] <= when).map(|i| bytes[i]).max().unwrap() as f64
     };
     let shares: Vec<f64> = (0..n as u64).map(|f| at(f, horizon) - at(f, 10_000.0)).collect();

@@ -100,7 +100,7 @@ fn drb_cycles_through_the_uplinks_in_order_per_destination() {
     let mut drb = Drb::new(fabric.hosts as usize, 1);
     let mut rng = Rng::new(9);
     let me = SwitchInfo { node: leaf, kind: SwitchKind::Leaf, index: 0, salt: 0 };
-    let mut pick = |dst: u32, drb: &mut Drb, rng: &mut Rng| -> usize {
+    let pick = |dst: u32, drb: &mut Drb, rng: &mut Rng| -> usize {
         let mut cx = SwitchCx { now: dclb_core::units::Time::ZERO, me, ports: PortsView::new(&fabric.ports, node.first_port, node.n_ports), facts: &fabric.facts, rng };
         let mut p = Packet::new(PacketKind::Data, 0, 0, dst);
         match drb.choose(&mut cx, &mut p, &cands) {

@@ -210,10 +210,13 @@ impl Hasher for KeyHasher {
     fn write_u64(&mut self, v: u64) {
         self.0 = mix64(self.0 ^ v);
     }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = mix64(self.0 ^ v as u64 ^ mix64((v >> 64) as u64));
+    }
 }
 
 /// Flowlet entries by 5-tuple key; used for lookups only, never iterated in a way that affects a decision.
-type FlowletTable = HashMap<u64, Flowlet, BuildHasherDefault<KeyHasher>>;
+type FlowletTable = HashMap<u128, Flowlet, BuildHasherDefault<KeyHasher>>;
 
 /// CONGA at one switch. Leaves run the source and destination logic; spines only estimate and mark.
 pub struct Conga {
@@ -362,7 +365,7 @@ impl SwitchBalancer for Conga {
         }
         // Source leaf.
         let now = cx.now;
-        let key = pkt.five_tuple_key();
+        let key = pkt.five_tuple();
         let entry = self.flowlets.get(&key).copied();
         let port = match entry {
             Some(e) if now.saturating_sub(e.last_seen) <= self.cfg.flowlet_timeout && candidates.contains(&e.port) => e.port,

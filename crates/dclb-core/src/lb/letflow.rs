@@ -37,7 +37,7 @@
 
 use super::registry::{per_switch, Placement, SchemeSpec};
 use super::{Decision, Installed, ParamSpec, SwitchBalancer, SwitchCx};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::Packet;
 use crate::rng::mix64;
 use crate::units::Time;
 use std::collections::HashMap;
@@ -77,13 +77,6 @@ pub const SPEC: SchemeSpec = SchemeSpec {
         Installed { switches: per_switch(switches, |s| LetFlow::new(timeout, size, age_bit, s.salt)), edges: None }
     },
 };
-
-/// The exact 5-tuple of a packet as one key: source and destination host, ports and protocol.
-#[inline]
-pub fn exact_key(p: &Packet) -> u128 {
-    let proto: u128 = if p.kind == PacketKind::Udp { 17 } else { 6 };
-    (p.src as u128) << 72 | (p.dst as u128) << 40 | (p.sport as u128) << 24 | (p.dport as u128) << 8 | proto
-}
 
 /// One flowlet table entry.
 #[derive(Copy, Clone, Debug)]
@@ -142,7 +135,7 @@ impl SwitchBalancer for LetFlow {
             return Decision::Forward(candidates[0]);
         }
         let e = match &mut self.table {
-            Table::Exact(m) => m.entry(exact_key(pkt)).or_insert(EMPTY),
+            Table::Exact(m) => m.entry(pkt.five_tuple()).or_insert(EMPTY),
             Table::Hashed(v) => {
                 let h = mix64(pkt.five_tuple_key() ^ self.salt);
                 let i = ((h as u128 * v.len() as u128) >> 64) as usize;
