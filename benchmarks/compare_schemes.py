@@ -1,0 +1,44 @@
+"""Runs the issue #4 comparison table: every scheme on an asymmetric 4x4 fabric (a 2 Gbps or failed link,
+web search at fabric load 0.6) and on the symmetric fabric at load 0.8. Prints a Markdown table.
+
+    python benchmarks/compare_schemes.py [--flows N] [--seeds K] [--schemes a,b,c]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+import dclb
+from dclb.scenario import load_scenario
+
+HERE = Path(__file__).parent
+SETTINGS = {
+    "2G link, load 0.6": ["traffic.load=0.6"],
+    "failed link, load 0.6": ["traffic.load=0.6", "topology.links.0.failed=true"],
+    "symmetric, load 0.8": ["traffic.load=0.8", "topology.links.0.rate_gbps=10"],
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--flows", type=int, default=1500)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--schemes", default=",".join(s["name"] for s in dclb._core.schemes()))
+    args = ap.parse_args()
+    schemes = args.schemes.split(",")
+    print("| setting | scheme | avg FCT (ms) | short avg (µs) | short p99 (µs) | long avg (ms) | spurious retx | timeouts | drops |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for setting, overrides in SETTINGS.items():
+        for scheme in schemes:
+            rows = []
+            for seed in range(1, args.seeds + 1):
+                sc = load_scenario(HERE / "asym_4x4.toml", overrides + [f"lb.scheme={scheme}", f"traffic.flows={args.flows}"], seed=seed)
+                rows.append(dclb.run(sc, out=None).summary)
+            m = lambda k: statistics.mean(r[k] for r in rows)
+            print(f"| {setting} | {scheme} | {m('overall_afct_us')/1e3:.2f} | {m('short_afct_us'):.0f} | {m('short_p99_fct_us'):.0f} | {m('long_afct_us')/1e3:.2f} | {m('spurious_retransmissions'):.0f} | {m('timeouts'):.0f} | {m('drops'):.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
