@@ -11,6 +11,7 @@ import statistics
 from pathlib import Path
 
 import dclb
+from dclb import _core
 from dclb.scenario import load_scenario
 
 HERE = Path(__file__).parent
@@ -25,7 +26,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--flows", type=int, default=1500)
     ap.add_argument("--seeds", type=int, default=1)
-    ap.add_argument("--schemes", default=",".join(s["name"] for s in dclb._core.schemes()))
+    ap.add_argument("--schemes", default=",".join(s["name"] for s in _core.schemes()))
     args = ap.parse_args()
     schemes = args.schemes.split(",")
     print("| setting | scheme | avg FCT (ms) | short avg (µs) | short p99 (µs) | long avg (ms) | spurious retx | timeouts | drops |")
