@@ -17,8 +17,10 @@
 //! Hooks default to no-ops (in the manner of smoltcp's congestion controllers), so a scheme implements only
 //! what it uses. A scheme is one file plus one entry in [`registry::SCHEMES`].
 
+pub mod clove;
 pub mod drb;
 pub mod ecmp;
+pub mod hermes;
 pub mod params;
 pub mod registry;
 pub mod rps;

@@ -1,7 +1,7 @@
 //! The list of schemes dclb knows. Adding a scheme: write its module, add one entry here.
 
 use super::params::{ParamSpec, Params};
-use super::{drb, ecmp, rps, BuildCx, Installed, SwitchInfo};
+use super::{clove, drb, ecmp, hermes, rps, BuildCx, Installed, SwitchInfo};
 
 /// Where a scheme makes its decisions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub struct SchemeSpec {
     pub install: fn(&BuildCx, &Params, &[SwitchInfo]) -> Installed,
 }
 
-pub static SCHEMES: &[SchemeSpec] = &[ecmp::SPEC, rps::SPEC, drb::SPEC];
+pub static SCHEMES: &[SchemeSpec] = &[ecmp::SPEC, rps::SPEC, drb::SPEC, hermes::SPEC, clove::SPEC];
 
 pub fn find_scheme(name: &str) -> Result<&'static SchemeSpec, String> {
     SCHEMES.iter().find(|s| s.name == name).ok_or_else(|| {
