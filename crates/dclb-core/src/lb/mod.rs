@@ -17,10 +17,12 @@
 //! Hooks default to no-ops (in the manner of smoltcp's congestion controllers), so a scheme implements only
 //! what it uses. A scheme is one file plus one entry in [`registry::SCHEMES`].
 
+pub mod clove;
 pub mod conga;
 pub mod drb;
 pub mod drill;
 pub mod ecmp;
+pub mod hermes;
 pub mod letflow;
 pub mod params;
 pub mod presto;

@@ -5,7 +5,7 @@
 //! name the field), and `dclb schemes` prints it.
 
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Copy, Clone, Debug)]
 pub enum ParamValue {
@@ -46,6 +46,8 @@ pub struct Params {
     nums: BTreeMap<&'static str, f64>,
     flags: BTreeMap<&'static str, bool>,
     choices: BTreeMap<&'static str, String>,
+    /// Names the scenario set explicitly (as opposed to values taken from the declared defaults).
+    given: BTreeSet<&'static str>,
 }
 
 impl Params {
@@ -64,6 +66,9 @@ impl Params {
         }
         for s in specs {
             let v = given.get(s.name);
+            if v.is_some() {
+                p.given.insert(s.name);
+            }
             match s.default {
                 ParamValue::Num(d) => {
                     let x = match v {
@@ -105,5 +110,51 @@ impl Params {
     }
     pub fn choice(&self, name: &str) -> &str {
         self.choices.get(name).unwrap_or_else(|| panic!("scheme reads undeclared choice parameter {name}"))
+    }
+    /// Whether the scenario set `name` itself rather than leaving it at its declared default.
+    pub fn given(&self, name: &str) -> bool {
+        self.given.contains(name)
+    }
+    /// The number the scenario gave for `name`, or `fallback` when it left it out. Schemes with parameter
+    /// presets use this so that an explicit value always beats the preset's.
+    pub fn num_or(&self, name: &str, fallback: f64) -> f64 {
+        let x = self.num(name);
+        if self.given(name) {
+            x
+        } else {
+            fallback
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const SPECS: &[ParamSpec] = &[
+        ParamSpec::num("gap_us", 50.0, "us", "a gap", "test"),
+        ParamSpec::flag("on", true, "a switch", "test"),
+        ParamSpec::choice("mode", "a", &["a", "b"], "a mode", "test"),
+    ];
+
+    fn resolve(given: &[(&str, Value)]) -> Params {
+        let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        Params::resolve("t", SPECS, &m).unwrap()
+    }
+
+    #[test]
+    fn given_tells_explicit_values_from_defaults() {
+        let p = resolve(&[]);
+        assert!(!p.given("gap_us") && !p.given("on") && !p.given("mode"));
+        assert_eq!(p.num("gap_us"), 50.0);
+        assert_eq!(p.num_or("gap_us", 7.0), 7.0, "a preset value replaces an unset default");
+
+        // Giving the default value explicitly still counts as given.
+        let p = resolve(&[("gap_us", json!(50.0)), ("mode", json!("b"))]);
+        assert!(p.given("gap_us") && p.given("mode") && !p.given("on"));
+        assert_eq!(p.num_or("gap_us", 7.0), 50.0, "an explicit value beats the preset");
+        assert_eq!(p.choice("mode"), "b");
+        assert!(!p.given("undeclared"));
     }
 }

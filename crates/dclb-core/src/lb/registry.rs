@@ -1,7 +1,7 @@
 //! The list of schemes dclb knows. Adding a scheme: write its module, add one entry here.
 
 use super::params::{ParamSpec, Params};
-use super::{conga, drb, drill, ecmp, letflow, presto, rps, BuildCx, Installed, SwitchInfo};
+use super::{clove, conga, drb, drill, ecmp, hermes, letflow, presto, rps, BuildCx, Installed, SwitchInfo};
 
 /// Where a scheme makes its decisions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct SchemeSpec {
 }
 
 /// Every scheme, baselines first in the order the papers list them.
-pub static SCHEMES: &[SchemeSpec] = &[ecmp::SPEC, rps::SPEC, drb::SPEC, presto::SPEC, letflow::SPEC, conga::SPEC, drill::SPEC];
+pub static SCHEMES: &[SchemeSpec] = &[ecmp::SPEC, rps::SPEC, drb::SPEC, presto::SPEC, letflow::SPEC, conga::SPEC, drill::SPEC, hermes::SPEC, clove::SPEC];
 
 pub fn find_scheme(name: &str) -> Result<&'static SchemeSpec, String> {
     SCHEMES.iter().find(|s| s.name == name).ok_or_else(|| {

@@ -1,0 +1,324 @@
+//! Clove-ECN: flowlet switching at the sending host, with per-path weights that ECN echoes push around.
+//!
+//! **Rule (Katta et al., CoNEXT'17; baselines.md §9).** The sending host (in the paper, its hypervisor
+//! vSwitch) keeps, per destination, a weight for every path. A flow's packets stay on one path while they
+//! keep coming; after a gap of at least the flowlet timeout, the next packet starts a new flowlet, which takes
+//! a path by weighted round robin over the weights. Switches mark CE as usual (DCTCP's threshold); the
+//! receiver reflects, per path, whether the data was marked, which here is the ACK's ECE bit together with
+//! its echoed path tag. When an ACK of path `p` carries ECE, the host cuts `p`'s weight to 2/3 and spreads
+//! the removed third equally over the other paths, so the total weight stays the same. It reacts to a
+//! path at most once per "half RTT" (40 µs) so that one burst of marks counts once.
+//!
+//! **Choices where the paper is vague, or where dclb departs from the public code.**
+//! * Weights are kept per destination **leaf** (a path is a (destination leaf, uplink) pair, as in [LB],
+//!   which gives each (destination leaf, spine) pair a path id), so every flow to a rack shares what any of
+//!   them learnt. All usable paths start with weight 1.
+//! * Path choice per flowlet: `pick = "wrr"` (default) is weighted round robin, as the Clove paper describes
+//!   it and as MDTLB and TAM summarise it ("per-flowlet weighted round robin"). dclb uses the smooth form:
+//!   each usable path accumulates its weight, the largest accumulator wins (ties broken at random, so hosts
+//!   do not start in lockstep) and pays back the total. `pick = "random"` draws a path with probability
+//!   proportional to its weight, as the [LB] ns-3 code does.
+//! * Who receives the removed weight: `redistribute = "all"` (default, [LB]'s `DisToUncongestedPath=false`)
+//!   gives it to every other usable path. `"uncongested"` gives it only to paths without an ECN reaction in
+//!   the last half RTT, and keeps the weight where it was if there is none. This is the intended meaning of
+//!   [LB]'s `DisToUncongestedPath`, whose public code inverts the test (it picks the paths marked *within*
+//!   the last half RTT); dclb implements the intent, not the bug.
+//! * Weight recovery is not settled by the sources (the paper's rule was not verified; [LB] has none), so it
+//!   is the `recovery` option:
+//!   - `"none"` (default): weights move only on ECN echoes, as in [LB]. Because the total is conserved, a
+//!     path that lost weight regains it exactly when the other paths get marked, i.e. when load grows
+//!     enough for the extra capacity to matter; in an asymmetric fabric the slow path's low weight persists,
+//!     which is the point. It is also the only behaviour a public implementation shows.
+//!   - `"decay"`: every destination's weights relax exponentially towards equal shares of their total, with
+//!     time constant `recovery_us`.
+//!   - `"reset"`: a destination's weights return to equal shares once `recovery_us` passes without an ECN
+//!     reaction towards it.
+//!
+//!   `recovery_us` defaults to 5,000 µs, ten flowlet timeouts: long against the 40 µs reaction limit and one
+//!   flowlet, so recovery does not undo fresh congestion signals (a dclb choice; no source gives a value).
+//! * The flowlet table is per flow (its 5-tuple), with exact timestamps; a gap of at least `flowlet_us`
+//!   starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
+//!
+//! **Defaults.** Flowlet timeout 500 µs ([LB] driver `cloveFlowletTimeout=500` and README; the class default
+//! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 (baselines.md
+//! §9: ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
+//! (paper); recovery none ([LB]).
+
+use super::params::ParamSpec;
+use super::registry::{per_switch, Placement, SchemeSpec};
+use super::source_route::SourceRoute;
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, SwitchInfo};
+use crate::fabric::FabricFacts;
+use crate::packet::{Packet, NO_PATH};
+use crate::units::Time;
+use std::collections::HashMap;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::num("flowlet_us", 500.0, "us", "a gap of at least this between a flow's packets starts a new flowlet", "[LB] driver cloveFlowletTimeout=500, README"),
+    ParamSpec::num("react_gap_us", 40.0, "us", "react to ECN on a path at most once per this interval (half RTT)", "[LB] Ipv4Clove HalfRTT"),
+    ParamSpec::num("weight_cut", 1.0 / 3.0, "", "fraction of a marked path's weight moved to other paths", "baselines.md §9 (x 2/3); [LB] 0.67/0.33"),
+    ParamSpec::choice("redistribute", "all", &["all", "uncongested"], "who receives the removed weight: every other path, or those without an ECN reaction in the last react_gap", "[LB] DisToUncongestedPath=false; 'uncongested' = its intent, bug fixed"),
+    ParamSpec::choice("pick", "wrr", &["wrr", "random"], "flowlet path choice: weighted round robin (paper) or weighted random ([LB])", "Clove paper; [LB] Ipv4Clove"),
+    ParamSpec::choice("recovery", "none", &["none", "decay", "reset"], "how weights return to equal: never, exponential decay, or reset after a quiet period", "[LB] (none); dclb options"),
+    ParamSpec::num("recovery_us", 5000.0, "us", "time constant of 'decay', quiet period of 'reset'", "dclb choice (10 flowlet timeouts)"),
+];
+
+pub const SPEC: SchemeSpec = SchemeSpec {
+    name: "clove",
+    placement: Placement::Edge,
+    granularity: "flowlet",
+    summary: "Clove-ECN: host flowlets on weighted round robin; ECN echoes move weight off marked paths",
+    params: PARAMS,
+    install,
+};
+
+fn install(cx: &BuildCx, p: &Params, switches: &[SwitchInfo]) -> Installed {
+    let cfg = CloveConfig::from_params(p);
+    let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    Installed { switches: per_switch(switches, |s| SourceRoute::new(s.salt)), edges: Some(edges) }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    None,
+    Decay,
+    Reset,
+}
+
+#[derive(Clone, Debug)]
+pub struct CloveConfig {
+    pub flowlet: Time,
+    pub react_gap: Time,
+    pub weight_cut: f64,
+    pub to_uncongested_only: bool,
+    pub weighted_random: bool,
+    pub recovery: Recovery,
+    pub recovery_time: Time,
+}
+
+impl CloveConfig {
+    pub fn from_params(p: &Params) -> CloveConfig {
+        CloveConfig {
+            flowlet: Time::from_us_f64(p.num("flowlet_us")),
+            react_gap: Time::from_us_f64(p.num("react_gap_us")),
+            weight_cut: p.num("weight_cut").min(1.0),
+            to_uncongested_only: p.choice("redistribute") == "uncongested",
+            weighted_random: p.choice("pick") == "random",
+            recovery: match p.choice("recovery") {
+                "decay" => Recovery::Decay,
+                "reset" => Recovery::Reset,
+                _ => Recovery::None,
+            },
+            recovery_time: Time::from_us_f64(p.num("recovery_us")).max(Time(1)),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Flowlet {
+    path: u16,
+    last_seen: Time,
+}
+
+/// The Clove-ECN edge balancer of one host.
+pub struct Clove {
+    cfg: CloveConfig,
+    my_leaf: u32,
+    uplinks: u32,
+    /// `weights[dst_leaf * uplinks + uplink]`; 0 for uplinks that cannot reach the leaf.
+    weights: Vec<f64>,
+    /// Smooth weighted round robin accumulators, same layout.
+    wrr: Vec<f64>,
+    /// Last ECN reaction per path, `Time::MAX` if none.
+    last_ecn: Vec<Time>,
+    /// Per destination leaf: when the weights were last relaxed (decay) and last cut (reset).
+    relaxed_at: Vec<Time>,
+    last_reaction: Vec<Time>,
+    flowlets: HashMap<u32, Flowlet>,
+    flowlets_started: u64,
+}
+
+impl Clove {
+    pub fn new(cfg: CloveConfig, facts: &FabricFacts, host: u32) -> Clove {
+        let my_leaf = facts.leaf_of_host(host);
+        let (nl, nu) = (facts.leaves, facts.uplinks);
+        let mut weights = vec![0.0; (nl * nu) as usize];
+        for d in (0..nl).filter(|&d| d != my_leaf) {
+            for u in 0..nu {
+                if facts.path_delay(my_leaf, u, d) != Time::MAX {
+                    weights[(d * nu + u) as usize] = 1.0;
+                }
+            }
+        }
+        Clove {
+            cfg,
+            my_leaf,
+            uplinks: nu,
+            wrr: vec![0.0; weights.len()],
+            last_ecn: vec![Time::MAX; weights.len()],
+            weights,
+            relaxed_at: vec![Time::ZERO; nl as usize],
+            last_reaction: vec![Time::MAX; nl as usize],
+            flowlets: HashMap::new(),
+            flowlets_started: 0,
+        }
+    }
+
+    fn range(&self, dst_leaf: u32) -> std::ops::Range<usize> {
+        let a = (dst_leaf * self.uplinks) as usize;
+        a..a + self.uplinks as usize
+    }
+
+    /// Current weights towards `dst_leaf`, one per uplink (recovery applied up to `now`).
+    pub fn weights(&mut self, dst_leaf: u32, now: Time) -> &[f64] {
+        self.recover(dst_leaf, now);
+        &self.weights[self.range(dst_leaf)]
+    }
+
+    /// Flowlets started so far (new flows included).
+    pub fn flowlets_started(&self) -> u64 {
+        self.flowlets_started
+    }
+
+    /// Applies the recovery option to the weights towards `dst_leaf` up to `now`.
+    fn recover(&mut self, dst_leaf: u32, now: Time) {
+        let r = self.range(dst_leaf);
+        let d = dst_leaf as usize;
+        let w = &mut self.weights[r];
+        let total: f64 = w.iter().sum();
+        match self.cfg.recovery {
+            Recovery::None => {}
+            Recovery::Decay => {
+                let at = self.relaxed_at[d];
+                if now > at {
+                    let k = (-((now.0 - at.0) as f64) / self.cfg.recovery_time.0 as f64).exp();
+                    let usable = w.iter().filter(|&&x| x > 0.0).count().max(1);
+                    let share = total / usable as f64;
+                    for x in w.iter_mut().filter(|x| **x > 0.0) {
+                        *x = share + (*x - share) * k;
+                    }
+                    self.relaxed_at[d] = now;
+                }
+            }
+            Recovery::Reset => {
+                let last = self.last_reaction[d];
+                if last != Time::MAX && now.saturating_sub(last) >= self.cfg.recovery_time {
+                    let usable = w.iter().filter(|&&x| x > 0.0).count().max(1);
+                    let share = total / usable as f64;
+                    for x in w.iter_mut().filter(|x| **x > 0.0) {
+                        *x = share;
+                    }
+                    self.last_reaction[d] = Time::MAX;
+                }
+            }
+        }
+    }
+
+    /// Reacts to an ECN echo on `path` towards `dst_leaf`: cut its weight, give the cut to the others.
+    fn on_ecn(&mut self, dst_leaf: u32, path: u16, now: Time) {
+        if path as u32 >= self.uplinks || dst_leaf == self.my_leaf {
+            return;
+        }
+        self.recover(dst_leaf, now);
+        let base = (dst_leaf * self.uplinks) as usize;
+        let i = base + path as usize;
+        let gap = self.cfg.react_gap;
+        let last = self.last_ecn[i];
+        if last != Time::MAX && now.saturating_sub(last) < gap {
+            return;
+        }
+        self.last_ecn[i] = now;
+        if self.weights[i] <= 0.0 {
+            return;
+        }
+        let recent = |t: Time| t != Time::MAX && now.saturating_sub(t) < gap;
+        let only_calm = self.cfg.to_uncongested_only;
+        let is_recipient = |j: usize, w: &[f64], l: &[Time]| j != i && w[j] > 0.0 && !(only_calm && recent(l[j]));
+        let k = (base..base + self.uplinks as usize).filter(|&j| is_recipient(j, &self.weights, &self.last_ecn)).count();
+        if k == 0 {
+            return;
+        }
+        let moved = self.weights[i] * self.cfg.weight_cut;
+        self.weights[i] -= moved;
+        for j in base..base + self.uplinks as usize {
+            if is_recipient(j, &self.weights, &self.last_ecn) {
+                self.weights[j] += moved / k as f64;
+            }
+        }
+        self.last_reaction[dst_leaf as usize] = now;
+    }
+
+    /// Picks a path for a new flowlet towards `dst_leaf` among `paths`.
+    fn pick(&mut self, cx: &mut EdgeCx, dst_leaf: u32, paths: &[u16]) -> u16 {
+        self.recover(dst_leaf, cx.now);
+        let base = (dst_leaf * self.uplinks) as usize;
+        let total: f64 = paths.iter().map(|&p| self.weights[base + p as usize]).sum();
+        if total.is_nan() || total <= 0.0 {
+            return paths[cx.rng.below(paths.len())];
+        }
+        if self.cfg.weighted_random {
+            let mut r = cx.rng.unit() * total;
+            for &p in paths {
+                r -= self.weights[base + p as usize];
+                if r < 0.0 {
+                    return p;
+                }
+            }
+            return *paths.last().unwrap();
+        }
+        // Smooth weighted round robin.
+        let mut best = paths[0];
+        let mut best_v = f64::NEG_INFINITY;
+        let mut ties = 0usize;
+        for &p in paths {
+            let j = base + p as usize;
+            self.wrr[j] += self.weights[j];
+            let v = self.wrr[j];
+            if v > best_v {
+                best_v = v;
+                best = p;
+                ties = 1;
+            } else if v == best_v {
+                ties += 1;
+                if cx.rng.below(ties) == 0 {
+                    best = p;
+                }
+            }
+        }
+        self.wrr[base + best as usize] -= total;
+        best
+    }
+}
+
+impl EdgeBalancer for Clove {
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut Packet, paths: &[u16]) -> u16 {
+        let now = cx.now;
+        if let Some(f) = self.flowlets.get_mut(&flow.flow) {
+            if now.saturating_sub(f.last_seen) < self.cfg.flowlet && paths.contains(&f.path) {
+                f.last_seen = now;
+                return f.path;
+            }
+        }
+        let dl = cx.facts.leaf_of_host(flow.dst);
+        let p = self.pick(cx, dl, paths);
+        self.flowlets_started += 1;
+        self.flowlets.insert(flow.flow, Flowlet { path: p, last_seen: now });
+        p
+    }
+
+    fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
+        if ack.ecn.ece && ack.lb.echo_path != NO_PATH {
+            self.on_ecn(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now);
+        }
+        if flow.acked >= flow.size {
+            self.flowlets.remove(&flow.flow);
+        }
+    }
+
+    fn state_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.weights.len() * (8 + 8 + 8)
+            + self.relaxed_at.len() * 16
+            + self.flowlets.len() * (4 + std::mem::size_of::<Flowlet>())
+    }
+}

@@ -1,0 +1,658 @@
+//! Hermes: host-side sensing of every path, and cautious rerouting of flows only when it clearly pays.
+//!
+//! **Rule (Zhang et al., SIGCOMM'17; baselines.md §8.1).** Each sending host keeps a table of path conditions
+//! per (destination leaf, uplink), shared by all its flows. It fills the table passively from the ACKs of its
+//! own flows (a delay sample and the ECN echo, attributed to the path the acknowledged packet took) and
+//! actively from probes: every probe interval it probes two random paths plus the best path it knows to each
+//! destination leaf (power-of-two choices). A path is
+//! * **good** when its delay is below `T_RTT_low` and its ECN fraction below `T_ECN`;
+//! * **bad** (congested) when its delay is above `T_RTT_high` *and* its ECN fraction above `T_ECN`;
+//! * **failed** when it shows more than three timeouts with nothing acknowledged in between (blackhole), or
+//!   more than 1% retransmissions while not being congested (random drops), or a probe went unanswered;
+//! * **gray** otherwise, and while nothing is known about it.
+//!
+//! A new flow, a flow whose retransmission timer fired, and a flow on a failed path are placed on the good
+//! path with the smallest local sending rate, else the gray one with the smallest rate, else a random path
+//! that has not failed (a flow already placed stays put if every path has failed; a new flow then takes a
+//! random one). Any other flow stays where it is unless *all* of these hold (cautious rerouting):
+//! its path is bad; it has sent fewer than `S` bytes and its sending rate is below `R`; and some good (else
+//! gray) path is *notably better*, with a delay lower by at least `ΔRTT` and an ECN fraction lower by at
+//! least `ΔECN`. Among those it takes the one with the smallest local sending rate.
+//!
+//! **Where the authors' ns-3 code ([LB], baselines.md §8.2) differs, dclb follows the paper:**
+//! * the size gate: the paper's Algorithm 1, as MDTLB's pseudocode two restates it (line 18,
+//!   `f.s_sent < S and f.r_f < R`), lets only flows that have sent *less* than `S` move; [LB] requires at
+//!   least `S` acknowledged bytes on the current path, and baselines.md §8.1 states it that way too. The
+//!   sources conflict, so `size_gate` selects: `"below"` (default, paper) or `"at_least"` ([LB]);
+//! * the rate gate is the flow's own rate (`cwnd / srtt` from the host's TCP state), not [LB]'s per-path DRE;
+//! * candidates are ranked by the local sending rate `r_p` of the path (a discounted byte counter, as the
+//!   paper says), not by [LB]'s RTT level and flow count; a good candidate must also be notably better than
+//!   the current path ([LB] skips that comparison for good paths), and bad paths are never candidates
+//!   ([LB] falls back to a bad path better by `ΔRTT`);
+//! * the ECN fraction counts (the paper's good/bad rules use both signals; [LB]'s simulations weigh ECN 0);
+//! * the delay signal is the RTT, `now − echoed timestamp` (the paper); `delay_signal = "one_way"` uses
+//!   [LB]'s one-way data-path delay instead (the ACK's own send time minus the echoed one; clocks are exact
+//!   in a simulator). [LB]'s thresholds (and so both presets below) were tuned for that one-way delay;
+//! * probes include the best known path (commented out in [LB]);
+//! * failure detection follows the paper's rules as MDTLB's pseudocode one (line 7) restates them: more than
+//!   3 timeouts with no packet acknowledged, or more than 1% retransmissions on a path that is not bad;
+//!   [LB]'s thresholds (140 MB, 10000 timeouts) leave them effectively off.
+//!
+//! **Choices where the paper is vague.**
+//! * Each host senses and probes for itself: the paper shares probe results within a rack, which would take
+//!   host-to-host messages. With `probe_scope = "active"` (default) a host probes only destination leaves it
+//!   sent data to within the last 10 probe intervals; `"all"` probes every leaf. The probed host is the one
+//!   with the prober's index on the destination leaf. A probe that stays unanswered for `probe_timeout_us`
+//!   marks its path failed.
+//! * Delay estimate: EWMA with gain `rtt_gain` (0.5, [LB]'s smoothing). ECN fraction: ECE-marked share of the
+//!   samples (ACKs and probe replies), each weighted by `exp(−age / T1)` with `T1 = aging_us`, i.e. a sliding
+//!   window of about `T1`. Estimates older than `stale_us` are forgotten (the path becomes unknown, i.e. gray
+//!   with delay `T_RTT_low` and ECN 0, [LB]'s "no information" values); [LB] instead lets the delay drift.
+//! * A path with a timeout since its last acknowledged packet cannot be good (it is gray at best); [LB] makes
+//!   it bad. Timeouts, unanswered probes and the blackhole count clear on the next ACK or probe reply from the
+//!   path. The retransmission fraction is measured over `retx_window_us` and judged only once that window
+//!   holds at least `1 / fail_retx_fraction` packets; a path failed that way stays failed for `fail_hold_us`.
+//!   Retransmissions count per loss-recovery episode: a retransmission is charged to the flow's current path
+//!   if the byte was first sent on that path and is not part of an episode already charged (after a
+//!   retransmission, the bytes already sent are exempt), so NewReno's partial-ACK retransmissions, go-back-N
+//!   after a timeout, and reordering caused by a move neither inflate the fraction nor blame the new path.
+//! * Anti-herding ([LB], the paper only says "randomization"): a flow considers a congestion reroute at most
+//!   once per `reroute_interval_us` and goes ahead with probability `reroute_probability`; ties are random.
+//! * `flowlet_us` ([LB]'s flowlet trigger, not in the paper's algorithm): a flow idle for longer than this
+//!   may also be rerouted when its path is not bad, still subject to the size and rate gates and the
+//!   notably-better test. Both presets turn it on because both sources list a value; 0 gives the paper's
+//!   rule exactly.
+//! * Local sending rate `r_p`: bytes this host put on the path, discounted with time constant `dre_tau_us`
+//!   (150 µs = [LB]'s `T_dre` 30 µs / α 0.2).
+//!
+//! **Defaults** (`preset = "readme"`, the [LB] README's recommended set, baselines.md §8.2 table):
+//! `T_RTT_low` 60 µs, `T_RTT_high` 180 µs, `ΔRTT` 100 µs, `S` 600,000 B, `T1` 60 µs, probing every 500 µs
+//! (authors' scripts; README gives 100–500 µs), flowlet 500 µs ([LB] driver default and the authors' runs;
+//! the README text says 5 ms). Not in the README:
+//! `T_ECN` 0.1 ([LB] driver default; MDTLB Table 5), `ΔECN` 0 ([LB] code), `R` 5 Gbps ([LB] `DREMultiply`
+//! 5 at a 1 Gbps base), probe timeout 100 ms ([LB]), reroute probability 0.5 and interval 100 µs ([LB]),
+//! failure thresholds 3 timeouts and 1% retransmissions (paper, via MDTLB pseudocode one), RTT gain 0.5
+//! ([LB] `IsSmooth`). dclb choices without a source: `stale_us` 2 ms, `retx_window_us` 1 ms, `fail_hold_us`
+//! 10 ms, `probe_scope` active. `preset = "mdtlb"
+//! takes MDTLB's Table 5 values instead: `T_RTT_low` 40 µs, `T_RTT_high` 180 µs, `ΔRTT` 1 µs, `S` 64,000 B,
+//! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
+//! always beats the preset.
+
+use super::params::ParamSpec;
+use super::registry::{per_switch, Placement, SchemeSpec};
+use super::source_route::SourceRoute;
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, ProbeRequest, SwitchInfo};
+use crate::fabric::FabricFacts;
+use crate::packet::{Packet, NO_PATH};
+use crate::rng::Rng;
+use crate::units::Time;
+use std::collections::HashMap;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::choice("preset", "readme", &["readme", "mdtlb"], "parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5", "baselines.md §8.2; MDTLB Table 5"),
+    ParamSpec::num("rtt_low_us", 60.0, "us", "T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40)", "[LB] README (20 + one-way base delay); MDTLB Table 5"),
+    ParamSpec::num("rtt_high_us", 180.0, "us", "T_RTT_high: a bad path's delay is above this (preset: 180 in both)", "[LB] README; MDTLB Table 5"),
+    ParamSpec::num("delta_rtt_us", 100.0, "us", "ΔRTT: a notably better path's delay is lower by at least this (preset: readme 100, mdtlb 1)", "[LB] README; MDTLB Table 5"),
+    ParamSpec::num("ecn_threshold", 0.1, "", "T_ECN: ECN fraction separating good from bad paths", "[LB] driver default ECNPortionLow; MDTLB Table 5"),
+    ParamSpec::num("delta_ecn", 0.0, "", "ΔECN: a notably better path's ECN fraction is lower by at least this", "[LB] m_betterPathEcnThresh (code only)"),
+    ParamSpec::num("size_bytes", 600_000.0, "bytes", "S: sent-bytes gate of cautious rerouting (preset: readme 600000, mdtlb 64000)", "[LB] README; MDTLB Table 5"),
+    ParamSpec::choice("size_gate", "below", &["below", "at_least"], "which flows S lets move: fewer than S bytes sent (paper's Algorithm 1) or at least S ([LB] code)", "Hermes Alg. 1 via MDTLB pseudocode two; [LB] ipv4-tlb.cc"),
+    ParamSpec::num("rate_gbps", 5.0, "Gbps", "R: only flows sending slower than this (cwnd/srtt) are rerouted off a bad path", "[LB] DREMultiply 5 x 1 Gbps DRE base (baselines.md §8.2)"),
+    ParamSpec::num("aging_us", 60.0, "us", "T1: time constant of the ECN-fraction window (preset: readme 60, mdtlb 100)", "[LB] README T1; MDTLB Table 5"),
+    ParamSpec::num("probe_us", 500.0, "us", "probe interval (preset: readme 500, mdtlb 50)", "[LB] authors' scripts / README 100-500; MDTLB Table 5"),
+    ParamSpec::choice("probe_scope", "active", &["active", "all"], "probe destination leaves this host sent to recently, or every leaf", "dclb choice (paper: one prober per rack pair, results shared in the rack)"),
+    ParamSpec::num("probe_timeout_us", 100_000.0, "us", "an unanswered probe marks its path failed after this long", "[LB] m_probeTimeout 100 ms"),
+    ParamSpec::num("flowlet_us", 500.0, "us", "idle gap after which a flow may be rerouted off a path that is not bad; 0 = off (paper) (preset: readme 500, mdtlb 5000)", "[LB] FlowletTimeout driver default / README; MDTLB Table 5"),
+    ParamSpec::num("reroute_probability", 0.5, "", "probability that a triggered congestion reroute goes ahead (anti-herding)", "[LB] ChangePathPoss 50%"),
+    ParamSpec::num("reroute_interval_us", 100.0, "us", "a flow considers a congestion reroute at most once per this interval", "[LB] ipv4-tlb.cc"),
+    ParamSpec::num("rtt_gain", 0.5, "", "EWMA gain of the per-path delay estimate", "[LB] IsSmooth (0.5 old + 0.5 sample)"),
+    ParamSpec::choice("delay_signal", "rtt", &["rtt", "one_way"], "delay sample: RTT from the echoed timestamp (paper) or the one-way data-path delay ([LB])", "Hermes paper; [LB] tcp-socket-base.cc"),
+    ParamSpec::num("stale_us", 2000.0, "us", "a path's delay and ECN estimates are forgotten after this long without a sample", "dclb choice ([LB] drifts the delay instead)"),
+    ParamSpec::num("fail_timeouts", 3.0, "", "a path with more timeouts than this and no ACK since is failed (blackhole)", "Hermes paper via MDTLB pseudocode one"),
+    ParamSpec::num("fail_retx_fraction", 0.01, "", "a path that is not bad with a larger retransmission fraction is failed (random drops)", "Hermes paper via MDTLB pseudocode one"),
+    ParamSpec::num("retx_window_us", 1000.0, "us", "time constant of the retransmission-fraction window", "dclb choice"),
+    ParamSpec::num("fail_hold_us", 10_000.0, "us", "how long a path failed by its retransmission fraction stays failed", "dclb choice ([LB] keeps flags for 100 s)"),
+    ParamSpec::num("dre_tau_us", 150.0, "us", "time constant of the local sending rate r_p of each path", "[LB] T_dre 30 us / alpha 0.2"),
+];
+
+pub const SPEC: SchemeSpec = SchemeSpec {
+    name: "hermes",
+    placement: Placement::Edge,
+    granularity: "flow",
+    summary: "host senses every path (ACKs + power-of-two probes), reroutes cautiously off bad or failed paths",
+    params: PARAMS,
+    install,
+};
+
+fn install(cx: &BuildCx, p: &Params, switches: &[SwitchInfo]) -> Installed {
+    let cfg = HermesConfig::from_params(p);
+    let edges = (0..cx.hosts).map(|h| Box::new(Hermes::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    Installed { switches: per_switch(switches, |s| SourceRoute::new(s.salt)), edges: Some(edges) }
+}
+
+/// The values a preset sets (only those that differ between the presets' sources).
+struct Preset {
+    rtt_low_us: f64,
+    rtt_high_us: f64,
+    delta_rtt_us: f64,
+    ecn_threshold: f64,
+    size_bytes: f64,
+    aging_us: f64,
+    probe_us: f64,
+    flowlet_us: f64,
+}
+
+fn preset(name: &str) -> Preset {
+    match name {
+        "mdtlb" => Preset { rtt_low_us: 40.0, rtt_high_us: 180.0, delta_rtt_us: 1.0, ecn_threshold: 0.1, size_bytes: 64_000.0, aging_us: 100.0, probe_us: 50.0, flowlet_us: 5000.0 },
+        _ => Preset { rtt_low_us: 60.0, rtt_high_us: 180.0, delta_rtt_us: 100.0, ecn_threshold: 0.1, size_bytes: 600_000.0, aging_us: 60.0, probe_us: 500.0, flowlet_us: 500.0 },
+    }
+}
+
+/// Resolved Hermes settings (times converted, preset applied).
+#[derive(Clone, Debug)]
+pub struct HermesConfig {
+    pub rtt_low_us: f64,
+    pub rtt_high_us: f64,
+    pub delta_rtt_us: f64,
+    pub ecn_threshold: f64,
+    pub delta_ecn: f64,
+    pub size_bytes: u64,
+    /// Flows with fewer than `size_bytes` sent may move (`true`, paper) or flows with at least that many.
+    pub size_below: bool,
+    pub rate_bps: f64,
+    pub aging: Time,
+    pub probe_interval: Time,
+    pub probe_all: bool,
+    pub probe_timeout: Time,
+    /// `Time::ZERO` disables the flowlet trigger.
+    pub flowlet: Time,
+    pub reroute_probability: f64,
+    pub reroute_interval: Time,
+    pub rtt_gain: f64,
+    pub one_way: bool,
+    pub stale: Time,
+    pub fail_timeouts: u32,
+    pub fail_retx_fraction: f64,
+    pub retx_window: Time,
+    pub fail_hold: Time,
+    pub dre_tau: Time,
+}
+
+impl HermesConfig {
+    pub fn from_params(p: &Params) -> HermesConfig {
+        let ps = preset(p.choice("preset"));
+        let us = Time::from_us_f64;
+        HermesConfig {
+            rtt_low_us: p.num_or("rtt_low_us", ps.rtt_low_us),
+            rtt_high_us: p.num_or("rtt_high_us", ps.rtt_high_us),
+            delta_rtt_us: p.num_or("delta_rtt_us", ps.delta_rtt_us),
+            ecn_threshold: p.num_or("ecn_threshold", ps.ecn_threshold),
+            delta_ecn: p.num("delta_ecn"),
+            size_bytes: p.num_or("size_bytes", ps.size_bytes).round() as u64,
+            size_below: p.choice("size_gate") == "below",
+            rate_bps: p.num("rate_gbps") * 1e9,
+            aging: us(p.num_or("aging_us", ps.aging_us)).max(Time(1)),
+            probe_interval: us(p.num_or("probe_us", ps.probe_us)),
+            probe_all: p.choice("probe_scope") == "all",
+            probe_timeout: us(p.num("probe_timeout_us")),
+            flowlet: us(p.num_or("flowlet_us", ps.flowlet_us)),
+            reroute_probability: p.num("reroute_probability").min(1.0),
+            reroute_interval: us(p.num("reroute_interval_us")),
+            rtt_gain: p.num("rtt_gain").min(1.0),
+            one_way: p.choice("delay_signal") == "one_way",
+            stale: us(p.num("stale_us")),
+            fail_timeouts: p.num("fail_timeouts").round() as u32,
+            fail_retx_fraction: p.num("fail_retx_fraction"),
+            retx_window: us(p.num("retx_window_us")).max(Time(1)),
+            fail_hold: us(p.num("fail_hold_us")),
+            dre_tau: us(p.num("dre_tau_us")).max(Time(1)),
+        }
+    }
+}
+
+/// Condition of a path as Hermes judges it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PathType {
+    Good,
+    Gray,
+    Bad,
+    Failed,
+}
+
+/// What one host knows about one path (destination leaf, uplink).
+#[derive(Copy, Clone, Debug)]
+struct PathState {
+    /// Smoothed delay in µs; meaningful while `sampled_at` is recent.
+    rtt_us: f64,
+    /// Time of the last delay/ECN sample, `Time::MAX` if none.
+    sampled_at: Time,
+    /// ECE-marked and total samples, each discounted by exp(-age / T1), as of `ecn_at`.
+    ecn_marked: f64,
+    ecn_total: f64,
+    ecn_at: Time,
+    /// Retransmitted and total data packets sent on the path, discounted over `retx_window`, as of `retx_at`.
+    retx: f64,
+    sent: f64,
+    retx_at: Time,
+    /// Retransmission timeouts of flows on this path since it last delivered anything.
+    timeouts: u32,
+    /// Send time of the oldest unanswered probe, `Time::MAX` if none.
+    probe_pending: Time,
+    /// Failed by its retransmission fraction until then.
+    failed_until: Time,
+    /// Discounted bytes this host sent on the path (the local sending rate r_p times `dre_tau`), as of `dre_at`.
+    dre: f64,
+    dre_at: Time,
+}
+
+impl Default for PathState {
+    fn default() -> Self {
+        PathState {
+            rtt_us: 0.0,
+            sampled_at: Time::MAX,
+            ecn_marked: 0.0,
+            ecn_total: 0.0,
+            ecn_at: Time::ZERO,
+            retx: 0.0,
+            sent: 0.0,
+            retx_at: Time::ZERO,
+            timeouts: 0,
+            probe_pending: Time::MAX,
+            failed_until: Time::ZERO,
+            dre: 0.0,
+            dre_at: Time::ZERO,
+        }
+    }
+}
+
+/// `x` discounted from `at` to `now` with time constant `tau`.
+#[inline]
+fn discounted(x: f64, at: Time, now: Time, tau: Time) -> f64 {
+    if now <= at || x == 0.0 {
+        x
+    } else {
+        x * (-((now.0 - at.0) as f64) / tau.0 as f64).exp()
+    }
+}
+
+/// The judged state of a path at one instant.
+#[derive(Copy, Clone, Debug)]
+pub struct PathView {
+    pub kind: PathType,
+    /// Delay estimate in µs (`T_RTT_low` when unknown).
+    pub rtt_us: f64,
+    /// ECN fraction (0 when unknown).
+    pub ecn: f64,
+    /// Discounted bytes sent on the path (proportional to the local sending rate).
+    pub load: f64,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct FlowEntry {
+    path: u16,
+    dst_leaf: u32,
+    last_seen: Time,
+    /// Last time a congestion reroute was considered.
+    last_attempt: Option<Time>,
+    /// The retransmission timer fired since the flow was last placed.
+    timed_out: bool,
+    /// Retransmissions of bytes below this are not charged to `path`: they were first sent on another path
+    /// (set to the highest byte sent when the flow moves), or belong to a recovery episode already charged
+    /// (set to the highest byte sent at each retransmission).
+    charge_from: u64,
+}
+
+/// The Hermes edge balancer of one host.
+pub struct Hermes {
+    cfg: HermesConfig,
+    host: u32,
+    my_leaf: u32,
+    uplinks: u32,
+    hosts_per_leaf: u32,
+    /// `paths[dst_leaf * uplinks + uplink]`.
+    paths: Vec<PathState>,
+    /// Uplinks that reach each destination leaf (static routing facts), for probing.
+    usable: Vec<Vec<u16>>,
+    /// Last time this host sent data towards each leaf, `Time::MAX` if never.
+    last_active: Vec<Time>,
+    flows: HashMap<u32, FlowEntry>,
+    reroutes: u64,
+}
+
+impl Hermes {
+    pub fn new(cfg: HermesConfig, facts: &FabricFacts, host: u32) -> Hermes {
+        let my_leaf = facts.leaf_of_host(host);
+        let usable = (0..facts.leaves)
+            .map(|d| if d == my_leaf { Vec::new() } else { (0..facts.uplinks).filter(|&u| facts.path_delay(my_leaf, u, d) != Time::MAX).map(|u| u as u16).collect() })
+            .collect();
+        Hermes {
+            cfg,
+            host,
+            my_leaf,
+            uplinks: facts.uplinks,
+            hosts_per_leaf: facts.hosts_per_leaf,
+            paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
+            usable,
+            last_active: vec![Time::MAX; facts.leaves as usize],
+            flows: HashMap::new(),
+            reroutes: 0,
+        }
+    }
+
+    #[inline]
+    fn idx(&self, dst_leaf: u32, path: u16) -> usize {
+        (dst_leaf * self.uplinks + path as u32) as usize
+    }
+
+    /// How Hermes judges path `path` towards `dst_leaf` at `now` (for inspection and tests).
+    pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
+        let ps = &self.paths[self.idx(dst_leaf, path)];
+        let c = &self.cfg;
+        let load = discounted(ps.dre, ps.dre_at, now, c.dre_tau);
+        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale;
+        let (rtt_us, ecn) = if fresh { (ps.rtt_us, if ps.ecn_total > 0.0 { ps.ecn_marked / ps.ecn_total } else { 0.0 }) } else { (c.rtt_low_us, 0.0) };
+        let probe_lost = ps.probe_pending != Time::MAX && now.saturating_sub(ps.probe_pending) >= c.probe_timeout;
+        let kind = if ps.timeouts > c.fail_timeouts || probe_lost || now < ps.failed_until {
+            PathType::Failed
+        } else if !fresh {
+            PathType::Gray
+        } else if rtt_us > c.rtt_high_us && ecn > c.ecn_threshold {
+            PathType::Bad
+        } else if rtt_us < c.rtt_low_us && ecn < c.ecn_threshold && ps.timeouts == 0 {
+            PathType::Good
+        } else {
+            PathType::Gray
+        };
+        PathView { kind, rtt_us, ecn, load }
+    }
+
+    /// Flows this host has moved off their path (not counting first placements).
+    pub fn reroutes(&self) -> u64 {
+        self.reroutes
+    }
+
+    /// The path a flow of this host is pinned to, if it has one.
+    pub fn flow_path(&self, flow: u32) -> Option<u16> {
+        self.flows.get(&flow).map(|e| e.path)
+    }
+
+    /// Records a delay sample and an ECN echo for a path: evidence that the path delivers.
+    fn sample(&mut self, dst_leaf: u32, path: u16, now: Time, delay: Time, ece: bool) {
+        if path as u32 >= self.uplinks || dst_leaf == self.my_leaf {
+            return;
+        }
+        let i = self.idx(dst_leaf, path);
+        let c = &self.cfg;
+        let ps = &mut self.paths[i];
+        let d = delay.as_us();
+        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale;
+        if fresh {
+            ps.rtt_us = (1.0 - c.rtt_gain) * ps.rtt_us + c.rtt_gain * d;
+            ps.ecn_marked = discounted(ps.ecn_marked, ps.ecn_at, now, c.aging);
+            ps.ecn_total = discounted(ps.ecn_total, ps.ecn_at, now, c.aging);
+        } else {
+            ps.rtt_us = d;
+            ps.ecn_marked = 0.0;
+            ps.ecn_total = 0.0;
+        }
+        ps.ecn_at = now;
+        ps.ecn_total += 1.0;
+        if ece {
+            ps.ecn_marked += 1.0;
+        }
+        ps.sampled_at = now;
+        ps.timeouts = 0;
+        ps.probe_pending = Time::MAX;
+    }
+
+    /// Counts a data packet sent on a path (its bytes towards r_p; whether it is a retransmission).
+    fn count_sent(&mut self, dst_leaf: u32, path: u16, now: Time, bytes: u32) {
+        let i = self.idx(dst_leaf, path);
+        let c = &self.cfg;
+        let ps = &mut self.paths[i];
+        ps.dre = discounted(ps.dre, ps.dre_at, now, c.dre_tau) + bytes as f64;
+        ps.dre_at = now;
+        ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window) + 1.0;
+        ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window);
+        ps.retx_at = now;
+    }
+
+    /// Charges a retransmission to the path the flow was on, and applies the random-drop failure rule.
+    fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
+        let i = self.idx(dst_leaf, path);
+        {
+            let c = &self.cfg;
+            let ps = &mut self.paths[i];
+            ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window);
+            ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window) + 1.0;
+            ps.retx_at = now;
+        }
+        let c = &self.cfg;
+        let ps = self.paths[i];
+        if c.fail_retx_fraction > 0.0 && ps.sent >= 1.0 / c.fail_retx_fraction && ps.retx > c.fail_retx_fraction * ps.sent {
+            // Losses on a congested (bad) path are congestion drops, not a failure.
+            let v = self.view(dst_leaf, path, now);
+            if v.kind != PathType::Bad && v.kind != PathType::Failed {
+                self.paths[i].failed_until = now + c.fail_hold;
+            }
+        }
+    }
+
+    /// Among `paths` of type `kind` that pass `ok`, the one with the smallest local sending rate (random tie-break).
+    fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
+        let mut best: Option<(u16, f64)> = None;
+        let mut ties = 0usize;
+        for &p in paths {
+            let v = self.view(dst_leaf, p, now);
+            if !ok(p, &v) {
+                continue;
+            }
+            match best {
+                Some((_, l)) if v.load > l => {}
+                Some((_, l)) if v.load == l => {
+                    ties += 1;
+                    if rng.below(ties) == 0 {
+                        best = Some((p, l));
+                    }
+                }
+                _ => {
+                    best = Some((p, v.load));
+                    ties = 1;
+                }
+            }
+        }
+        best.map(|(p, _)| p)
+    }
+
+    /// Placement of a new, timed-out or failed-path flow: least-loaded good, else gray, else a random path
+    /// that has not failed; `None` when every path has failed.
+    fn place(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time) -> Option<u16> {
+        if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.kind == PathType::Good) {
+            return Some(p);
+        }
+        if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.kind == PathType::Gray) {
+            return Some(p);
+        }
+        let mut pick = None;
+        let mut n = 0usize;
+        for &p in paths {
+            if self.view(dst_leaf, p, now).kind != PathType::Failed {
+                n += 1;
+                if rng.below(n) == 0 {
+                    pick = Some(p);
+                }
+            }
+        }
+        pick
+    }
+
+    /// A good (else gray) path notably better than `cur`, least loaded first; `None` if there is none.
+    fn notably_better(&self, rng: &mut Rng, dst_leaf: u32, cur: u16, paths: &[u16], now: Time) -> Option<u16> {
+        let c = &self.cfg;
+        let here = self.view(dst_leaf, cur, now);
+        let better = |p: u16, v: &PathView| p != cur && here.rtt_us - v.rtt_us >= c.delta_rtt_us && here.ecn - v.ecn >= c.delta_ecn;
+        self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.kind == PathType::Good && better(p, v))
+            .or_else(|| self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.kind == PathType::Gray && better(p, v)))
+    }
+
+    /// The flow-status gates of cautious rerouting: sent size against S, sending rate against R.
+    fn gates_open(&self, flow: &FlowView) -> bool {
+        let c = &self.cfg;
+        let size_ok = if c.size_below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
+        let rate = if flow.srtt > Time::ZERO { flow.cwnd as f64 * 8.0 / flow.srtt.as_secs() } else { 0.0 };
+        size_ok && rate < c.rate_bps
+    }
+
+    fn probe_target(&self, dst_leaf: u32) -> u32 {
+        dst_leaf * self.hosts_per_leaf + self.host % self.hosts_per_leaf
+    }
+
+    fn send_probe(&mut self, cx: &mut EdgeCx, dst_leaf: u32, path: u16) {
+        let i = self.idx(dst_leaf, path);
+        if self.paths[i].probe_pending == Time::MAX {
+            self.paths[i].probe_pending = cx.now;
+        }
+        cx.probes.push(ProbeRequest { dst: self.probe_target(dst_leaf), path });
+    }
+}
+
+impl EdgeBalancer for Hermes {
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut Packet, paths: &[u16]) -> u16 {
+        let now = cx.now;
+        let dl = cx.facts.leaf_of_host(flow.dst);
+        self.last_active[dl as usize] = now;
+        let chosen = match self.flows.get(&flow.flow).copied() {
+            None => {
+                // With every path failed, a new flow still has to go somewhere: a random one.
+                let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
+                self.flows.insert(flow.flow, FlowEntry { path: p, dst_leaf: dl, last_seen: now, last_attempt: None, timed_out: false, charge_from: 0 });
+                p
+            }
+            Some(mut e) => {
+                let cur = e.path;
+                if flow.retransmission {
+                    // One charge per loss-recovery episode, and only for bytes first sent on this path.
+                    if pkt.seq >= e.charge_from && paths.contains(&cur) {
+                        self.count_retx(dl, cur, now);
+                    }
+                    e.charge_from = e.charge_from.max(flow.sent);
+                }
+                let kind = self.view(dl, cur, now).kind;
+                let next = if e.timed_out || kind == PathType::Failed || !paths.contains(&cur) {
+                    e.timed_out = false;
+                    // With every path failed, moving gains nothing: stay (unless the path is gone).
+                    match self.place(cx.rng, dl, paths, now) {
+                        Some(p) => p,
+                        None if paths.contains(&cur) => cur,
+                        None => paths[cx.rng.below(paths.len())],
+                    }
+                } else {
+                    let c = &self.cfg;
+                    let idle = c.flowlet > Time::ZERO && now.saturating_sub(e.last_seen) > c.flowlet;
+                    let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval);
+                    if (kind == PathType::Bad || idle) && due && self.gates_open(flow) {
+                        e.last_attempt = Some(now);
+                        if cx.rng.unit() < self.cfg.reroute_probability {
+                            self.notably_better(cx.rng, dl, cur, paths, now).unwrap_or(cur)
+                        } else {
+                            cur
+                        }
+                    } else {
+                        cur
+                    }
+                };
+                if next != cur {
+                    self.reroutes += 1;
+                    e.charge_from = e.charge_from.max(flow.sent);
+                }
+                e.path = next;
+                e.last_seen = now;
+                self.flows.insert(flow.flow, e);
+                next
+            }
+        };
+        self.count_sent(dl, chosen, now, pkt.wire_bytes);
+        chosen
+    }
+
+    fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
+        if ack.lb.echo_path != NO_PATH {
+            let delay = if self.cfg.one_way { ack.sent_at.saturating_sub(ack.echo_ts) } else { cx.now.saturating_sub(ack.echo_ts) };
+            self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
+        }
+        if flow.acked >= flow.size {
+            self.flows.remove(&flow.flow);
+        }
+    }
+
+    fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
+        if let Some(e) = self.flows.get_mut(&flow.flow) {
+            e.timed_out = true;
+            let i = (e.dst_leaf * self.uplinks + e.path as u32) as usize;
+            self.paths[i].timeouts += 1;
+        }
+    }
+
+    fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
+        let delay = if self.cfg.one_way { reply.sent_at.saturating_sub(reply.echo_ts) } else { cx.now.saturating_sub(reply.echo_ts) };
+        self.sample(cx.facts.leaf_of_host(reply.src), reply.lb.echo_path, cx.now, delay, reply.ecn.ece);
+    }
+
+    /// Every probe interval: for each destination leaf in scope, probe two distinct random paths and the best
+    /// known one.
+    fn on_timer(&mut self, cx: &mut EdgeCx) {
+        let now = cx.now;
+        let horizon = self.cfg.probe_interval.mul(10);
+        for d in 0..self.usable.len() as u32 {
+            let n = self.usable[d as usize].len();
+            if n == 0 {
+                continue;
+            }
+            let la = self.last_active[d as usize];
+            if !self.cfg.probe_all && (la == Time::MAX || now.saturating_sub(la) > horizon) {
+                continue;
+            }
+            if n <= 3 {
+                for k in 0..n {
+                    let p = self.usable[d as usize][k];
+                    self.send_probe(cx, d, p);
+                }
+                continue;
+            }
+            let a = cx.rng.below(n);
+            let mut b = cx.rng.below(n - 1);
+            if b >= a {
+                b += 1;
+            }
+            // Best known: lowest (type, delay); first in uplink order on ties.
+            let mut best = 0usize;
+            let mut key = (PathType::Failed, f64::INFINITY);
+            for k in 0..n {
+                let v = self.view(d, self.usable[d as usize][k], now);
+                if (v.kind, v.rtt_us) < key {
+                    key = (v.kind, v.rtt_us);
+                    best = k;
+                }
+            }
+            let (pa, pb, pbest) = (self.usable[d as usize][a], self.usable[d as usize][b], self.usable[d as usize][best]);
+            self.send_probe(cx, d, pa);
+            self.send_probe(cx, d, pb);
+            if best != a && best != b {
+                self.send_probe(cx, d, pbest);
+            }
+        }
+    }
+
+    fn timer_period(&self) -> Option<Time> {
+        (self.cfg.probe_interval > Time::ZERO).then_some(self.cfg.probe_interval)
+    }
+
+    fn state_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.paths.len() * std::mem::size_of::<PathState>()
+            + self.last_active.len() * 8
+            + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
+            + self.flows.len() * (4 + std::mem::size_of::<FlowEntry>())
+    }
+}

@@ -1,0 +1,205 @@
+//! Behaviour tests for Clove-ECN: ECN echoes move weight off the marked path (and so new flowlets), at most
+//! once per reaction interval; the recovery options behave as documented; redistribution to uncongested
+//! paths only; flowlets keep their path; and an end-to-end run completes, deterministically, with bytes
+//! conserved.
+//!
+//! How the tests were checked: each rule was broken on purpose in `src/lb/clove.rs` and tests failed: moving
+//! no weight on ECN fails `ecn_moves_weight_and_flowlets_off_the_marked_path` (and the recovery tests);
+//! dropping the 40 µs reaction limit fails it too; swapping the "none" and "decay" recovery fails
+//! `decay_recovery_returns_weights_to_equal` and the "weights stay shifted" check; inverting the
+//! "uncongested" recipient test (the public code's bug) fails `uncongested_redistribution_skips_recently_marked_paths`.
+
+mod common;
+use common::*;
+use dclb_core::config::{Config, LinkOverride, TransportKind};
+use dclb_core::fabric::Fabric;
+use dclb_core::lb::clove::{self, Clove, CloveConfig};
+use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView, Params, ProbeRequest};
+use dclb_core::metrics::{Column, Results};
+use dclb_core::packet::{Packet, PacketKind};
+use dclb_core::rng::Rng;
+use dclb_core::units::Time;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+const DST: u32 = 2; // on leaf 1 (2 hosts per leaf)
+const DL: u32 = 1;
+
+struct Bench {
+    fabric: Fabric,
+    lb: Clove,
+    rng: Rng,
+    probes: Vec<ProbeRequest>,
+}
+
+impl Bench {
+    fn new(given: &[(&str, Value)]) -> Bench {
+        let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let p = Params::resolve("clove", clove::SPEC.params, &m).unwrap();
+        let cfg = fabric(2, 4, 2);
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let lb = Clove::new(CloveConfig::from_params(&p), &fabric.facts, 0);
+        Bench { fabric, lb, rng: Rng::new(3), probes: Vec::new() }
+    }
+
+    fn send(&mut self, us: f64, flow: u32) -> u16 {
+        let paths = self.fabric.paths(0, DL).to_vec();
+        let mut cx = EdgeCx { now: Time::from_us_f64(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
+        let view = FlowView { flow, dst: DST, size: 1_000_000, start: Time::ZERO, sent: 0, acked: 0, cwnd: 14_600, srtt: Time::ZERO, retransmission: false };
+        let mut p = Packet::new(PacketKind::Data, flow, 0, DST);
+        self.lb.choose_path(&mut cx, &view, &mut p, &paths)
+    }
+
+    fn ack(&mut self, us: f64, path: u16, ece: bool) {
+        let mut cx = EdgeCx { now: Time::from_us_f64(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
+        let view = FlowView { flow: 0, dst: DST, size: 1_000_000, start: Time::ZERO, sent: 20_000, acked: 10_000, cwnd: 14_600, srtt: Time::from_us(20), retransmission: false };
+        let mut a = Packet::new(PacketKind::Ack, 0, DST, 0);
+        a.ecn.ece = ece;
+        a.lb.echo_path = path;
+        self.lb.on_ack(&mut cx, &view, &a);
+    }
+
+    fn weights(&mut self, us: f64) -> Vec<f64> {
+        self.lb.weights(DL, Time::from_us_f64(us)).to_vec()
+    }
+
+    /// Fraction of `n` new flows (one flowlet each) that take each path.
+    fn shares(&mut self, us: f64, first_flow: u32, n: u32) -> Vec<f64> {
+        let mut c = [0u32; 4];
+        for f in first_flow..first_flow + n {
+            c[self.send(us, f) as usize] += 1;
+        }
+        c.iter().map(|&x| x as f64 / n as f64).collect()
+    }
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
+    a.iter().zip(b).all(|(x, y)| (x - y).abs() < tol)
+}
+
+#[test]
+fn ecn_moves_weight_and_flowlets_off_the_marked_path() {
+    let mut b = Bench::new(&[]);
+    assert_eq!(b.weights(0.0), vec![1.0; 4]);
+    let even = b.shares(0.0, 0, 400);
+    assert!(close(&even, &[0.25; 4], 0.01), "equal weights, round robin: {even:?}");
+
+    // ACKs of path 2 carry ECE: its weight drops to 2/3, each other path gains 1/9; the total stays 4.
+    b.ack(100.0, 2, true);
+    let w = b.weights(100.0);
+    assert!(close(&w, &[1.0 + 1.0 / 9.0, 1.0 + 1.0 / 9.0, 2.0 / 3.0, 1.0 + 1.0 / 9.0], 1e-9), "{w:?}");
+    // A second echo within 40 µs of the first is ignored; unmarked ACKs change nothing.
+    b.ack(120.0, 2, true);
+    b.ack(125.0, 1, false);
+    assert!(close(&b.weights(125.0), &w, 1e-12));
+    // After 40 µs it counts again.
+    for k in 0..4 {
+        b.ack(150.0 + 50.0 * k as f64, 2, true);
+    }
+    let w = b.weights(400.0);
+    assert!((w.iter().sum::<f64>() - 4.0).abs() < 1e-9, "weight is conserved: {w:?}");
+    assert!((w[2] - (2.0f64 / 3.0).powi(5)).abs() < 1e-9 && w[0] > 1.25 && w[1] > 1.25 && w[3] > 1.25, "{w:?}");
+
+    // New flowlets follow the weights (weighted round robin: shares equal weight / total).
+    let s = b.shares(400.0, 1000, 1000);
+    for p in 0..4 {
+        assert!((s[p] - w[p] / 4.0).abs() < 0.01, "path {p}: share {} vs weight {}", s[p], w[p] / 4.0);
+    }
+    assert!(s[2] < 0.05, "{s:?}");
+
+    // Default recovery is "none": a second later, with no more marks, the weights have not moved.
+    assert!(close(&b.weights(1_000_000.0), &w, 1e-12));
+}
+
+#[test]
+fn weighted_random_pick_also_follows_the_weights() {
+    let mut b = Bench::new(&[("pick", json!("random"))]);
+    for k in 0..6 {
+        b.ack(100.0 + 50.0 * k as f64, 0, true);
+    }
+    let w = b.weights(500.0);
+    let s = b.shares(500.0, 0, 4000);
+    for p in 0..4 {
+        assert!((s[p] - w[p] / 4.0).abs() < 0.03, "path {p}: share {} vs weight {}", s[p], w[p] / 4.0);
+    }
+}
+
+#[test]
+fn decay_recovery_returns_weights_to_equal() {
+    let mut b = Bench::new(&[("recovery", json!("decay")), ("recovery_us", json!(1000.0))]);
+    for k in 0..5 {
+        b.ack(100.0 + 50.0 * k as f64, 3, true);
+    }
+    let w0 = b.weights(300.0);
+    assert!(w0[3] < 0.3, "{w0:?}");
+    // One time constant later the gap to equal has shrunk by e; after 20 it is gone.
+    let w1 = b.weights(1300.0);
+    let gap = |w: &[f64]| (w[3] - 1.0).abs();
+    assert!((gap(&w1) / gap(&w0) - (-1.0f64).exp()).abs() < 1e-6, "{w0:?} -> {w1:?}");
+    assert!(close(&b.weights(20_300.0), &[1.0; 4], 1e-6));
+    assert!((b.weights(20_300.0).iter().sum::<f64>() - 4.0).abs() < 1e-9);
+}
+
+#[test]
+fn reset_recovery_restores_equal_weights_after_a_quiet_period() {
+    let mut b = Bench::new(&[("recovery", json!("reset")), ("recovery_us", json!(1000.0))]);
+    b.ack(100.0, 1, true);
+    b.ack(600.0, 1, true);
+    let w = b.weights(1500.0);
+    assert!(w[1] < 0.5, "quiet for only 900 µs since the last reaction: still shifted {w:?}");
+    assert!(close(&b.weights(1600.0), &[1.0; 4], 1e-12));
+}
+
+#[test]
+fn uncongested_redistribution_skips_recently_marked_paths() {
+    for (mode, gains) in [("all", true), ("uncongested", false)] {
+        let mut b = Bench::new(&[("redistribute", json!(mode))]);
+        b.ack(100.0, 0, true);
+        let before = b.weights(110.0)[0];
+        b.ack(110.0, 1, true); // path 0 was marked 10 µs ago
+        let after = b.weights(110.0)[0];
+        assert_eq!(after > before, gains, "{mode}: path 0 {before} -> {after}");
+    }
+}
+
+#[test]
+fn a_flowlet_keeps_its_path_until_a_gap() {
+    let mut b = Bench::new(&[]);
+    let p = b.send(0.0, 9);
+    for k in 1..50 {
+        assert_eq!(b.send(k as f64 * 100.0, 9), p, "gaps below 500 µs keep the flowlet on its path");
+    }
+    let started = b.lb.flowlets_started();
+    b.send(4900.0 + 500.0, 9);
+    assert_eq!(b.lb.flowlets_started(), started + 1, "a 500 µs gap starts a new flowlet");
+}
+
+fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
+    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
+    values.chunks(*width).map(|c| c.to_vec()).collect()
+}
+
+fn slow_link(scheme: &str) -> Config {
+    let mut cfg = fabric(2, 4, 8);
+    cfg.lb.scheme = scheme.into();
+    cfg.topology.links.push(LinkOverride { leaf: 1, spine: 1, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, direction: Default::default() });
+    let mut s = poisson(16, 0.4, 400);
+    s.transport = TransportKind::Dctcp;
+    cfg.sources = vec![s];
+    cfg
+}
+
+#[test]
+fn clove_completes_all_flows_deterministically_with_bytes_conserved() {
+    let r = run(&slow_link("clove"));
+    let again = run(&slow_link("clove"));
+    let bits = |r: &Results| r.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&r), bits(&again), "same seed, same result");
+    assert_eq!(r.stats.flows_completed, 400);
+    let rows = uplink_rows(&r);
+    let slow: u64 = rows.iter().map(|row| row[1]).sum();
+    let all: u64 = rows.iter().map(|row| row.iter().sum::<u64>()).sum();
+    eprintln!("clove: share of bytes on the slow path {:.3}", slow as f64 / all as f64);
+    // Flowlets switch paths mid-flow, so flows use several uplinks.
+    assert!(rows.iter().any(|row| row.iter().filter(|&&b| b > 0).count() > 1));
+}
