@@ -97,7 +97,18 @@ def simulate(sc: Scenario, progress: Optional[Callable[[float, int, int, int], N
     if progress is not None:
         progress(*sim.progress())
     wall = time.perf_counter() - t0
-    return sim.results(), wall
+    raw = sim.results()
+    _check_conservation(raw["stats"])
+    return raw, wall
+
+
+def _check_conservation(stats: dict[str, Any]) -> None:
+    """Every run checks that wire bytes are conserved: created = delivered + dropped + still in the network
+    (the last counted packet by packet). A violation is a bug in dclb, never a user error."""
+    created = stats["wire_bytes_created"]
+    accounted = stats["wire_bytes_delivered"] + stats["wire_bytes_dropped"] + stats["wire_bytes_in_flight"]
+    if created != accounted:
+        raise RuntimeError(f"byte conservation violated: created {created} != delivered + dropped + in flight {accounted}")
 
 
 def run(
