@@ -174,8 +174,8 @@ def bench_cmd(overrides: tuple[str, ...], as_json: bool) -> None:
         ("simulated time", f"{report['sim_time_us'] / 1e3:.1f} ms"),
         ("peak RSS of this process", f"{report['peak_rss_mb']:.0f} MB (before the run: {report['rss_before_mb']:.0f} MB)"),
         ("engine memory (estimate)", f"{report['engine_mb']:.1f} MB"),
-        ("peak flows in flight", f"{report['peak_flows_active']:,}"),
-        ("memory per flow in flight", f"{report['bytes_per_active_flow']:.0f} B (RSS growth / peak flows in flight)"),
+        ("peak flows / packets in flight", f"{report['peak_flows_active']:,} / {report['peak_packets_in_flight']:,}"),
+        ("memory per flow", f"{report['bytes_per_flow_engine']:.0f} B engine estimate, {report['bytes_per_flow_rss']:.0f} B of RSS growth (every flow's state is allocated at start)"),
     ]
     console.print(_summary_table("dclb bench", rows))
 
