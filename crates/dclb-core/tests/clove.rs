@@ -15,7 +15,7 @@ use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::fabric::Fabric;
 use dclb_core::lb::clove::{self, Clove, CloveConfig};
 use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView, Params, ProbeRequest};
-use dclb_core::metrics::{Column, Results};
+use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 use dclb_core::units::Time;
@@ -174,10 +174,6 @@ fn a_flowlet_keeps_its_path_until_a_gap() {
     assert_eq!(b.lb.flowlets_started(), started + 1, "a 500 µs gap starts a new flowlet");
 }
 
-fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
-    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
-    values.chunks(*width).map(|c| c.to_vec()).collect()
-}
 
 fn slow_link(scheme: &str) -> Config {
     let mut cfg = fabric(2, 4, 8);

@@ -15,15 +15,11 @@ use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::fabric::Fabric;
 use dclb_core::lb::conga::{Conga, CongaConfig, Dre};
 use dclb_core::lb::{Decision, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
-use dclb_core::metrics::{Column, Results};
+use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 use dclb_core::units::{Rate, Time};
 
-fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
-    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
-    values.chunks(*width).map(|c| c.to_vec()).collect()
-}
 
 #[test]
 fn dre_holds_rate_times_tau_and_quantises_with_a_clamp() {

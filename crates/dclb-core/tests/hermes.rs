@@ -17,7 +17,7 @@ use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::fabric::Fabric;
 use dclb_core::lb::hermes::{self, Hermes, HermesConfig, PathType};
 use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView, Params, ProbeRequest};
-use dclb_core::metrics::{Column, Results};
+use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 use dclb_core::units::Time;
@@ -280,10 +280,6 @@ fn unanswered_probes_fail_a_path() {
     }
 }
 
-fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
-    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
-    values.chunks(*width).map(|c| c.to_vec()).collect()
-}
 
 /// Two leaves, four spines; the link between leaf 1 and spine 1 runs at 2 Gbps in both directions, so the
 /// path through spine 1 (uplink 1 at either leaf) is the slow one. 600 DCTCP flows of 200 KB, Poisson at

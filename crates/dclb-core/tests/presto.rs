@@ -11,15 +11,11 @@ use dclb_core::config::TransportKind;
 use dclb_core::fabric::Fabric;
 use dclb_core::lb::presto::Presto;
 use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView};
-use dclb_core::metrics::{Column, Results};
+use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 use dclb_core::units::Time;
 
-fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
-    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
-    values.chunks(*width).map(|c| c.to_vec()).collect()
-}
 
 /// Drives one host's Presto sender directly.
 struct Host {

@@ -7,14 +7,10 @@ use dclb_core::fabric::Fabric;
 use dclb_core::lb::drb::Drb;
 use dclb_core::lb::ecmp::flow_hash_index;
 use dclb_core::lb::{Decision, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
-use dclb_core::metrics::{Column, Results};
+use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 
-fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
-    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!() };
-    values.chunks(*width).map(|c| c.to_vec()).collect()
-}
 
 #[test]
 fn ecmp_keeps_every_packet_of_a_flow_on_one_uplink() {

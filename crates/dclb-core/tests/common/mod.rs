@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use dclb_core::config::{Config, ListedFlow, Pattern, SourceConfig, TransportKind, WorkloadComponent};
+use dclb_core::metrics::Column;
 use dclb_core::{simulate, Results};
 
 /// A small fabric: `leaves` x `spines`, `hpl` hosts per leaf, 10 Gbps, 1 µs links.
@@ -66,4 +67,10 @@ pub fn sum(r: &Results, col: &str) -> u64 {
 
 pub fn port_sum(r: &Results, col: &str) -> u64 {
     r.ports.u64s(col).iter().sum()
+}
+
+/// Per-flow bytes on each uplink of the source leaf, one row per flow.
+pub fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
+    let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!("uplink_bytes is a list column") };
+    values.chunks(*width).map(|c| c.to_vec()).collect()
 }
