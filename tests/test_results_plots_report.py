@@ -214,3 +214,4 @@ def test_plot_bad_fields(pool_sweep):
     _one_line_error(dclb_cli("plot", str(store_dir), "--x", "traffic.lod", "--y", "short_afct_us"), "traffic.lod", "did you mean")
     _one_line_error(dclb_cli("plot", str(store_dir), "--x", "traffic.load", "--y", "short_afct_us", "--normalize-to", "lb.scheme=magic"), "lb.scheme", "magic")
     _one_line_error(dclb_cli("plot", str(store_dir), "--x", "traffic.load", "--y", "short_afct_us", "--out", "x.gif"), ".png")
+    _one_line_error(dclb_cli("results", str(store_dir), "--sql", "select nope from runs"), "nope")

@@ -96,6 +96,15 @@ def test_plan_points_and_seeds(tiny):
     assert p.run_id == run_id_for(load_scenario(tiny, ["lb.scheme=rps", "traffic.load=0.6"], seed=8))
 
 
+def test_plan_from_a_scenario_object_or_dict_matches_the_file(tiny):
+    import tomllib
+
+    from_file = [p.run_id for p in plan_sweep(tiny, grid={"lb.scheme": "ecmp,drb"}, seeds=2).points]
+    from_object = [p.run_id for p in plan_sweep(load_scenario(tiny), grid={"lb.scheme": "ecmp,drb"}, seeds=2).points]
+    from_dict = [p.run_id for p in plan_sweep({**tomllib.loads(TINY)}, grid={"lb.scheme": ["ecmp", "drb"]}, seeds=2).points]
+    assert from_file == from_object == from_dict and len(from_file) == 4
+
+
 # --------------------------------------------------------------------------------------------------------
 # Local pool and Dask give the same results
 
@@ -181,7 +190,7 @@ def _check_complete_folder(folder: Path, flows: int) -> None:
 
 def test_resume_after_the_sweep_is_killed(tiny, tmp_path):
     out = tmp_path / "res"
-    flows = 700  # about a second per point: the kill lands while later points are still to run
+    flows = 400  # about a second per point: the kill lands while later points are still to run
     args = [str(tiny), "--grid", "lb.scheme=ecmp,rps,drb", "--grid", "traffic.load=0.3,0.5", "--set", f"traffic.flows={flows}", "--out", str(out), "-q"]
     exe = str(Path(sys.executable).parent / "dclb")
     proc = subprocess.Popen([exe, "sweep", *args, "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -235,3 +244,24 @@ def test_reconcile_records_folders_the_catalog_missed(pool_sweep, tmp_path):
     con.close()
     assert reconcile(store) == 1
     assert sorted(store.runs()["run_id"]) == sorted(with_victim["run_id"])
+
+
+def test_two_sweeps_share_a_store(tiny, tmp_path):
+    """Two sweeps at once on one store, overlapping in two points: every run once, whole, in the catalog."""
+    out = tmp_path / "res"
+    exe = str(Path(sys.executable).parent / "dclb")
+    common = ["--grid", "traffic.load=0.3", "--seeds", "2", "--out", str(out), "--jobs", "1", "-q"]
+    procs = [
+        subprocess.Popen([exe, "sweep", str(tiny), "--grid", schemes, *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for schemes in ("lb.scheme=ecmp,rps", "lb.scheme=rps,drb")
+    ]
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 0, stderr
+    runs = dclb.open_store(out).runs()
+    assert len(runs) == 6 and runs["run_id"].is_unique and set(runs["status"]) == {"completed"}
+    assert sorted(runs["lb.scheme"].value_counts().to_dict().items()) == [("drb", 2), ("ecmp", 2), ("rps", 2)]
+    folders = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    assert len(folders) == 6
+    for folder in folders:
+        _check_complete_folder(folder, 60)

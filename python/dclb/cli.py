@@ -347,6 +347,12 @@ def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
     console.print(f"wrote {path}", highlight=False)
 
 
+def _one_line(error: BaseException) -> str:
+    """The message on one line (DuckDB's query errors span several, with a caret line that is dropped)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    return " ".join(line for line in lines if line and set(line) - set("^ "))
+
+
 def main() -> None:
     """Entry point: runs the CLI and turns user errors into one-line messages."""
     try:
@@ -361,10 +367,10 @@ def main() -> None:
         e.show()
         sys.exit(e.exit_code)
     except ScenarioError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except ValueError as e:  # StoreError and engine errors are ValueErrors with a one-line message
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except OSError as e:
         err.print(f"[red]error:[/red] {e.filename or ''}: {e.strerror}", highlight=False, soft_wrap=True)
