@@ -208,7 +208,10 @@ def _render_frame(frame: "Any", fmt: str, title: str | None = None) -> None:
             if value is None or (isinstance(value, float) and _math.isnan(value)):
                 cells.append("–")
             elif isinstance(value, float):
-                cells.append(f"{value:,.4g}" if abs(value) < 1e3 else f"{value:,.0f}")
+                if abs(value) >= 1e3:
+                    cells.append(f"{value:,.0f}")
+                else:
+                    cells.append(f"{value:.1f}" if value.is_integer() else f"{value:.4g}")
             else:
                 cells.append(str(value))
         table.add_row(*cells)
