@@ -4,6 +4,7 @@ Python entry points (the CLI ``dclb`` wraps the same functions):
 
 * :func:`dclb.load_scenario` — read and validate a scenario TOML file (with ``--set``-style overrides);
 * :func:`dclb.run` — simulate one scenario, store the results, return tables and a summary;
+* :func:`dclb.sweep` — run a scenario over a grid of values and seeds, in parallel, into one result store;
 * :func:`dclb.open_store` — open a results directory and query it with pandas or SQL.
 
 The Rust engine lives in ``dclb._core`` and is imported lazily, so that the pure-Python parts (store,
@@ -24,6 +25,7 @@ _LAZY = {
     "run": ("dclb.runner", "run"),
     "RunResult": ("dclb.runner", "RunResult"),
     "open_store": ("dclb.store", "open_store"),
+    "sweep": ("dclb.sweeps", "sweep"),
     "summarize": ("dclb.summary", "summarize"),
 }
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -180,6 +181,181 @@ def bench_cmd(overrides: tuple[str, ...], as_json: bool) -> None:
     console.print(_summary_table("dclb bench", rows))
 
 
+# --------------------------------------------------------------------------------------------------------
+# Sweeps, results, plots, report
+
+
+def _wide_console() -> Console:
+    """stdout console; when stdout is not a terminal, wide enough that tables are never cut."""
+    return console if console.is_terminal else Console(width=1000)
+
+
+def _render_frame(frame: "Any", fmt: str, title: str | None = None) -> None:
+    import math as _math
+
+    if fmt == "csv":
+        click.echo(frame.to_csv(index=False), nl=False)
+        return
+    if fmt == "json":
+        click.echo(frame.to_json(orient="records", indent=1))
+        return
+    table = Table(title=title, show_lines=False)
+    for column in frame.columns:
+        table.add_column(str(column), overflow="fold")
+    for row in frame.itertuples(index=False):
+        cells = []
+        for value in row:
+            if value is None or (isinstance(value, float) and _math.isnan(value)):
+                cells.append("–")
+            elif isinstance(value, float):
+                if abs(value) >= 1e3:
+                    cells.append(f"{value:,.0f}")
+                else:
+                    cells.append(f"{value:.1f}" if value.is_integer() else f"{value:.4g}")
+            else:
+                cells.append(str(value))
+        table.add_row(*cells)
+    _wide_console().print(table)
+
+
+@cli.command("sweep")
+@click.argument("scenario_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--grid", "grids", multiple=True, metavar="FIELD=VALUES", help="A grid dimension: comma list and/or START:STOP:STEP ranges, e.g. --grid lb.scheme=ecmp,rps --grid traffic.load=0.2:0.8:0.2 (repeatable; replaces the [sweep] table's entry for that field).")
+@click.option("--seeds", type=int, default=None, help="Seeds per grid point: seed, seed+1, ... (default: the [sweep] table's `seeds`, else 1).")
+@click.option("--seed", type=int, default=None, help="Base seed (default: the scenario's seed).")
+@click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override a scenario field for every point (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("dclb-results"), show_default=True, help="Result store (run folders + catalog).")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel runs (default: one per core).")
+@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers.")
+@click.option("--dry-run", is_flag=True, help="List the points and which are already done; run nothing.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, seed: int | None, overrides: tuple[str, ...], out: Path, jobs: int | None, dask: str | None, dry_run: bool, quiet: bool) -> None:
+    """Run a scenario over a grid of field values and seeds, in parallel, into a result store.
+
+    Points already complete in the store are not run again, so re-running an interrupted or partly failed
+    sweep finishes it. Exits with 1 if any point failed."""
+    from .sweeps import HEADLINE_METRICS, execute, parse_grid_option, plan_sweep
+
+    grid: dict[str, Any] = {}
+    for text in grids:
+        key, values = parse_grid_option(text)
+        grid[key] = values
+    plan = plan_sweep(scenario_file, grid=grid, seeds=seeds, overrides=list(overrides), seed=seed, grid_label="--grid")
+    dims = "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in plan.grid.items()) or "no grid"
+    err.print(f"sweep {plan.name}: {dims}; seeds {', '.join(map(str, plan.seeds))} -> {len(plan.points)} points, store {out}", highlight=False, soft_wrap=True)
+    if dry_run:
+        import pandas as pd
+
+        store_done = {p.run_id for p in plan.points if p.error is None and (out / "runs" / p.run_id / "COMPLETE").is_file()}
+        rows = [{"run_id": p.run_id, **p.values, "seed": p.seed, "state": "complete" if p.run_id in store_done else ("invalid: " + p.error if p.error else "to run")} for p in plan.points]
+        _render_frame(pd.DataFrame(rows), "table")
+        return
+
+    def started(total: int, todo: int, where: str) -> None:
+        done = total - todo
+        err.print(f"{done} already complete; running {todo} on {where}" if todo else f"all {total} points are already complete", highlight=False)
+
+    try:
+        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started)
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished points are stored in {out}; run the same command again to do the rest")
+        sys.exit(130)
+    info = frame.attrs["sweep"]
+    shown = ["run_id", *plan.fields, "seed", "status", *[m for m in HEADLINE_METRICS if m in frame.columns]]
+    view = frame[shown].copy()
+    view["status"] = [f"{s} (earlier)" if r else s for s, r in zip(frame["status"], frame["reused"])]
+    _render_frame(view, "table", title=f"sweep {plan.name}")
+    for row in frame[frame["status"] == "failed"].itertuples():
+        err.print(f"failed {row.run_id}: {row.error}", highlight=False, soft_wrap=True, markup=False)
+    completed = int((frame["status"] == "completed").sum())
+    console.print(
+        f"{len(frame)} points: {completed} completed ({int(frame['reused'].sum())} from earlier runs), {info['failed']} failed; "
+        f"wall {info['wall_s']:.1f} s for {info['ran']} run(s), engine {info['sim_s']:.1f} s, in workers {info['worker_s']:.1f} s. Store: {out}",
+        highlight=False, soft_wrap=True,
+    )
+    if info["failed"]:
+        sys.exit(1)
+
+
+@cli.command("results")
+@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.option("--columns", default=None, metavar="A,B,...", help="Columns to show after run_id (catalog column names; default: varying fields, seed, status, headline metrics).")
+@click.option("--where", default=None, metavar="CONDITION", help="SQL condition on the catalog, e.g. \"traffic.load >= 0.4\".")
+@click.option("--sql", "query", default=None, metavar="QUERY", help="Run a query (tables: runs, flows, ports, samples) and print its result.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: str | None, fmt: str) -> None:
+    """Summarise a result store: one row per run, or the result of a SQL query."""
+    from .analysis import load_runs, require_columns, varying_fields
+    from .store import open_store
+    from .sweeps import HEADLINE_METRICS
+
+    store = open_store(store_dir)
+    if query:
+        _render_frame(store.sql(query), fmt)
+        return
+    runs = load_runs(store, where, completed=False)
+    if columns:
+        chosen = [c.strip() for c in columns.split(",") if c.strip() and c.strip() != "run_id"]
+        require_columns(runs, chosen, "column")
+    else:
+        varying = varying_fields(runs)
+        chosen = [*varying, "seed", "status", *[m for m in HEADLINE_METRICS if m in runs.columns]]
+        if (runs["status"] == "failed").any():
+            chosen.append("error")
+        runs = runs.sort_values([*varying, "seed", "run_id"], kind="stable", key=lambda c: c.astype(str) if c.dtype == object else c)
+    _render_frame(runs[["run_id", *chosen]], fmt)
+    if fmt == "table":
+        counts = runs["status"].value_counts().to_dict()
+        console.print(f"{len(runs)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), highlight=False)
+
+
+@cli.command("plot")
+@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.option("--kind", type=click.Choice(["line", "cdf", "bins", "timeseries"]), default="line", show_default=True, help="line: metric vs field; cdf: per-flow CDF; bins: per size bin; timeseries: sampler series.")
+@click.option("--x", "x", default=None, metavar="FIELD", help="x axis of the line kind, a scenario field (e.g. traffic.load).")
+@click.option("--y", "y", default=None, metavar="NAME", help="line: a summary metric (short_afct_us); cdf/bins: a flows column (fct_us, slowdown); timeseries: queue_bytes, throughput_gbps or bytes.")
+@click.option("--hue", default=None, metavar="FIELD", help="One line per value of this field (e.g. lb.scheme).")
+@click.option("--facet", default=None, metavar="FIELD", help="One panel per value of this field.")
+@click.option("--normalize-to", "normalize_to", default=None, metavar="FIELD=VALUE", help="Divide by the run with FIELD=VALUE and otherwise the same fields and seed (line, bins).")
+@click.option("--where", default=None, metavar="CONDITION", help="SQL condition on the catalog selecting the runs.")
+@click.option("--stat", default=None, help="bins: mean or p99; timeseries: mean, max or sum over ports/flows.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Output file (.png, .svg or .pdf; default DIR/figures/<kind>-<y>[-vs-<x>].png).")
+def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str | None, facet: str | None, normalize_to: str | None, where: str | None, stat: str | None, out: Path | None) -> None:
+    """Draw a figure from a result store."""
+    from .plots import make_figure, save
+    from .store import open_store
+
+    store = open_store(store_dir)
+    if out is not None and out.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise ScenarioError(f"--out {out}: the file name must end in .png, .svg or .pdf")
+    fig = make_figure(store, kind=kind, x=x, y=y, hue=hue, facet=facet, normalize_to=normalize_to, where=where, stat=stat)
+    if out is None:
+        default_y = {"line": y, "cdf": "fct_us", "bins": "slowdown", "timeseries": "queue_bytes"}[kind]
+        stem = f"{kind}-{y or default_y}" + (f"-vs-{x}" if kind == "line" else "") + ("-normalized" if normalize_to else "")
+        out = store.path / "figures" / (stem.replace("/", "_") + ".png")
+    path = save(fig, out)
+    console.print(f"wrote {path}", highlight=False)
+
+
+@cli.command("report")
+@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Output HTML file (default DIR/report.html).")
+@click.option("--title", default=None, help="Page title.")
+def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
+    """Write one self-contained HTML page: the grid, summary tables and figures."""
+    from .report import write_report
+    from .store import open_store
+
+    path = write_report(open_store(store_dir), out, title)
+    console.print(f"wrote {path}", highlight=False)
+
+
+def _one_line(error: BaseException) -> str:
+    """The message on one line (DuckDB's query errors span several, with a caret line that is dropped)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    return " ".join(line for line in lines if line and set(line) - set("^ "))
+
+
 def main() -> None:
     """Entry point: runs the CLI and turns user errors into one-line messages."""
     try:
@@ -194,10 +370,10 @@ def main() -> None:
         e.show()
         sys.exit(e.exit_code)
     except ScenarioError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except ValueError as e:  # StoreError and engine errors are ValueErrors with a one-line message
-        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except OSError as e:
         err.print(f"[red]error:[/red] {e.filename or ''}: {e.strerror}", highlight=False, soft_wrap=True)

@@ -81,11 +81,18 @@ def run_id_for(sc: Scenario) -> str:
     return f"{safe}-{scenario_hash(sc.resolved())[:12]}"
 
 
-def simulate(sc: Scenario, progress: Optional[Callable[[float, int, int, int], None]] = None) -> tuple[dict[str, Any], float]:
-    """Runs the engine to the end; returns its raw results and the wall time in seconds."""
+def simulate(
+    sc: Scenario,
+    progress: Optional[Callable[[float, int, int, int], None]] = None,
+    config: Optional[dict[str, Any]] = None,
+) -> tuple[dict[str, Any], float]:
+    """Runs the engine to the end; returns its raw results and the wall time in seconds.
+
+    ``config`` is the engine config of ``sc`` when the caller has already built it (a sweep builds it where
+    the scenario's files are, so that workers on other machines never read them)."""
     from . import _core
 
-    config = json.dumps(engine_config(sc))
+    config = json.dumps(config if config is not None else engine_config(sc))
     t0 = time.perf_counter()
     try:
         sim = _core.Simulation(config)
@@ -115,10 +122,16 @@ def run(
     sc: Scenario,
     out: str | Path | None = "dclb-results",
     progress: Optional[Callable[[float, int, int, int], None]] = None,
+    *,
+    catalog: bool = True,
+    config: Optional[dict[str, Any]] = None,
 ) -> RunResult:
-    """Simulates ``sc`` and, unless ``out`` is None, stores the run under ``out`` (folder + catalog row)."""
+    """Simulates ``sc`` and, unless ``out`` is None, stores the run under ``out`` (folder + catalog row).
+
+    With ``catalog=False`` only the run folder is written (sweep workers do this; the process that
+    coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`."""
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    raw, wall = simulate(sc, progress)
+    raw, wall = simulate(sc, progress, config)
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
     flows = _with_deadline_met(_table(raw["flows"]))
@@ -147,5 +160,6 @@ def run(
         if samples.num_rows:
             tables["samples"] = samples
         result.path = store.write_run(result.run_id, result.record, tables)
-        store.record_in_catalog(result.record)
+        if catalog:
+            store.record_in_catalog(result.record)
     return result

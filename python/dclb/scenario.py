@@ -23,7 +23,8 @@ import csv
 import json
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from types import UnionType
+from typing import Any, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -221,6 +222,30 @@ class Lb(BaseModel):
         return dict(self.model_extra or {})
 
 
+class Sweep(_Strict):
+    """The optional ``[sweep]`` table: a grid of overrides and a seed count (see :mod:`dclb.sweeps`).
+
+    ``grid`` maps a dotted scenario field to its values: a TOML array (taken literally) or a text such as
+    ``"ecmp,rps"`` or ``"0.2:0.8:0.2"`` (read like ``dclb sweep --grid``). ``seeds`` runs every grid point
+    with the seeds ``seed, seed + 1, ..., seed + seeds - 1``. The table is not part of a run's identity: the
+    resolved scenario (and so the run id) of a grid point leaves it out.
+    """
+
+    grid: dict[str, Union[list[Any], str, int, float, bool]] = {}
+    seeds: int = Field(1, ge=1, le=100_000)
+
+    @field_validator("grid")
+    @classmethod
+    def _known_fields(cls, grid: dict[str, Any]) -> dict[str, Any]:
+        for key, values in grid.items():
+            problem = field_path_problem(key)
+            if problem:
+                raise ValueError(f"{key}: {problem}")
+            if isinstance(values, list) and not values:
+                raise ValueError(f"{key}: needs at least one value")
+        return grid
+
+
 class Scenario(_Strict):
     name: str = "scenario"
     description: str = ""
@@ -230,6 +255,7 @@ class Scenario(_Strict):
     lb: Lb = Lb()
     traffic: Traffic
     run: Run = Run()
+    sweep: Optional[Sweep] = None
 
     # Where relative paths (CDF files, flow lists) resolve; not part of the scenario's identity.
     _base_dir: Path = Path(".")
@@ -248,8 +274,10 @@ class Scenario(_Strict):
         return out
 
     def resolved(self) -> dict[str, Any]:
-        """The scenario as plain data with every default filled in (what the store records and hashes)."""
-        return self.model_dump(mode="json")
+        """The scenario as plain data with every default filled in (what the store records and hashes).
+
+        The ``[sweep]`` table is left out: a grid point is the same run whichever grid it came from."""
+        return self.model_dump(mode="json", exclude={"sweep"})
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -305,8 +333,62 @@ def _format_validation(err: ValidationError, prefix: str = "", model: type[BaseM
     if first.get("type") == "missing":
         return f"{path}: required field is missing"
     given = first.get("input")
-    shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) else ""
+    shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) and f"got {given!r}" not in msg else ""
     return f"{path}: {msg[0].lower() + msg[1:]}{shown}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Field paths (for sweep grids)
+
+
+def _annotation_parts(ann: Any) -> list[Any]:
+    """The alternatives of a field annotation (``Optional[X]`` and unions are split)."""
+    if get_origin(ann) in (Union, UnionType):
+        out: list[Any] = []
+        for arg in get_args(ann):
+            if arg is not type(None):
+                out.extend(_annotation_parts(arg))
+        return out
+    return [ann]
+
+
+def field_path_problem(dotted: str) -> str | None:
+    """Why ``dotted`` (e.g. ``"traffic.load"``) is not a scenario field one can override, or None if it is.
+
+    The path is checked against the scenario schema only: ``lb.<name>`` is accepted for any name (scheme
+    parameters are checked per run, against the scheme), so are keys below free-form tables such as
+    ``traffic.sources.0``. ``seed`` and ``sweep`` are refused: seeds have their own option, and a grid
+    cannot vary itself.
+    """
+    parts = dotted.split(".")
+    if not dotted or any(not p for p in parts):
+        return "not a field name (expected dotted names such as traffic.load)"
+    if parts[0] == "sweep":
+        return "the [sweep] table cannot be part of a grid"
+    if parts == ["seed"]:
+        return "seeds are chosen with `seeds` (--seeds N), not in the grid"
+    current: list[Any] = [Scenario]
+    for i, part in enumerate(parts):
+        here = ".".join(parts[:i]) or "the scenario"
+        models = [c for c in current if isinstance(c, type) and issubclass(c, BaseModel)]
+        lists = [c for c in current if get_origin(c) is list]
+        free = any(c is Any or get_origin(c) is dict or c is dict for c in current)
+        if part.isdigit() and lists:
+            current = [p for c in lists for p in _annotation_parts(get_args(c)[0])]
+            continue
+        if models:
+            model = models[0]
+            if part in model.model_fields:
+                current = _annotation_parts(model.model_fields[part].annotation)
+                continue
+            if model.model_config.get("extra") == "allow":
+                return None
+            if not free:
+                return f"unknown field '{part}' in {here}; allowed: {', '.join(sorted(model.model_fields))}"
+        if free:
+            return None
+        return f"{here} is not a table, so it has no field '{part}'"
+    return None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -325,34 +407,46 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
-    path: list[str | int] = [int(p) if p.isdigit() else p for p in key.split(".")]
-    return path, value
+    return field_path(key), value
+
+
+def set_field(data: dict[str, Any], path: list[str | int], value: Any, label: str) -> None:
+    """Sets ``data[path[0]][path[1]]... = value`` in place, creating tables on the way; ``label`` names the
+    option in error messages (e.g. ``--set a.b=1``)."""
+    node: Any = data
+    for i, part in enumerate(path[:-1]):
+        nxt = path[i + 1]
+        if isinstance(node, list):
+            if not isinstance(part, int) or part >= len(node):
+                raise ScenarioError(f"{label}: no list element {part} at {'.'.join(map(str, path[:i + 1]))}")
+            node = node[part]
+        elif isinstance(node, dict):
+            if part not in node or node[part] is None:
+                node[part] = [] if isinstance(nxt, int) else {}
+            node = node[part]
+        else:
+            raise ScenarioError(f"{label}: {'.'.join(map(str, path[:i]))} is not a table")
+    last = path[-1]
+    if isinstance(node, list):
+        if not isinstance(last, int) or last >= len(node):
+            raise ScenarioError(f"{label}: no list element {last}")
+        node[last] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise ScenarioError(f"{label}: {'.'.join(map(str, path[:-1]))} is not a table")
+
+
+def field_path(dotted: str) -> list[str | int]:
+    """``"traffic.sources.0.load"`` -> ``["traffic", "sources", 0, "load"]``."""
+    return [int(p) if p.isdigit() else p for p in dotted.split(".")]
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     data = copy.deepcopy(raw)
     for text in overrides:
         path, value = parse_override(text)
-        node: Any = data
-        for i, part in enumerate(path[:-1]):
-            nxt = path[i + 1]
-            if isinstance(node, list):
-                if not isinstance(part, int) or part >= len(node):
-                    raise ScenarioError(f"--set {text}: no list element {part} at {'.'.join(map(str, path[:i + 1]))}")
-                node = node[part]
-            else:
-                if part not in node or node[part] is None:
-                    node[part] = [] if isinstance(nxt, int) else {}
-                node = node[part]
-        last = path[-1]
-        if isinstance(node, list):
-            if not isinstance(last, int) or last >= len(node):
-                raise ScenarioError(f"--set {text}: no list element {last}")
-            node[last] = value
-        elif isinstance(node, dict):
-            node[last] = value
-        else:
-            raise ScenarioError(f"--set {text}: {'.'.join(map(str, path[:-1]))} is not a table")
+        set_field(data, path, value, f"--set {text}")
     return data
 
 

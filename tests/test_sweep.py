@@ -1,0 +1,267 @@
+"""Sweeps: grid parsing, the [sweep] table, local pool vs Dask, failed points, resume after a real kill."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import dclb
+from dclb.errors import ScenarioError
+from dclb.runner import run_id_for
+from dclb.scenario import load_scenario
+from dclb.sweeps import expand_range, normalize_grid, parse_grid_option, plan_sweep
+
+from conftest import GRID, TINY, dclb_cli
+
+
+# --------------------------------------------------------------------------------------------------------
+# Grid text and the [sweep] table (no simulation)
+
+
+def test_ranges_are_inclusive_and_exact():
+    assert expand_range("0.2:0.8:0.2", "g") == [0.2, 0.4, 0.6, 0.8]
+    assert expand_range("0.2:0.8:0.2", "g")[2] == float("0.6")  # the same number --set traffic.load=0.6 gives
+    assert expand_range("1:9:4", "g") == [1, 5, 9] and all(isinstance(v, int) for v in expand_range("1:9:4", "g"))
+    assert expand_range("0.1:0.35:0.1", "g") == [0.1, 0.2, 0.3]
+    assert parse_grid_option("traffic.load=0.1,0.5:0.7:0.1") == ("traffic.load", [0.1, 0.5, 0.6, 0.7])
+
+
+def test_values_are_read_like_set():
+    assert parse_grid_option("lb.scheme=ecmp,rps,drb") == ("lb.scheme", ["ecmp", "rps", "drb"])
+    field, values = parse_grid_option('traffic.senders="leaf:0",[0,1,2],true')
+    assert values == ["leaf:0", [0, 1, 2], True]
+    assert normalize_grid({"topology.spines": [2, 4], "lb.scheme": "ecmp"}) == {"topology.spines": [2, 4], "lb.scheme": ["ecmp"]}
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("traffic.load=0.2:0.8", "malformed range"),
+        ("traffic.load=0.2:x:0.1", "malformed range"),
+        ("traffic.load=0.8:0.2:0.2", "ends before it starts"),
+        ("traffic.load=0.2:0.8:0", "positive step"),
+        ("traffic.load", "expected FIELD=VALUES"),
+        ("traffic.load=0.2,,0.4", "empty value"),
+    ],
+)
+def test_bad_grid_text(text, needle):
+    with pytest.raises(ScenarioError, match=needle):
+        parse_grid_option(text)
+
+
+@pytest.mark.parametrize(
+    "key, needle",
+    [("traffic.lod", "unknown field 'lod' in traffic"), ("topology.spines.x", "not a table"), ("seed", "seeds"), ("lb.nonsense_param", "no scheme has a parameter")],
+)
+def test_unknown_grid_fields(key, needle):
+    with pytest.raises(ScenarioError, match=needle):
+        normalize_grid({key: [1]}, "--grid")
+
+
+def test_sweep_table_is_validated_and_not_part_of_the_identity(tmp_path):
+    plain = tmp_path / "tiny.toml"
+    plain.write_text(TINY)
+    with_table = tmp_path / "t2.toml"
+    with_table.write_text(TINY + '\n[sweep]\ngrid = {"lb.scheme" = ["ecmp", "rps"], "traffic.load" = [0.2, 0.4]}\nseeds = 3\n')
+    sc = load_scenario(with_table)
+    assert sc.sweep is not None and sc.sweep.seeds == 3
+    assert "sweep" not in sc.resolved()
+    assert run_id_for(sc) == run_id_for(load_scenario(plain))
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TINY + '\n[sweep]\ngrid = {"traffic.lod" = [0.2]}\n')
+    with pytest.raises(ScenarioError, match=r"sweep\.grid\.traffic\.lod: unknown field"):
+        load_scenario(bad)
+    bad.write_text(TINY + "\n[sweep]\nseeds = 0\n")
+    with pytest.raises(ScenarioError, match=r"sweep\.seeds"):
+        load_scenario(bad)
+
+
+def test_plan_points_and_seeds(tiny):
+    plan = plan_sweep(tiny, grid={"lb.scheme": "ecmp,rps,drb", "traffic.load": "0.2:0.8:0.2"}, seeds=3)
+    assert len(plan.points) == 3 * 4 * 3
+    assert plan.seeds == [7, 8, 9]  # base seed 7 (the scenario's) + 0, 1, 2
+    assert len({p.run_id for p in plan.points}) == len(plan.points)
+    # A point is exactly what `dclb run --set ... --seed ...` runs, with the same run id.
+    p = next(p for p in plan.points if p.values == {"lb.scheme": "rps", "traffic.load": 0.6} and p.seed == 8)
+    assert p.run_id == run_id_for(load_scenario(tiny, ["lb.scheme=rps", "traffic.load=0.6"], seed=8))
+
+
+def test_plan_from_a_scenario_object_or_dict_matches_the_file(tiny):
+    import tomllib
+
+    from_file = [p.run_id for p in plan_sweep(tiny, grid={"lb.scheme": "ecmp,drb"}, seeds=2).points]
+    from_object = [p.run_id for p in plan_sweep(load_scenario(tiny), grid={"lb.scheme": "ecmp,drb"}, seeds=2).points]
+    from_dict = [p.run_id for p in plan_sweep({**tomllib.loads(TINY)}, grid={"lb.scheme": ["ecmp", "drb"]}, seeds=2).points]
+    assert from_file == from_object == from_dict and len(from_file) == 4
+
+
+# --------------------------------------------------------------------------------------------------------
+# Local pool and Dask give the same results
+
+
+def _summary_without_timing(record: dict) -> dict:
+    return {k: v for k, v in record["summary"].items() if k not in ("wall_s", "events_per_s")}
+
+
+def _tables_equal(a, b) -> bool:
+    if a.column_names != b.column_names or a.num_rows != b.num_rows:
+        return False
+    for name in a.column_names:
+        for u, v in zip(a[name].to_pylist(), b[name].to_pylist()):
+            if u != v and not (isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)):
+                return False
+    return True
+
+
+def test_pool_sweep_stores_every_point(pool_sweep):
+    _, store_dir, frame = pool_sweep
+    assert len(frame) == 8 and set(frame["status"]) == {"completed"} and not frame["reused"].any()
+    assert sorted(frame["seed"].unique()) == [7, 8]
+    runs = dclb.open_store(store_dir).runs()
+    assert sorted(runs["run_id"]) == sorted(frame["run_id"])
+    assert set(runs["status"]) == {"completed"} and set(runs["lb.scheme"]) == {"ecmp", "rps"}
+    assert frame["short_afct_us"].notna().all()
+
+
+def test_dask_local_cluster_gives_identical_results(pool_sweep, tmp_path):
+    scenario, store_dir, pool_frame = pool_sweep
+    dask_frame = dclb.sweep(scenario, grid=GRID, seeds=2, out=tmp_path / "dask", jobs=2, dask="local")
+    assert sorted(dask_frame["run_id"]) == sorted(pool_frame["run_id"])
+    assert set(dask_frame["status"]) == {"completed"}
+    a, b = dclb.open_store(store_dir), dclb.open_store(tmp_path / "dask")
+    for run_id in pool_frame["run_id"]:
+        assert _summary_without_timing(a.read_record(run_id)) == _summary_without_timing(b.read_record(run_id)), run_id
+        for table in ("flows", "ports", "samples"):
+            ta = pq.read_table(a.run_path(run_id) / f"{table}.parquet")
+            tb = pq.read_table(b.run_path(run_id) / f"{table}.parquet")
+            assert _tables_equal(ta, tb), (run_id, table)
+
+
+def test_rerunning_a_finished_sweep_runs_nothing(pool_sweep):
+    scenario, store_dir, pool_frame = pool_sweep
+    again = dclb.sweep(scenario, grid=GRID, seeds=2, out=store_dir, jobs=2)
+    assert again["reused"].all() and again.attrs["sweep"]["ran"] == 0
+    assert list(again["short_afct_us"]) == list(pool_frame["short_afct_us"])
+
+
+# --------------------------------------------------------------------------------------------------------
+# Failures and resuming
+
+
+def test_a_failing_point_is_recorded_and_the_rest_completes(tiny, tmp_path):
+    out = tmp_path / "res"
+    result = dclb_cli("sweep", str(tiny), "--grid", "traffic.load=0.3,3.0", "--out", str(out), "--jobs", "2", "-q")
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert "2 points: 1 completed" in result.stdout and "1 failed" in result.stdout  # the summary is printed
+    runs = dclb.open_store(out).runs().set_index("traffic.load")
+    assert runs.loc[0.3, "status"] == "completed"
+    assert runs.loc[3.0, "status"] == "failed" and "traffic.load" in runs.loc[3.0, "error"]
+    failed_id = runs.loc[3.0, "run_id"]
+    folder = out / "runs" / failed_id
+    assert not (folder / "COMPLETE").exists()
+    assert json.loads((folder / "run.json").read_text())["status"] == "failed"
+    # Re-running retries only the failed point.
+    again = dclb_cli("sweep", str(tiny), "--grid", "traffic.load=0.3,3.0", "--out", str(out), "-q")
+    assert again.returncode == 1 and "1 already complete; running 1" in again.stderr
+
+
+def _complete_folders(runs_dir: Path) -> list[Path]:
+    return [d for d in runs_dir.iterdir() if not d.name.startswith(".") and (d / "COMPLETE").is_file()]
+
+
+def _check_complete_folder(folder: Path, flows: int) -> None:
+    record = json.loads((folder / "run.json").read_text())
+    assert record["status"] == "completed" and record["run_id"] == folder.name
+    assert pq.read_table(folder / "flows.parquet").num_rows == flows
+    assert pq.read_table(folder / "ports.parquet").num_rows > 0
+    assert pq.read_table(folder / "switches.parquet").num_rows > 0
+
+
+def test_resume_after_the_sweep_is_killed(tiny, tmp_path):
+    out = tmp_path / "res"
+    flows = 400  # about a second per point: the kill lands while later points are still to run
+    args = [str(tiny), "--grid", "lb.scheme=ecmp,rps,drb", "--grid", "traffic.load=0.3,0.5", "--set", f"traffic.flows={flows}", "--out", str(out), "-q"]
+    exe = str(Path(sys.executable).parent / "dclb")
+    proc = subprocess.Popen([exe, "sweep", *args, "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "runs").is_dir() and len(_complete_folders(out / "runs")) >= 2:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its worker, at once
+    finally:
+        proc.wait(timeout=30)
+    done_before = _complete_folders(out / "runs")
+    assert 2 <= len(done_before) < 6
+    for folder in done_before:  # whatever counts as done is whole
+        _check_complete_folder(folder, flows)
+
+    result = dclb_cli("sweep", *args, "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    assert f"{len(done_before)} already complete" in result.stderr
+    store = dclb.open_store(out)
+    runs = store.runs()
+    assert len(runs) == 6 and runs["run_id"].is_unique and set(runs["status"]) == {"completed"}
+    folders = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    assert len(folders) == 6
+    for folder in folders:
+        _check_complete_folder(folder, flows)
+    assert store.rebuild_catalog() == 6
+
+
+def test_reconcile_records_folders_the_catalog_missed(pool_sweep, tmp_path):
+    """A folder written by a worker whose coordinator died before recording it gets recorded later."""
+    import shutil
+
+    from dclb.sweeps import reconcile
+
+    _, store_dir, frame = pool_sweep
+    copy = tmp_path / "copy"
+    shutil.copytree(store_dir / "runs", copy / "runs")
+    store = dclb.open_store(copy)
+    store.rebuild_catalog()
+    victim = frame["run_id"][0]
+    with_victim = store.runs()
+    assert victim in set(with_victim["run_id"])
+    # Forget one row, as if the coordinator had been killed before recording it.
+    import duckdb
+
+    con = duckdb.connect(str(copy / "catalog.duckdb"))
+    con.execute("DELETE FROM runs WHERE run_id = ?", [victim])
+    con.close()
+    assert reconcile(store) == 1
+    assert sorted(store.runs()["run_id"]) == sorted(with_victim["run_id"])
+
+
+def test_two_sweeps_share_a_store(tiny, tmp_path):
+    """Two sweeps at once on one store, overlapping in two points: every run once, whole, in the catalog."""
+    out = tmp_path / "res"
+    exe = str(Path(sys.executable).parent / "dclb")
+    common = ["--grid", "traffic.load=0.3", "--seeds", "2", "--out", str(out), "--jobs", "1", "-q"]
+    procs = [
+        subprocess.Popen([exe, "sweep", str(tiny), "--grid", schemes, *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for schemes in ("lb.scheme=ecmp,rps", "lb.scheme=rps,drb")
+    ]
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 0, stderr
+    runs = dclb.open_store(out).runs()
+    assert len(runs) == 6 and runs["run_id"].is_unique and set(runs["status"]) == {"completed"}
+    assert sorted(runs["lb.scheme"].value_counts().to_dict().items()) == [("drb", 2), ("ecmp", 2), ("rps", 2)]
+    folders = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    assert len(folders) == 6
+    for folder in folders:
+        _check_complete_folder(folder, 60)
