@@ -7,7 +7,6 @@ use dclb_core::fabric::Fabric;
 use dclb_core::lb::drb::Drb;
 use dclb_core::lb::ecmp::flow_hash_index;
 use dclb_core::lb::{Decision, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
-use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 
