@@ -114,3 +114,15 @@ def test_failed_run_leaves_store_untouched(tiny, tmp_path):
     bad = dclb_cli("run", str(tiny), "--out", str(out), "--set", "traffic.load=3.0")
     assert bad.returncode == 2
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+@pytest.mark.parametrize("scheme, setting, needles", [
+    ("drill", "lb.d=0", ("lb.d", "[1, 64]")),
+    ("drill", "lb.m=1.5", ("lb.m", "whole number")),
+    ("conga", "lb.metric_bits=12", ("lb.metric_bits", "[1, 8]")),
+    ("hermes", "lb.preset=\"fast\"", ("lb.preset", "readme, mdtlb")),
+    ("clove", "lb.recovery=\"sometimes\"", ("lb.recovery", "none, decay, reset")),
+    ("letflow", "lb.flowlet_timeout_us=\"fast\"", ("lb.flowlet_timeout_us", "expected a number")),
+])
+def test_bad_scheme_parameters(tiny, scheme, setting, needles):
+    _check(dclb_cli("run", str(tiny), "--set", f"lb.scheme={scheme}", "--set", setting, "--no-store"), *needles)

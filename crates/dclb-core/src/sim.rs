@@ -222,13 +222,13 @@ impl Simulation {
             sim.sched.at(f.spec.start, Event::FlowStart { flow: 0 });
         }
         for (i, s) in sim.switches.iter().enumerate() {
-            if let Some(p) = s.lb.timer_period() {
+            if let Some(p) = s.lb.timer_period().filter(|p| *p > Time::ZERO) {
                 sim.sched.at(p, Event::SwitchTimer { node: s.info.node });
                 let _ = i;
             }
         }
         for (h, e) in sim.edges.iter().enumerate() {
-            if let Some(p) = e.lb.timer_period() {
+            if let Some(p) = e.lb.timer_period().filter(|p| *p > Time::ZERO) {
                 sim.sched.at(p, Event::EdgeTimer { host: h as u32 });
             }
         }
@@ -330,7 +330,7 @@ impl Simulation {
                 let st = &mut self.switches[sw];
                 let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut st.rng };
                 st.lb.on_timer(&mut cx);
-                if let Some(p) = st.lb.timer_period() {
+                if let Some(p) = st.lb.timer_period().filter(|p| *p > Time::ZERO) {
                     self.sched.at(now + p, Event::SwitchTimer { node });
                 }
             }
@@ -338,7 +338,7 @@ impl Simulation {
                 let e = &mut self.edges[host as usize];
                 let mut cx = EdgeCx { now, host, facts: &self.fabric.facts, rng: &mut e.rng, probes: &mut self.probes };
                 e.lb.on_timer(&mut cx);
-                if let Some(p) = e.lb.timer_period() {
+                if let Some(p) = e.lb.timer_period().filter(|p| *p > Time::ZERO) {
                     self.sched.at(now + p, Event::EdgeTimer { host });
                 }
                 self.send_probes(now, host);

@@ -127,6 +127,9 @@ fn schemes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
             })?;
             pd.set_item("unit", p.unit)?;
             pd.set_item("choices", p.choices.to_vec())?;
+            pd.set_item("min", p.min)?;
+            pd.set_item("max", p.max)?;
+            pd.set_item("whole", p.whole)?;
             pd.set_item("doc", p.doc)?;
             pd.set_item("source", p.source)?;
             ps.append(pd)?;

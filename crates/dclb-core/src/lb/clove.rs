@@ -56,7 +56,7 @@ use std::collections::HashMap;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::num("flowlet_us", 500.0, "us", "a gap of at least this between a flow's packets starts a new flowlet", "[LB] driver cloveFlowletTimeout=500, README"),
     ParamSpec::num("react_gap_us", 40.0, "us", "react to ECN on a path at most once per this interval (half RTT)", "[LB] Ipv4Clove HalfRTT"),
-    ParamSpec::num("weight_cut", 1.0 / 3.0, "", "fraction of a marked path's weight moved to other paths", "baselines.md §9 (x 2/3); [LB] 0.67/0.33"),
+    ParamSpec::num("weight_cut", 1.0 / 3.0, "", "fraction of a marked path's weight moved to other paths", "baselines.md §9 (x 2/3); [LB] 0.67/0.33").within(0.0, 1.0),
     ParamSpec::choice("redistribute", "all", &["all", "uncongested"], "who receives the removed weight: every other path, or those without an ECN reaction in the last react_gap", "[LB] DisToUncongestedPath=false; 'uncongested' = its intent, bug fixed"),
     ParamSpec::choice("pick", "wrr", &["wrr", "random"], "flowlet path choice: weighted round robin (paper) or weighted random ([LB])", "Clove paper; [LB] Ipv4Clove"),
     ParamSpec::choice("recovery", "none", &["none", "decay", "reset"], "how weights return to equal: never, exponential decay, or reset after a quiet period", "[LB] (none); dclb options"),

@@ -74,9 +74,9 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     summary: "flowlets to the uplink with the least max(local DRE, remote path metric); leaf-to-leaf feedback piggybacked on packets",
     params: &[
         ParamSpec::num("flowlet_timeout_us", 500.0, "us", "idle gap after which a flow's next packet starts a new flowlet (T_fl)", "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"),
-        ParamSpec::num("metric_bits", 3.0, "", "Q: bits of the quantised congestion metric (metric in 0..2^Q-1)", "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3"),
-        ParamSpec::num("dre_tau_us", 160.0, "us", "DRE time constant tau = T_dre / alpha", "CONGA paper via baselines.md §6 [CONGA-rep]"),
-        ParamSpec::num("dre_alpha", 0.2, "", "DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau", "[LB] and [CW] alpha = 0.2 (baselines.md §6)"),
+        ParamSpec::num("metric_bits", 3.0, "", "Q: bits of the quantised congestion metric (metric in 0..2^Q-1)", "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3").within(1.0, 8.0).count(),
+        ParamSpec::num("dre_tau_us", 160.0, "us", "DRE time constant tau = T_dre / alpha", "CONGA paper via baselines.md §6 [CONGA-rep]").within(1.0, 1e7),
+        ParamSpec::num("dre_alpha", 0.2, "", "DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau", "[LB] and [CW] alpha = 0.2 (baselines.md §6)").within(0.001, 1.0),
         ParamSpec::num("aging_us", 10000.0, "us", "a remote metric not refreshed for this long counts as 0 and is no longer fed back", "[LB] 10 ms (the paper only says stale metrics decay)"),
         ParamSpec::flag("feedback", true, "piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only", "dclb ablation (CONGA always feeds back)"),
     ],

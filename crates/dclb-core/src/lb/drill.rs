@@ -41,8 +41,8 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     granularity: "packet",
     summary: "per packet, the shortest queue among d random egress ports and the m best remembered ones",
     params: &[
-        ParamSpec::num("d", 2.0, "", "random egress ports sampled per packet", "DRILL paper DRILL(2,1) (baselines.md §7); [LB] d = 2; [CW] 2"),
-        ParamSpec::num("m", 1.0, "", "least-loaded ports remembered from the previous decision", "DRILL paper DRILL(2,1) (baselines.md §7)"),
+        ParamSpec::num("d", 2.0, "", "random egress ports sampled per packet", "DRILL paper DRILL(2,1) (baselines.md §7); [LB] d = 2; [CW] 2").within(1.0, 64.0).count(),
+        ParamSpec::num("m", 1.0, "", "least-loaded ports remembered from the previous decision", "DRILL paper DRILL(2,1) (baselines.md §7)").within(0.0, 64.0).count(),
         ParamSpec::choice(
             "memory_scope",
             "switch",

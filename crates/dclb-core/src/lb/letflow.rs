@@ -61,7 +61,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
             "",
             "flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow table",
             "public simulators key on the exact flow (baselines.md §0.4a)",
-        ),
+        ).within(0.0, 1e8).count(),
         ParamSpec::choice(
             "flowlet_clock",
             "timestamp",

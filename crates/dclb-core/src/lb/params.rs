@@ -26,17 +26,33 @@ pub struct ParamSpec {
     pub doc: &'static str,
     /// Where the default comes from.
     pub source: &'static str,
+    /// Allowed range of a number (inclusive); values outside are an error naming the field.
+    pub min: f64,
+    pub max: f64,
+    /// The number must be a whole number (a count).
+    pub whole: bool,
 }
 
 impl ParamSpec {
+    /// Restricts a number to [min, max].
+    pub const fn within(mut self, min: f64, max: f64) -> ParamSpec {
+        self.min = min;
+        self.max = max;
+        self
+    }
+    /// Requires a whole number (a count).
+    pub const fn count(mut self) -> ParamSpec {
+        self.whole = true;
+        self
+    }
     pub const fn num(name: &'static str, default: f64, unit: &'static str, doc: &'static str, source: &'static str) -> ParamSpec {
-        ParamSpec { name, default: ParamValue::Num(default), unit, choices: &[], doc, source }
+        ParamSpec { name, default: ParamValue::Num(default), unit, choices: &[], doc, source, min: 0.0, max: f64::INFINITY, whole: false }
     }
     pub const fn flag(name: &'static str, default: bool, doc: &'static str, source: &'static str) -> ParamSpec {
-        ParamSpec { name, default: ParamValue::Bool(default), unit: "", choices: &[], doc, source }
+        ParamSpec { name, default: ParamValue::Bool(default), unit: "", choices: &[], doc, source, min: 0.0, max: f64::INFINITY, whole: false }
     }
     pub const fn choice(name: &'static str, default: &'static str, choices: &'static [&'static str], doc: &'static str, source: &'static str) -> ParamSpec {
-        ParamSpec { name, default: ParamValue::Choice(default), unit: "", choices, doc, source }
+        ParamSpec { name, default: ParamValue::Choice(default), unit: "", choices, doc, source, min: 0.0, max: f64::INFINITY, whole: false }
     }
 }
 
@@ -78,6 +94,13 @@ impl Params {
                     };
                     if !x.is_finite() || x < 0.0 {
                         return Err(format!("lb.{}: must be a finite non-negative number, got {x}", s.name));
+                    }
+                    if x < s.min || x > s.max {
+                        let hi = if s.max.is_finite() { format!("{}", s.max) } else { "inf".to_string() };
+                        return Err(format!("lb.{}: must be in [{}, {hi}], got {x}", s.name, s.min));
+                    }
+                    if s.whole && x.fract() != 0.0 {
+                        return Err(format!("lb.{}: must be a whole number, got {x}", s.name));
                     }
                     p.nums.insert(s.name, x);
                 }
@@ -156,5 +179,17 @@ mod tests {
         assert_eq!(p.num_or("gap_us", 7.0), 50.0, "an explicit value beats the preset");
         assert_eq!(p.choice("mode"), "b");
         assert!(!p.given("undeclared"));
+    }
+
+    #[test]
+    fn ranges_and_counts_are_enforced_with_the_field_name() {
+        const RANGED: &[ParamSpec] = &[ParamSpec::num("d", 2.0, "", "samples", "test").within(1.0, 64.0).count()];
+        let check = |v: Value| {
+            let m: BTreeMap<String, Value> = [("d".to_string(), v)].into_iter().collect();
+            Params::resolve("x", RANGED, &m)
+        };
+        assert_eq!(check(json!(3)).unwrap().num("d"), 3.0);
+        assert_eq!(check(json!(0)).unwrap_err(), "lb.d: must be in [1, 64], got 0");
+        assert_eq!(check(json!(1.5)).unwrap_err(), "lb.d: must be a whole number, got 1.5");
     }
 }

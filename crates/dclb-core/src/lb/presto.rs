@@ -59,7 +59,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
             "bytes",
             "largest flowcell, in payload bytes; a cell holds whole segments up to this size",
             "Presto paper 64 KB (baselines.md §4), read as 64,000 B; the Hermes authors' ns-3 code uses 14,000 B",
-        ),
+        ).within(1.0, 1e12).count(),
         ParamSpec::flag(
             "random_start",
             true,
