@@ -15,7 +15,7 @@
 
 use crate::config::{Config, Pattern, TransportKind};
 use crate::fabric::{Fabric, NodeKind, PortRole};
-use crate::lb::{find_scheme, BuildCx, Decision, EdgeBalancer, EdgeCx, FlowView, Params, PortsView, ProbeRequest, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use crate::lb::{find_scheme, BuildCx, Decision, EdgeBalancer, EdgeCx, FlowView, Hooks, Params, PortsView, ProbeRequest, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::metrics::{Column, FlowState, Results, RunStats, Table};
 use crate::packet::{class, Packet, PacketArena, PacketKind};
 use crate::rng::{Rng, Stream};
@@ -54,6 +54,7 @@ pub struct Flow {
 struct SwitchState {
     info: SwitchInfo,
     lb: Box<dyn SwitchBalancer>,
+    hooks: Hooks,
     rng: Rng,
     decisions: u64,
     drops: u64,
@@ -148,7 +149,7 @@ impl Simulation {
             .switches
             .into_iter()
             .zip(infos_sw)
-            .map(|(lb, info)| SwitchState { info, lb, rng: Rng::derive(cfg.seed, Stream::Switch, info.node as u64), decisions: 0, drops: 0 })
+            .map(|(lb, info)| SwitchState { info, hooks: lb.hooks(), lb, rng: Rng::derive(cfg.seed, Stream::Switch, info.node as u64), decisions: 0, drops: 0 })
             .collect();
         let edges: Vec<EdgeState> = installed
             .edges
@@ -372,7 +373,7 @@ impl Simulation {
         port.peak_queue_packets = port.peak_queue_packets.max(port.queue.len() as u32);
         p.enqueued_at = now;
         let owner = port.owner;
-        if owner >= self.fabric.hosts {
+        if owner >= self.fabric.hosts && self.switches[(owner - self.fabric.hosts) as usize].hooks.enqueue {
             let sw = (owner - self.fabric.hosts) as usize;
             let n = &self.fabric.nodes[owner as usize];
             let st = &mut self.switches[sw];
@@ -414,10 +415,12 @@ impl Simulation {
             if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
                 self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
             }
-            let n = &self.fabric.nodes[owner as usize];
             let st = &mut self.switches[(owner - hosts) as usize];
-            let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut st.rng };
-            st.lb.on_departure(&mut cx, p, port_id);
+            if st.hooks.departure {
+                let n = &self.fabric.nodes[owner as usize];
+                let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut st.rng };
+                st.lb.on_departure(&mut cx, p, port_id);
+            }
         }
         self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid });
         if more {
@@ -436,7 +439,9 @@ impl Simulation {
         let p = self.pkts.get_mut(pid);
         p.hops = p.hops.saturating_add(1);
         let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut st.rng };
-        st.lb.on_arrival(&mut cx, p);
+        if st.hooks.arrival {
+            st.lb.on_arrival(&mut cx, p);
+        }
         let dst_leaf = self.fabric.facts.leaf_of_host(p.dst);
         let down;
         let candidates: &[u32] = match st.info.kind {

@@ -51,6 +51,9 @@ impl Drb {
 }
 
 impl SwitchBalancer for Drb {
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks::CHOOSE_ONLY
+    }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
         let n = candidates.len();
         if n == 1 {

@@ -43,7 +43,13 @@ impl Ecmp {
 }
 
 impl SwitchBalancer for Ecmp {
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks::CHOOSE_ONLY
+    }
     fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        if candidates.len() == 1 {
+            return Decision::Forward(candidates[0]);
+        }
         Decision::Forward(candidates[flow_hash_index(pkt, self.salt, candidates.len())])
     }
     fn state_bytes(&self) -> usize {

@@ -133,6 +133,21 @@ pub enum Decision {
     Cancel(DropReason),
 }
 
+/// Which per-packet hooks a balancer implements. The simulation skips building a context for hooks a balancer
+/// does not use (a pure speed matter: skipped hooks are the default no-ops). The default is all of them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Hooks {
+    pub arrival: bool,
+    pub enqueue: bool,
+    pub departure: bool,
+}
+
+impl Hooks {
+    pub const ALL: Hooks = Hooks { arrival: true, enqueue: true, departure: true };
+    /// For balancers that only `choose`.
+    pub const CHOOSE_ONLY: Hooks = Hooks { arrival: false, enqueue: false, departure: false };
+}
+
 pub trait SwitchBalancer: Send {
     /// Picks the egress for `pkt` among `candidates` (never empty; one entry where there is no choice).
     /// May read and write the packet's balancer header.
@@ -152,6 +167,10 @@ pub trait SwitchBalancer: Send {
     /// Bytes of state the balancer holds now (tables, counters), for overhead comparisons.
     fn state_bytes(&self) -> usize {
         0
+    }
+    /// The per-packet hooks this balancer implements (see [`Hooks`]); override only to declare fewer.
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
     }
 }
 

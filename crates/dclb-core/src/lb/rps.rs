@@ -25,6 +25,9 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 pub struct Rps;
 
 impl SwitchBalancer for Rps {
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks::CHOOSE_ONLY
+    }
     fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut Packet, candidates: &[u32]) -> Decision {
         if candidates.len() == 1 {
             return Decision::Forward(candidates[0]);

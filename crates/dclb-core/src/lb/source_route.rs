@@ -20,6 +20,9 @@ impl SourceRoute {
 }
 
 impl SwitchBalancer for SourceRoute {
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks::CHOOSE_ONLY
+    }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
         if candidates.len() > 1 && pkt.lb.path != NO_PATH {
             let tag = pkt.lb.path as u32;
