@@ -71,9 +71,9 @@ MAX_RANGE_VALUES = 10_000
 # Grid text
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Splits on commas that are not inside quotes, brackets or braces."""
-    items, depth, quote, start = [], 0, "", 0
+def _top_level(text: str):
+    """Yields (index, character) for the characters outside quotes, brackets and braces."""
+    depth, quote = 0, ""
     for i, ch in enumerate(text):
         if quote:
             if ch == quote:
@@ -84,7 +84,15 @@ def _split_top_level(text: str) -> list[str]:
             depth += 1
         elif ch in "]}":
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif depth == 0:
+            yield i, ch
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Splits on commas that are not inside quotes, brackets or braces."""
+    items, start = [], 0
+    for i, ch in _top_level(text):
+        if ch == ",":
             items.append(text[start:i])
             start = i + 1
     items.append(text[start:])
@@ -92,20 +100,7 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def _has_top_level_colon(item: str) -> bool:
-    quote, depth = "", 0
-    for ch in item:
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            return True
-    return False
+    return any(ch == ":" for _, ch in _top_level(item))
 
 
 def _number(text: str) -> int | float | None:
