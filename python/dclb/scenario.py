@@ -464,17 +464,23 @@ def from_dict(raw: dict[str, Any], base_dir: Path = Path("."), name: str = "scen
     return sc
 
 
-def load_scenario(path: str | Path, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
-    """Reads, overrides and validates a scenario file."""
+def read_scenario_file(path: str | Path) -> dict[str, Any]:
+    """The raw TOML of a scenario file; a missing, unreadable or malformed file is a one-line ScenarioError."""
     p = Path(path)
     if not p.is_file():
         raise ScenarioError(f"{path}: no such scenario file")
     try:
-        raw = tomllib.loads(p.read_text())
+        return tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: not valid TOML: {e}") from None
     except OSError as e:
         raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def load_scenario(path: str | Path, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
+    """Reads, overrides and validates a scenario file."""
+    p = Path(path)
+    raw = read_scenario_file(p)
     raw = apply_overrides(raw, overrides or [])
     if seed is not None:
         raw["seed"] = seed

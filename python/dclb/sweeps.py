@@ -237,7 +237,7 @@ class Plan:
 
 def _base_from(scenario_or_path: Any, overrides: Sequence[str]) -> tuple[dict[str, Any], Path, str]:
     """Raw scenario data (overrides applied), base directory and default name."""
-    from .scenario import Scenario, apply_overrides
+    from .scenario import Scenario, apply_overrides, read_scenario_file
 
     if isinstance(scenario_or_path, Scenario):
         raw = scenario_or_path.model_dump(mode="json", exclude_unset=True)
@@ -248,14 +248,7 @@ def _base_from(scenario_or_path: Any, overrides: Sequence[str]) -> tuple[dict[st
         raw, base_dir, name = copy.deepcopy(dict(scenario_or_path)), Path("."), "scenario"
     else:
         path = Path(scenario_or_path)
-        if not path.is_file():
-            raise ScenarioError(f"{path}: no such scenario file")
-        try:
-            raw = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{path}: not valid TOML: {e}") from None
-        except OSError as e:
-            raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+        raw = read_scenario_file(path)
         base_dir, name = path.parent.resolve(), path.stem
     return apply_overrides(raw, list(overrides)), base_dir, name
 
