@@ -36,6 +36,11 @@ pub enum Column {
     Str(Vec<String>),
     /// A list of u64 per row, flattened with a fixed width.
     U64List { width: usize, values: Vec<u64> },
+    /// Floats where a row may have no value (a flow without a deadline, an unfinished flow's FCT): null in
+    /// the stored tables, never NaN, so two identical runs' tables compare equal.
+    OptF64(Vec<Option<f64>>),
+    /// Booleans where a row may have no value (deadline met, for a flow without a deadline).
+    OptBool(Vec<Option<bool>>),
 }
 
 impl Column {
@@ -47,6 +52,8 @@ impl Column {
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),
             Column::U64List { width, values } => if *width == 0 { 0 } else { values.len() / width },
+            Column::OptF64(v) => v.len(),
+            Column::OptBool(v) => v.len(),
         }
     }
     pub fn is_empty(&self) -> bool {

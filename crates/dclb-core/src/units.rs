@@ -55,13 +55,15 @@ impl AddAssign for Time {
 }
 impl Sub for Time {
     type Output = Time;
+    /// Panics when `rhs` is later than `self`, in release builds too: a negative duration is an engine bug,
+    /// and wrapping to 213 days would hide it. Use [`Time::saturating_sub`] where "not before" is meant.
     fn sub(self, rhs: Time) -> Time {
-        Time(self.0 - rhs.0)
+        Time(self.0.checked_sub(rhs.0).expect("Time subtraction went below zero"))
     }
 }
 impl SubAssign for Time {
     fn sub_assign(&mut self, rhs: Time) {
-        self.0 -= rhs.0;
+        *self = *self - rhs;
     }
 }
 impl fmt::Debug for Time {

@@ -30,6 +30,14 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
             }
             Column::Str(v) => ("str", PyList::new(py, v)?).into_pyobject(py)?.into_any(),
             Column::U64List { width, values } => ("list<u8>", *width, PyBytes::new(py, as_bytes(values))).into_pyobject(py)?.into_any(),
+            Column::OptF64(v) => {
+                let f: Vec<f64> = v.iter().map(|x| x.unwrap_or(f64::NAN)).collect();
+                ("<f8", PyBytes::new(py, as_bytes(&f))).into_pyobject(py)?.into_any()
+            }
+            Column::OptBool(v) => {
+                let b: Vec<u8> = v.iter().map(|&x| x.unwrap_or(false) as u8).collect();
+                ("bool", PyBytes::new(py, &b)).into_pyobject(py)?.into_any()
+            }
         };
         d.set_item(*name, v)?;
     }
