@@ -49,6 +49,9 @@ def _column(spec: tuple) -> pa.Array:
         return pa.array(spec[1], type=pa.string())
     if kind == "bool":
         return pa.array(np.frombuffer(spec[1], dtype=np.uint8).astype(bool))
+    if kind == "bool?":
+        raw = np.frombuffer(spec[1], dtype=np.uint8)
+        return pa.array(raw == 1, mask=raw == 2)
     if kind == "list<u8>":
         width, buf = spec[1], spec[2]
         values = np.frombuffer(buf, dtype="<u8").astype(np.int64)
@@ -63,16 +66,6 @@ def _column(spec: tuple) -> pa.Array:
 
 def _table(columns: dict[str, tuple]) -> pa.Table:
     return pa.table({name: _column(spec) for name, spec in columns.items()})
-
-
-def _with_deadline_met(flows: pa.Table) -> pa.Table:
-    if flows.num_rows == 0:
-        return flows.append_column("deadline_met", pa.array([], type=pa.bool_()))
-    deadline = flows["deadline_us"].to_numpy()
-    fct = flows["fct_us"].to_numpy()
-    has = ~np.isnan(deadline)
-    met = np.where(np.isnan(fct), False, fct <= np.nan_to_num(deadline, nan=0.0))
-    return flows.append_column("deadline_met", pa.array(met, mask=~has))
 
 
 def run_id_for(sc: Scenario) -> str:
@@ -134,7 +127,7 @@ def run(
     raw, wall = simulate(sc, progress, config)
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
-    flows = _with_deadline_met(_table(raw["flows"]))
+    flows = _table(raw["flows"])
     ports = _table(raw["ports"])
     switches = _table(raw["switches"])
     samples = _table(raw["samples"])

@@ -18,7 +18,7 @@
 
 use crate::config::{Direction, TopologyConfig, TransportConfig};
 use crate::units::{Bytes, Rate, Time};
-use std::collections::VecDeque;
+pub use crate::port::{Buffer, Port, PortLink, PortRole};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum NodeKind {
@@ -37,30 +37,6 @@ impl NodeKind {
     }
 }
 
-/// What a port connects.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum PortRole {
-    /// Host NIC towards its leaf.
-    HostUp,
-    /// Leaf towards one of its hosts.
-    LeafDown,
-    /// Leaf towards a spine.
-    LeafUp,
-    /// Spine towards a leaf.
-    SpineDown,
-}
-
-impl PortRole {
-    pub fn name(self) -> &'static str {
-        match self {
-            PortRole::HostUp => "host_up",
-            PortRole::LeafDown => "leaf_down",
-            PortRole::LeafUp => "leaf_up",
-            PortRole::SpineDown => "spine_down",
-        }
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct Node {
     pub kind: NodeKind,
@@ -69,100 +45,6 @@ pub struct Node {
     /// First global port id of this node; its ports are `first_port..first_port + n_ports`.
     pub first_port: u32,
     pub n_ports: u32,
-}
-
-/// One direction of a link: the egress queue of `owner` towards `peer`.
-#[derive(Clone, Debug)]
-pub struct Port {
-    pub owner: u32,
-    pub peer: u32,
-    pub role: PortRole,
-    /// Leaf uplink index (`spine * links + link`) for `LeafUp`, leaf down-link index for `SpineDown`
-    /// (`leaf * links + link`), host index for `LeafDown`, 0 for a NIC.
-    pub slot: u32,
-    pub rate: Rate,
-    /// Picoseconds per byte when the rate divides 8e12 exactly (every usual rate does), else 0.
-    ps_per_byte: u64,
-    pub delay: Time,
-    pub up: bool,
-    /// Buffer limit in packets (`u32::MAX` when limited by bytes).
-    pub cap_packets: u32,
-    /// Buffer limit in bytes (`u64::MAX` when limited by packets).
-    pub cap_bytes: u64,
-    /// ECN marking threshold in packets; 0 disables marking.
-    pub ecn_k: u32,
-
-    // --- live state ---
-    /// Queued packets (arena ids); the head is the one on the wire while `busy`.
-    pub queue: VecDeque<u32>,
-    pub queued_bytes: u64,
-    pub busy: bool,
-
-    // --- counters ---
-    pub bytes_sent: u64,
-    pub packets_sent: u64,
-    pub drops: u64,
-    pub ecn_marks: u64,
-    pub peak_queue_bytes: u64,
-    pub peak_queue_packets: u32,
-    /// Integral of queued bytes over time, in byte-picoseconds, up to `area_updated`.
-    pub queue_area: f64,
-    pub area_updated: Time,
-}
-
-fn exact_ps_per_byte(rate: Rate) -> u64 {
-    const PS_BITS: u64 = 8_000_000_000_000;
-    if rate.bps() > 0 && PS_BITS % rate.bps() == 0 {
-        PS_BITS / rate.bps()
-    } else {
-        0
-    }
-}
-
-impl Port {
-    /// Serialisation time of `bytes` on this port (a multiply on the hot path, exact either way).
-    #[inline]
-    pub fn tx_time(&self, bytes: u32) -> Time {
-        if self.ps_per_byte != 0 {
-            Time(bytes as u64 * self.ps_per_byte)
-        } else {
-            self.rate.tx_time(Bytes(bytes as u64))
-        }
-    }
-
-    pub fn set_rate(&mut self, rate: Rate) {
-        self.rate = rate;
-        self.ps_per_byte = exact_ps_per_byte(rate);
-    }
-
-    /// Would a packet of `wire` bytes overflow the buffer?
-    #[inline]
-    pub fn would_overflow(&self, wire: u32) -> bool {
-        self.queue.len() as u32 >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
-    }
-
-    #[inline]
-    pub fn queue_packets(&self) -> u32 {
-        self.queue.len() as u32
-    }
-
-    #[inline]
-    pub fn account_area(&mut self, now: Time) {
-        let dt = now.saturating_sub(self.area_updated);
-        if dt.0 > 0 {
-            self.queue_area += self.queued_bytes as f64 * dt.0 as f64;
-            self.area_updated = now;
-        }
-    }
-
-    /// Time to drain the current queue at the port's rate (what a packet enqueued now would wait).
-    pub fn queue_delay(&self) -> Time {
-        if self.ps_per_byte != 0 {
-            Time(self.queued_bytes * self.ps_per_byte)
-        } else {
-            self.rate.tx_time(Bytes(self.queued_bytes))
-        }
-    }
 }
 
 /// Facts about the fabric that every switch knows from configuration (not live state).
@@ -243,29 +125,8 @@ impl Fabric {
                 None => default_ecn_k(rate),
             }
         };
-        let mk = |owner: u32, peer: u32, role: PortRole, slot: u32, rate: Rate, delay: Time, cap: (u32, u64), k: u32| Port {
-            owner,
-            peer,
-            role,
-            slot,
-            rate,
-            ps_per_byte: exact_ps_per_byte(rate),
-            delay,
-            up: true,
-            cap_packets: cap.0,
-            cap_bytes: cap.1,
-            ecn_k: k,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            busy: false,
-            bytes_sent: 0,
-            packets_sent: 0,
-            drops: 0,
-            ecn_marks: 0,
-            peak_queue_bytes: 0,
-            peak_queue_packets: 0,
-            queue_area: 0.0,
-            area_updated: Time::ZERO,
+        let mk = |owner: u32, peer: u32, role: PortRole, slot: u32, rate: Rate, delay: Time, cap: (u32, u64), k: u32| {
+            Port::new(PortLink { owner, peer, role, slot, rate, delay }, Buffer { packets: cap.0, bytes: cap.1 }, k)
         };
 
         for h in 0..hosts {

@@ -11,17 +11,23 @@
 //! * [`transport`] — TCP NewReno/DCTCP, receiver, resequencing buffer.
 //! * [`lb`] — the balancer interface, registry, and one module per scheme.
 //! * [`traffic`] — workloads (CDFs, mixtures) and traffic patterns.
-//! * [`sim`] — the event loop that ties them together.
+//! * [`port`] — one direction of a link and its queue discipline (admission, ECN, service).
+//! * [`sim`] — the state of a run and the event loop; [`build`] constructs it, [`switch`] routes through
+//!   switches and their balancers, [`host`] is the host stack (TCP ends, edge balancers, probes).
 //! * [`metrics`] — the result tables.
 
+pub mod build;
 pub mod config;
 pub mod fabric;
+pub mod host;
 pub mod lb;
 pub mod metrics;
 pub mod packet;
+pub mod port;
 pub mod rng;
 pub mod sched;
 pub mod sim;
+pub mod switch;
 pub mod traffic;
 pub mod transport;
 pub mod units;

@@ -3,7 +3,16 @@
 //! Columns are plain vectors so the binding can hand them to Python as buffers without a per-value
 //! conversion; the Python side names the units in its column names and writes Parquet. Definitions live here
 //! once: FCT is flow start to the arrival of the last byte at the receiver; a packet's queueing delay is the
-//! time it waited in queues before serialisation, summed over hops.
+//! time it waited in queues before serialisation, summed over hops; a deadline is met when the flow
+//! completed no later than its deadline. A value that does not exist for a row (the FCT of an unfinished
+//! flow, the deadline of a flow without one) is missing, not NaN.
+
+use crate::config::TransportKind;
+use crate::host::Flow;
+use crate::lb::SwitchKind;
+use crate::sched::Event;
+use crate::sim::Simulation;
+use crate::units::Time;
 
 /// Flow end states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -27,7 +36,8 @@ impl FlowState {
     }
 }
 
-#[derive(Clone, Debug)]
+/// Equality is value equality (no column holds NaN: missing values are `None`).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Column {
     U64(Vec<u64>),
     I64(Vec<i64>),
@@ -80,6 +90,12 @@ impl Table {
             _ => panic!("no u64 column {name}"),
         }
     }
+    pub fn opt_f64s(&self, name: &str) -> &[Option<f64>] {
+        match self.get(name) {
+            Some(Column::OptF64(v)) => v,
+            _ => panic!("no optional f64 column {name}"),
+        }
+    }
     pub fn f64s(&self, name: &str) -> &[f64] {
         match self.get(name) {
             Some(Column::F64(v)) => v,
@@ -113,7 +129,12 @@ pub struct RunStats {
     pub wire_bytes_in_flight: u64,
     pub peak_packets_in_flight: u64,
     pub peak_flows_active: u64,
+    /// Packets dropped by balancers' decisions (`Decision::Drop`).
     pub balancer_drops: u64,
+    /// Packets dropped by balancers that cancelled their flow (`Decision::Cancel`).
+    pub balancer_cancels: u64,
+    /// Packets that found no working route at a switch.
+    pub routing_drops: u64,
     pub probes_sent: u64,
     /// Engine memory estimate: packet arena, flow table, queues (bytes).
     pub engine_bytes: u64,
@@ -130,4 +151,186 @@ pub struct Results {
     pub switches: Table,
     pub samples: Table,
     pub stats: RunStats,
+}
+
+/// The sampler: queue length and bytes sent of chosen ports, bytes delivered of chosen flows, every
+/// `interval` of simulated time.
+pub(crate) struct Sampler {
+    interval: Time,
+    ports: Vec<u32>,
+    flows: Vec<u32>,
+    time_us: Vec<f64>,
+    kind: Vec<String>,
+    id: Vec<u64>,
+    queue_bytes: Vec<u64>,
+    bytes: Vec<u64>,
+}
+
+impl Sampler {
+    pub fn new(interval: Time, ports: Vec<u32>, flows: Vec<u32>) -> Sampler {
+        Sampler { interval, ports, flows, time_us: Vec::new(), kind: Vec::new(), id: Vec::new(), queue_bytes: Vec::new(), bytes: Vec::new() }
+    }
+
+    fn table(&self) -> Table {
+        let mut t = Table::default();
+        t.push("time_us", Column::F64(self.time_us.clone()));
+        t.push("kind", Column::Str(self.kind.clone()));
+        t.push("id", Column::U64(self.id.clone()));
+        t.push("queue_bytes", Column::U64(self.queue_bytes.clone()));
+        t.push("bytes", Column::U64(self.bytes.clone()));
+        t
+    }
+}
+
+impl Simulation {
+    /// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
+    pub(crate) fn sample(&mut self, now: Time) {
+        let Some(s) = self.sampler.as_mut() else { return };
+        for &p in &s.ports {
+            let port = &self.fabric.ports[p as usize];
+            s.time_us.push(now.as_us());
+            s.kind.push("port".into());
+            s.id.push(p as u64);
+            s.queue_bytes.push(port.queued_bytes);
+            s.bytes.push(port.bytes_sent);
+        }
+        for &f in &s.flows {
+            s.time_us.push(now.as_us());
+            s.kind.push("flow".into());
+            s.id.push(f as u64);
+            s.queue_bytes.push(0);
+            s.bytes.push(self.flows[f as usize].bytes_delivered());
+        }
+        let next = now + s.interval;
+        let more_flows = (self.ended as usize) < self.flows.len();
+        if next <= self.horizon && (more_flows || self.horizon != Time::MAX) {
+            self.sched.at(next, Event::Sample);
+        }
+    }
+}
+
+fn transport_name(t: TransportKind) -> &'static str {
+    match t {
+        TransportKind::Dctcp => "dctcp",
+        TransportKind::Newreno => "newreno",
+        TransportKind::Udp => "udp",
+    }
+}
+
+/// The per-flow table.
+fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
+    let us = |t: Time| t.as_us();
+    let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(f).collect());
+    let opt = |f: &dyn Fn(&Flow) -> Option<f64>| Column::OptF64(flows.iter().map(f).collect());
+    let completed = |f: &Flow| f.state == Some(FlowState::Completed);
+    let fct = |f: &Flow| completed(f).then(|| f.finish - f.spec.start);
+    let deadline = |f: &Flow| (f.spec.deadline != Time::ZERO).then(|| f.spec.deadline - f.spec.start);
+    let ideal = |f: &Flow| (f.ideal_fct != Time::MAX).then_some(f.ideal_fct);
+    let mut t = Table::default();
+    t.push("flow_id", Column::U64((0..flows.len() as u64).collect()));
+    t.push("source", u64s(&|f| f.spec.source as u64));
+    t.push("src_host", u64s(&|f| f.spec.src as u64));
+    t.push("dst_host", u64s(&|f| f.spec.dst as u64));
+    t.push("size_bytes", u64s(&|f| f.spec.size));
+    t.push("transport", Column::Str(flows.iter().map(|f| transport_name(f.spec.transport).to_string()).collect()));
+    t.push("best_effort", Column::Bool(flows.iter().map(|f| f.spec.best_effort).collect()));
+    t.push("deadline_us", opt(&|f| deadline(f).map(us)));
+    t.push("start_us", Column::F64(flows.iter().map(|f| us(f.spec.start)).collect()));
+    t.push("finish_us", opt(&|f| completed(f).then(|| us(f.finish))));
+    t.push("fct_us", opt(&|f| fct(f).map(us)));
+    t.push("ideal_fct_us", opt(&|f| ideal(f).map(us)));
+    t.push("slowdown", opt(&|f| Some((fct(f)?.0 as f64 / ideal(f)?.0 as f64).max(1.0))));
+    // Met: completed no later than the deadline; a flow that did not complete (cancelled, unfinished) missed.
+    t.push("deadline_met", Column::OptBool(flows.iter().map(|f| deadline(f).map(|d| fct(f).is_some_and(|x| x <= d))).collect()));
+    t.push("state", Column::Str(flows.iter().map(|f| f.state.unwrap_or(FlowState::Unfinished).name().to_string()).collect()));
+    t.push("bytes_sent", u64s(&|f| f.bytes_sent));
+    t.push("bytes_delivered", u64s(&|f| f.bytes_delivered()));
+    t.push("packets_sent", u64s(&|f| f.packets_sent));
+    t.push("retransmissions", u64s(&|f| f.retransmissions));
+    t.push("spurious_retransmissions", u64s(&|f| f.spurious));
+    t.push("timeouts", u64s(&|f| f.tx.timeouts as u64));
+    t.push("out_of_order", u64s(&|f| f.out_of_order));
+    t.push("queueing_delay_us", Column::F64(flows.iter().map(|f| us(f.queue_delay)).collect()));
+    t.push("uplink_bytes", Column::U64List { width: uplinks, values: uplink_bytes.to_vec() });
+    t
+}
+
+/// The per-port table; `span` is the run's simulated length (for the time-averaged queue).
+fn port_table(sim: &Simulation, span: Time) -> Table {
+    let pl = &sim.fabric.ports;
+    let nodes = &sim.fabric.nodes;
+    let span = span.0.max(1) as f64;
+    let mut t = Table::default();
+    t.push("node", Column::U64(pl.iter().map(|p| p.owner as u64).collect()));
+    t.push("node_kind", Column::Str(pl.iter().map(|p| nodes[p.owner as usize].kind.name().to_string()).collect()));
+    t.push("port", Column::U64((0..pl.len() as u64).collect()));
+    t.push("peer", Column::U64(pl.iter().map(|p| p.peer as u64).collect()));
+    t.push("role", Column::Str(pl.iter().map(|p| p.role.name().to_string()).collect()));
+    t.push("slot", Column::U64(pl.iter().map(|p| p.slot as u64).collect()));
+    t.push("rate_gbps", Column::F64(pl.iter().map(|p| p.rate.as_gbps()).collect()));
+    t.push("delay_us", Column::F64(pl.iter().map(|p| p.delay.as_us()).collect()));
+    t.push("failed", Column::Bool(pl.iter().map(|p| !p.up).collect()));
+    t.push("ecn_k_packets", Column::U64(pl.iter().map(|p| p.ecn_k as u64).collect()));
+    t.push("bytes_sent", Column::U64(pl.iter().map(|p| p.bytes_sent).collect()));
+    t.push("packets_sent", Column::U64(pl.iter().map(|p| p.packets_sent).collect()));
+    t.push("drops", Column::U64(pl.iter().map(|p| p.drops).collect()));
+    t.push("ecn_marks", Column::U64(pl.iter().map(|p| p.ecn_marks).collect()));
+    t.push("peak_queue_bytes", Column::U64(pl.iter().map(|p| p.peak_queue_bytes).collect()));
+    t.push("peak_queue_packets", Column::U64(pl.iter().map(|p| p.peak_queue_packets as u64).collect()));
+    t.push("avg_queue_bytes", Column::F64(pl.iter().map(|p| p.queue_area / span).collect()));
+    t
+}
+
+/// The per-switch table: the balancer's decisions, drops by cause, and the state it holds.
+fn switch_table(sim: &Simulation) -> Table {
+    let sw = &sim.switches;
+    let mut t = Table::default();
+    t.push("node", Column::U64(sw.iter().map(|s| s.info.node as u64).collect()));
+    t.push("kind", Column::Str(sw.iter().map(|s| if s.info.kind == SwitchKind::Leaf { "leaf" } else { "spine" }.to_string()).collect()));
+    t.push("index", Column::U64(sw.iter().map(|s| s.info.index as u64).collect()));
+    t.push("decisions", Column::U64(sw.iter().map(|s| s.decisions).collect()));
+    t.push("balancer_drops", Column::U64(sw.iter().map(|s| s.balancer_drops).collect()));
+    t.push("balancer_cancels", Column::U64(sw.iter().map(|s| s.balancer_cancels).collect()));
+    t.push("routing_drops", Column::U64(sw.iter().map(|s| s.routing_drops).collect()));
+    t.push("state_bytes", Column::U64(sw.iter().map(|s| s.lb.state_bytes() as u64).collect()));
+    t
+}
+
+/// Every table and the run statistics of `sim` (finished, or stopped early for inspection).
+pub(crate) fn collect(sim: &mut Simulation) -> Results {
+    let end = if sim.horizon != Time::MAX && sim.finished { sim.horizon.min(sim.sched.peek_time().unwrap_or(sim.horizon)).max(sim.sched.now()) } else { sim.sched.now() };
+    for port in &mut sim.fabric.ports {
+        port.account_area(end);
+    }
+    let count = |st: FlowState| sim.flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
+    let stats = RunStats {
+        events: sim.sched.processed(),
+        sim_time_us: end.as_us(),
+        flows_total: sim.flows.len() as u64,
+        flows_completed: count(FlowState::Completed),
+        flows_cancelled: count(FlowState::Cancelled),
+        flows_unfinished: count(FlowState::Unfinished),
+        wire_bytes_created: sim.created,
+        wire_bytes_delivered: sim.delivered,
+        wire_bytes_dropped: sim.dropped,
+        wire_bytes_in_flight: sim.pkts.live_bytes(),
+        peak_packets_in_flight: sim.pkts.peak_live() as u64,
+        peak_flows_active: sim.peak_active,
+        balancer_drops: sim.switches.iter().map(|s| s.balancer_drops).sum(),
+        balancer_cancels: sim.switches.iter().map(|s| s.balancer_cancels).sum(),
+        routing_drops: sim.switches.iter().map(|s| s.routing_drops).sum(),
+        probes_sent: sim.probes_sent,
+        engine_bytes: sim.engine_bytes() as u64,
+        source_mean_bytes: sim.infos.iter().map(|i| i.mean_size).collect(),
+        source_offered_bps: sim.infos.iter().map(|i| i.offered_bps).collect(),
+        source_access_capacity_bps: sim.infos.iter().map(|i| i.access_capacity_bps).collect(),
+        source_fabric_capacity_bps: sim.infos.iter().map(|i| i.fabric_capacity_bps).collect(),
+    };
+    Results {
+        flows: flow_table(&sim.flows, sim.uplinks, &sim.uplink_bytes),
+        ports: port_table(sim, end),
+        switches: switch_table(sim),
+        samples: sim.sampler.as_ref().map(Sampler::table).unwrap_or_default(),
+        stats,
+    }
 }

@@ -26,8 +26,12 @@ pub enum Event {
     UdpTick { flow: u32 },
     /// Periodic work of a switch's balancer.
     SwitchTimer { node: u32 },
+    /// A one-shot wake-up a switch's balancer asked for, with its token.
+    SwitchAlarm { node: u32, token: u32 },
     /// Periodic work of a host's edge balancer.
     EdgeTimer { host: u32 },
+    /// A one-shot wake-up a host's edge balancer asked for, with its token.
+    EdgeAlarm { host: u32, token: u32 },
     /// The sampler records queues and flow progress.
     Sample,
 }

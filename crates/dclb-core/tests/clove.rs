@@ -12,12 +12,11 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::fabric::Fabric;
 use dclb_core::lb::clove::{self, Clove, CloveConfig};
-use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView, Params, ProbeRequest};
+use dclb_core::lb::testkit::EdgeBench;
+use dclb_core::lb::{FlowView, Params};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
-use dclb_core::rng::Rng;
 use dclb_core::units::Time;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -26,37 +25,32 @@ const DST: u32 = 2; // on leaf 1 (2 hosts per leaf)
 const DL: u32 = 1;
 
 struct Bench {
-    fabric: Fabric,
+    bench: EdgeBench,
     lb: Clove,
-    rng: Rng,
-    probes: Vec<ProbeRequest>,
 }
 
 impl Bench {
     fn new(given: &[(&str, Value)]) -> Bench {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let p = Params::resolve("clove", clove::SPEC.params, &m).unwrap();
-        let cfg = fabric(2, 4, 2);
-        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
-        let lb = Clove::new(CloveConfig::from_params(&p), &fabric.facts, 0);
-        Bench { fabric, lb, rng: Rng::new(3), probes: Vec::new() }
+        let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(3);
+        let lb = Clove::new(CloveConfig::from_params(&p), &bench.fabric.facts, 0);
+        Bench { bench, lb }
     }
 
     fn send(&mut self, us: f64, flow: u32) -> u16 {
-        let paths = self.fabric.paths(0, DL).to_vec();
-        let mut cx = EdgeCx { now: Time::from_us_f64(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
+        let paths = self.bench.paths_to(DST);
         let view = FlowView { flow, dst: DST, size: 1_000_000, start: Time::ZERO, sent: 0, acked: 0, cwnd: 14_600, srtt: Time::ZERO, retransmission: false };
         let mut p = Packet::new(PacketKind::Data, flow, 0, DST);
-        self.lb.choose_path(&mut cx, &view, &mut p, &paths)
+        self.bench.at(Time::from_us_f64(us)).choose_path(&mut self.lb, &view, &mut p, &paths)
     }
 
     fn ack(&mut self, us: f64, path: u16, ece: bool) {
-        let mut cx = EdgeCx { now: Time::from_us_f64(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
         let view = FlowView { flow: 0, dst: DST, size: 1_000_000, start: Time::ZERO, sent: 20_000, acked: 10_000, cwnd: 14_600, srtt: Time::from_us(20), retransmission: false };
         let mut a = Packet::new(PacketKind::Ack, 0, DST, 0);
         a.ecn.ece = ece;
         a.lb.echo_path = path;
-        self.lb.on_ack(&mut cx, &view, &a);
+        self.bench.at(Time::from_us_f64(us)).ack(&mut self.lb, &view, &a);
     }
 
     fn weights(&mut self, us: f64) -> Vec<f64> {
@@ -189,7 +183,7 @@ fn slow_link(scheme: &str) -> Config {
 fn clove_completes_all_flows_deterministically_with_bytes_conserved() {
     let r = run(&slow_link("clove"));
     let again = run(&slow_link("clove"));
-    let bits = |r: &Results| r.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
     assert_eq!(bits(&r), bits(&again), "same seed, same result");
     assert_eq!(r.stats.flows_completed, 400);
     let rows = uplink_rows(&r);

@@ -13,46 +13,37 @@ use common::*;
 use dclb_core::config::{Config, SamplerConfig};
 use dclb_core::fabric::Fabric;
 use dclb_core::lb::drill::{Drill, MemoryScope};
-use dclb_core::lb::{Decision, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
-use dclb_core::units::Time;
+
 
 /// Leaf 0 of a 2-leaf, 4-spine fabric: its four uplinks towards leaf 1 are the candidates.
 struct Bench {
-    fabric: Fabric,
+    bench: SwitchBench,
     cands: Vec<u32>,
-    rng: Rng,
 }
 
 impl Bench {
     fn new() -> Bench {
-        let cfg = fabric(2, 4, 2);
-        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
-        let cands = fabric.leaf_candidates(0, 1).to_vec();
+        let bench = SwitchBench::leaf(&fabric(2, 4, 2), 0);
+        let cands = bench.candidates_to_leaf(1);
         assert_eq!(cands.len(), 4);
-        Bench { fabric, cands, rng: Rng::new(11) }
+        Bench { bench, cands }
     }
     fn set_queues(&mut self, bytes: [u64; 4]) {
         for (i, &p) in self.cands.iter().enumerate() {
-            self.fabric.ports[p as usize].queued_bytes = bytes[i];
+            self.bench.set_queue_bytes(p, bytes[i]);
         }
     }
     fn queue(&self, port: u32) -> u64 {
-        self.fabric.ports[port as usize].queued_bytes
+        self.bench.queue_bytes(port)
     }
     /// One packet from host 0 to `dst` through leaf 0's balancer.
     fn choose(&mut self, drill: &mut Drill, dst: u32) -> u32 {
-        let leaf = self.fabric.leaf_node(0);
-        let node = &self.fabric.nodes[leaf as usize];
-        let me = SwitchInfo { node: leaf, kind: SwitchKind::Leaf, index: 0, salt: 0 };
-        let mut cx = SwitchCx { now: Time::ZERO, me, ports: PortsView::new(&self.fabric.ports, node.first_port, node.n_ports), facts: &self.fabric.facts, rng: &mut self.rng };
-        let mut p = Packet::new(PacketKind::Data, 0, 0, dst);
-        match drill.choose(&mut cx, &mut p, &self.cands) {
-            Decision::Forward(port) => port,
-            d => panic!("{d:?}"),
-        }
+        let cands = self.cands.clone();
+        self.bench.forward(drill, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands)
     }
 }
 

@@ -14,12 +14,11 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::fabric::Fabric;
 use dclb_core::lb::hermes::{self, Hermes, HermesConfig, PathType};
-use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView, Params, ProbeRequest};
+use dclb_core::lb::testkit::EdgeBench;
+use dclb_core::lb::{FlowView, Params};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
-use dclb_core::rng::Rng;
 use dclb_core::units::Time;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -33,10 +32,8 @@ const DST: u32 = 2; // host 2 sits on leaf 1 (2 hosts per leaf)
 const DL: u32 = 1;
 
 struct Bench {
-    fabric: Fabric,
+    bench: EdgeBench,
     lb: Hermes,
-    rng: Rng,
-    probes: Vec<ProbeRequest>,
 }
 
 fn params(given: &[(&str, Value)]) -> Params {
@@ -47,57 +44,51 @@ fn params(given: &[(&str, Value)]) -> Params {
 impl Bench {
     /// Host 0 on leaf 0 of a 2-leaf, 4-spine fabric, sending to host 2 on leaf 1 over paths 0..4.
     fn new(given: &[(&str, Value)]) -> Bench {
-        let cfg = fabric(2, 4, 2);
-        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
-        let lb = Hermes::new(HermesConfig::from_params(&params(given)), &fabric.facts, 0);
-        Bench { fabric, lb, rng: Rng::new(5), probes: Vec::new() }
+        let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(5);
+        let lb = Hermes::new(HermesConfig::from_params(&params(given)), &bench.fabric.facts, 0);
+        Bench { bench, lb }
     }
 
     fn paths(&self) -> Vec<u16> {
-        self.fabric.paths(0, DL).to_vec()
+        self.bench.paths_to(DST)
     }
 
     fn send(&mut self, us: f64, flow: u32, sent: u64, retx: bool) -> u16 {
         let paths = self.paths();
-        let mut cx = EdgeCx { now: at(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
         let view = flow_view(flow, sent, retx);
         let mut p = Packet::new(PacketKind::Data, flow, 0, DST);
         p.wire_bytes = 1500;
-        self.lb.choose_path(&mut cx, &view, &mut p, &paths)
+        self.bench.at(at(us)).choose_path(&mut self.lb, &view, &mut p, &paths)
     }
 
     /// An ACK of `flow` for data that went on `path`, with the given RTT and ECN echo.
     fn ack(&mut self, us: f64, flow: u32, path: u16, rtt_us: f64, ece: bool) {
         let now = at(us);
-        let mut cx = EdgeCx { now, host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
         let mut a = Packet::new(PacketKind::Ack, flow, DST, 0);
         a.echo_ts = now - Time::from_us_f64(rtt_us);
         a.sent_at = now - Time::from_us_f64(rtt_us / 2.0);
         a.ecn.ece = ece;
         a.lb.echo_path = path;
-        self.lb.on_ack(&mut cx, &flow_view(flow, 10_000, false), &a);
+        self.bench.at(now).ack(&mut self.lb, &flow_view(flow, 10_000, false), &a);
     }
 
     /// A probe reply for `path` with the given RTT and ECN echo.
     fn probe_reply(&mut self, us: f64, path: u16, rtt_us: f64, ece: bool) {
         let now = at(us);
-        let mut cx = EdgeCx { now, host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
         let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, DST, 0);
         r.echo_ts = now - Time::from_us_f64(rtt_us);
         r.sent_at = now - Time::from_us_f64(rtt_us / 2.0);
         r.ecn.ece = ece;
         r.lb.echo_path = path;
-        self.lb.on_probe_reply(&mut cx, &r);
+        self.bench.at(now).probe_reply(&mut self.lb, &r);
     }
 
     fn timeout(&mut self, us: f64, flow: u32) {
-        let mut cx = EdgeCx { now: at(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
-        self.lb.on_timeout(&mut cx, &flow_view(flow, 10_000, true));
+        self.bench.at(at(us)).timeout(&mut self.lb, &flow_view(flow, 10_000, true));
     }
 
     fn timer(&mut self, us: f64) {
-        let mut cx = EdgeCx { now: at(us), host: 0, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes };
-        self.lb.on_timer(&mut cx);
+        self.bench.at(at(us)).timer(&mut self.lb);
     }
 
     fn kind(&self, us: f64, path: u16) -> PathType {
@@ -192,11 +183,10 @@ fn flows_past_the_size_or_rate_gate_stay_put() {
             b.settle(10.0, p, 20.0, false);
         }
         let paths = b.paths();
-        let mut cx = EdgeCx { now: at(11.0), host: 0, facts: &b.fabric.facts, rng: &mut b.rng, probes: &mut b.probes };
         let mut view = flow_view(7, sent, false);
         view.cwnd = cwnd; // 1 MB per 100 µs = 80 Gbps > R
         let mut p = Packet::new(PacketKind::Data, 7, 0, DST);
-        assert_eq!(b.lb.choose_path(&mut cx, &view, &mut p, &paths), cur, "sent {sent}, cwnd {cwnd}");
+        assert_eq!(b.bench.at(at(11.0)).choose_path(&mut b.lb, &view, &mut p, &paths), cur, "sent {sent}, cwnd {cwnd}");
     }
 }
 
@@ -264,10 +254,10 @@ fn unanswered_probes_fail_a_path() {
         b.settle(1.0, p, 20.0 + p as f64, false);
     }
     b.timer(100.0);
-    assert!((2..=3).contains(&b.probes.len()), "two random paths plus the best known: {:?}", b.probes);
-    assert!(b.probes.iter().all(|r| r.dst / 2 == DL), "probes go to a host on the destination leaf");
-    assert!(b.probes.iter().any(|r| r.path == 0), "the best known path (lowest RTT) is probed");
-    let probed: Vec<u16> = b.probes.iter().map(|r| r.path).collect();
+    assert!((2..=3).contains(&b.bench.probes.len()), "two random paths plus the best known: {:?}", b.bench.probes);
+    assert!(b.bench.probes.iter().all(|r| r.dst / 2 == DL), "probes go to a host on the destination leaf");
+    assert!(b.bench.probes.iter().any(|r| r.path == 0), "the best known path (lowest RTT) is probed");
+    let probed: Vec<u16> = b.bench.probes.iter().map(|r| r.path).collect();
     // Answer all but one.
     let silent = probed[0];
     for &p in &probed[1..] {
@@ -308,7 +298,7 @@ fn slow_share(r: &Results) -> f64 {
 fn hermes_completes_all_flows_deterministically_and_shuns_the_slow_path() {
     let h = run(&slow_link("hermes"));
     let again = run(&slow_link("hermes"));
-    let bits = |r: &Results| r.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
     assert_eq!(bits(&h), bits(&again), "same seed, same result");
     let e = run(&slow_link("ecmp"));
     assert_eq!(h.stats.flows_completed, 600);
@@ -316,6 +306,6 @@ fn hermes_completes_all_flows_deterministically_and_shuns_the_slow_path() {
     let (hs, es) = (slow_share(&h), slow_share(&e));
     eprintln!("share of bytes on the slow path: hermes {hs:.3}, ecmp {es:.3}; probes {}", h.stats.probes_sent);
     assert!(hs < 0.6 * es, "hermes put {hs:.3} of its bytes on the slow path, ecmp {es:.3}");
-    let mean = |r: &Results| r.flows.f64s("fct_us").iter().sum::<f64>() / r.flows.f64s("fct_us").len() as f64;
+    let mean = |r: &Results| r.flows.opt_f64s("fct_us").iter().flatten().sum::<f64>() / r.flows.rows() as f64;
     assert!(mean(&h) < 0.5 * mean(&e), "mean FCT: hermes {:.0} µs, ecmp {:.0} µs", mean(&h), mean(&e));
 }

@@ -35,8 +35,9 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
                 ("<f8", PyBytes::new(py, as_bytes(&f))).into_pyobject(py)?.into_any()
             }
             Column::OptBool(v) => {
-                let b: Vec<u8> = v.iter().map(|&x| x.unwrap_or(false) as u8).collect();
-                ("bool", PyBytes::new(py, &b)).into_pyobject(py)?.into_any()
+                // 0 false, 1 true, 2 missing
+                let b: Vec<u8> = v.iter().map(|&x| x.map_or(2, |m| m as u8)).collect();
+                ("bool?", PyBytes::new(py, &b)).into_pyobject(py)?.into_any()
             }
         };
         d.set_item(*name, v)?;

@@ -44,10 +44,10 @@
 //! §9: ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
 //! (paper); recovery none ([LB]).
 
+use super::PacketMut;
 use super::params::ParamSpec;
-use super::registry::{per_switch, Placement, SchemeSpec};
-use super::source_route::SourceRoute;
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, SwitchInfo};
+use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::units::Time;
@@ -70,12 +70,13 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     summary: "Clove-ECN: host flowlets on weighted round robin; ECN echoes move weight off marked paths",
     params: PARAMS,
     install,
+    reflect: reflect_path_and_class,
 };
 
-fn install(cx: &BuildCx, p: &Params, switches: &[SwitchInfo]) -> Installed {
+fn install(cx: &BuildCx, p: &Params) -> Installed {
     let cfg = CloveConfig::from_params(p);
     let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
-    Installed { switches: per_switch(switches, |s| SourceRoute::new(s.salt)), edges: Some(edges) }
+    Installed::Edges(edges)
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -291,7 +292,7 @@ impl Clove {
 }
 
 impl EdgeBalancer for Clove {
-    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut Packet, paths: &[u16]) -> u16 {
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let now = cx.now;
         if let Some(f) = self.flowlets.get_mut(&flow.flow) {
             if now.saturating_sub(f.last_seen) < self.cfg.flowlet && paths.contains(&f.path) {

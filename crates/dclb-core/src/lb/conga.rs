@@ -56,12 +56,12 @@
 //! Parameters are clamped to workable ranges instead of failing: `metric_bits` to 1..=8, `dre_alpha` to
 //! (0, 1], `τ` to at least 1 µs and `T_dre` to at least 100 ns.
 
+use super::PacketMut;
 use super::ecmp::flow_hash_index;
 use super::params::ParamSpec;
-use super::registry::{Placement, SchemeSpec};
+use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
-use crate::packet::Packet;
 use crate::rng::mix64;
 use crate::units::{Rate, Time};
 use std::collections::HashMap;
@@ -80,11 +80,12 @@ pub const SPEC: SchemeSpec = SchemeSpec {
         ParamSpec::num("aging_us", 10000.0, "us", "a remote metric not refreshed for this long counts as 0 and is no longer fed back", "[LB] 10 ms (the paper only says stale metrics decay)"),
         ParamSpec::flag("feedback", true, "piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only", "dclb ablation (CONGA always feeds back)"),
     ],
-    install: |cx, p, switches| {
+    install: |cx, p| {
         let cfg = CongaConfig::from_params(p.num("flowlet_timeout_us"), p.num("metric_bits"), p.num("dre_tau_us"), p.num("dre_alpha"), p.num("aging_us"), p.flag("feedback"));
-        let switches = switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, cfg)) as Box<dyn SwitchBalancer>).collect();
-        super::Installed { switches, edges: None }
+        let switches = cx.switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, cfg)) as Box<dyn SwitchBalancer>).collect();
+        Installed::Switches(switches)
     },
+    reflect: reflect_path_and_class,
 };
 
 /// Resolved CONGA settings.
@@ -263,7 +264,7 @@ impl Conga {
     /// The quantised DRE metric of one of this switch's ports now.
     pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
         let i = (port - cx.ports.first()) as usize;
-        self.dre[i].metric(cx.ports.get(port).rate, self.cfg.tau, self.cfg.metric_bits)
+        self.dre[i].metric(cx.ports.rate(port), self.cfg.tau, self.cfg.metric_bits)
     }
 
     /// The register of one of this switch's ports (for tests and inspection).
@@ -355,7 +356,7 @@ impl Conga {
 }
 
 impl SwitchBalancer for Conga {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let my_leaf = cx.me.index;
         let dst_leaf = cx.facts.leaf_of_host(pkt.dst);
         if self.kind == SwitchKind::Spine || dst_leaf == my_leaf {
@@ -373,12 +374,12 @@ impl SwitchBalancer for Conga {
         };
         self.flowlets.insert(key, Flowlet { port, last_seen: now });
         let tag = cx.ports.uplink_index(port).expect("a leaf's fabric candidates are uplinks");
-        pkt.lb.fb[0] = pack(tag, 0);
-        pkt.lb.fb[1] = if self.cfg.feedback { self.take_feedback(now, dst_leaf).map_or(0, |(t, m)| pack(t, m)) } else { 0 };
+        pkt.lb_mut().fb[0] = pack(tag, 0);
+        pkt.lb_mut().fb[1] = if self.cfg.feedback { self.take_feedback(now, dst_leaf).map_or(0, |(t, m)| pack(t, m)) } else { 0 };
         Decision::Forward(port)
     }
 
-    fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut Packet) {
+    fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut) {
         if self.kind != SwitchKind::Leaf || cx.facts.leaf_of_host(pkt.dst) != cx.me.index {
             return;
         }
@@ -398,11 +399,11 @@ impl SwitchBalancer for Conga {
                 self.to_leaf[base + tag as usize] = Remote { valid: true, metric, updated: cx.now };
             }
         }
-        pkt.lb.fb[0] = 0;
-        pkt.lb.fb[1] = 0;
+        pkt.lb_mut().fb[0] = 0;
+        pkt.lb_mut().fb[1] = 0;
     }
 
-    fn on_departure(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, port: u32) {
+    fn on_departure(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, port: u32) {
         let role = cx.ports.role(port);
         if role != PortRole::LeafUp && role != PortRole::SpineDown {
             return;
@@ -412,7 +413,7 @@ impl SwitchBalancer for Conga {
         if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
             let m = self.port_metric(cx, port);
             if m > ce {
-                pkt.lb.fb[0] = pack(tag, m);
+                pkt.lb_mut().fb[0] = pack(tag, m);
             }
         }
     }

@@ -17,9 +17,9 @@
 //!
 //! **Defaults.** None: DRB has no parameters.
 
-use super::registry::{per_switch, Placement, SchemeSpec};
+use super::PacketMut;
+use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
-use crate::packet::Packet;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "drb",
@@ -27,11 +27,12 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     granularity: "packet",
     summary: "digit-reversal bouncing: per-packet round robin over spines, counter per destination, random start",
     params: &[],
-    install: |cx, _, switches| {
+    install: |cx, _| {
         let hosts = cx.hosts as usize;
         let lpp = cx.facts.links_per_pair;
-        super::Installed { switches: per_switch(switches, |_| Drb::new(hosts, lpp)), edges: None }
+        per_switch(cx.switches, |_| Drb::new(hosts, lpp))
     },
+    reflect: reflect_path_and_class,
 };
 
 const UNSET: u32 = u32::MAX;
@@ -54,7 +55,7 @@ impl SwitchBalancer for Drb {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
         if n == 1 {
             return Decision::Forward(candidates[0]);
@@ -72,7 +73,7 @@ impl SwitchBalancer for Drb {
         let lpp = self.links_per_pair;
         self.order.clear();
         self.order.extend_from_slice(candidates);
-        let slot = |p: u32| cx.ports.get(p).slot;
+        let slot = |p: u32| cx.ports.slot(p);
         self.order.sort_by_key(|&p| (slot(p) % lpp, slot(p) / lpp));
         Decision::Forward(self.order[i])
     }

@@ -30,8 +30,9 @@
 //! DRILL talk summary; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is at least 1 and `m`
 //! at least 0 (non-integers are rounded).
 
+use super::PacketMut;
 use super::params::ParamSpec;
-use super::registry::{per_switch, Placement, SchemeSpec};
+use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
 use crate::packet::Packet;
 
@@ -51,7 +52,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
             "DRILL paper (per engine); [LB] and [CW] per destination",
         ),
     ],
-    install: |cx, p, switches| {
+    install: |cx, p| {
         let d = (p.num("d").round() as usize).max(1);
         let m = p.num("m").round() as usize;
         let scope = match p.choice("memory_scope") {
@@ -60,8 +61,9 @@ pub const SPEC: SchemeSpec = SchemeSpec {
             _ => MemoryScope::Switch,
         };
         let (leaves, hosts) = (cx.facts.leaves, cx.hosts);
-        super::Installed { switches: per_switch(switches, |_| Drill::new(d, m, scope, leaves, hosts)), edges: None }
+        per_switch(cx.switches, |_| Drill::new(d, m, scope, leaves, hosts))
     },
+    reflect: reflect_path_and_class,
 };
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -124,7 +126,7 @@ impl Drill {
 }
 
 impl SwitchBalancer for Drill {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
         if n == 1 {
             return Decision::Forward(candidates[0]);

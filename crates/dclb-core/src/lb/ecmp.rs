@@ -11,7 +11,8 @@
 //!
 //! **Defaults.** None: ECMP has no parameters.
 
-use super::registry::{per_switch, Placement, SchemeSpec};
+use super::PacketMut;
+use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
 use crate::packet::Packet;
 use crate::rng::mix64;
@@ -22,7 +23,8 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     granularity: "flow",
     summary: "per-flow 5-tuple hash, salted per switch",
     params: &[],
-    install: |_, _, switches| super::Installed { switches: per_switch(switches, |s| Ecmp { salt: s.salt }), edges: None },
+    install: |cx, _| per_switch(cx.switches, |s| Ecmp { salt: s.salt }),
+    reflect: reflect_path_and_class,
 };
 
 /// Index into `n` candidates for this packet's 5-tuple under `salt`.
@@ -46,7 +48,7 @@ impl SwitchBalancer for Ecmp {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         if candidates.len() == 1 {
             return Decision::Forward(candidates[0]);
         }

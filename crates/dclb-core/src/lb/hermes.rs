@@ -78,10 +78,10 @@
 //! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
 //! always beats the preset.
 
+use super::PacketMut;
 use super::params::ParamSpec;
-use super::registry::{per_switch, Placement, SchemeSpec};
-use super::source_route::SourceRoute;
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, ProbeRequest, SwitchInfo};
+use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, ProbeRequest};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::rng::Rng;
@@ -122,12 +122,13 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     summary: "host senses every path (ACKs + power-of-two probes), reroutes cautiously off bad or failed paths",
     params: PARAMS,
     install,
+    reflect: reflect_path_and_class,
 };
 
-fn install(cx: &BuildCx, p: &Params, switches: &[SwitchInfo]) -> Installed {
+fn install(cx: &BuildCx, p: &Params) -> Installed {
     let cfg = HermesConfig::from_params(p);
     let edges = (0..cx.hosts).map(|h| Box::new(Hermes::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
-    Installed { switches: per_switch(switches, |s| SourceRoute::new(s.salt)), edges: Some(edges) }
+    Installed::Edges(edges)
 }
 
 /// The values a preset sets (only those that differ between the presets' sources).
@@ -518,7 +519,7 @@ impl Hermes {
 }
 
 impl EdgeBalancer for Hermes {
-    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut Packet, paths: &[u16]) -> u16 {
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
         self.last_active[dl as usize] = now;

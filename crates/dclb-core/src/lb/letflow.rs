@@ -35,9 +35,9 @@
 //! * `table_size` = 0 (exact per-5-tuple table), as both public simulators key on the exact flow.
 //! * `flowlet_clock` = "timestamp", as both public simulators do (baselines.md §0.4a).
 
-use super::registry::{per_switch, Placement, SchemeSpec};
-use super::{Decision, Installed, ParamSpec, SwitchBalancer, SwitchCx};
-use crate::packet::Packet;
+use super::PacketMut;
+use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
+use super::{Decision, ParamSpec, SwitchBalancer, SwitchCx};
 use crate::rng::mix64;
 use crate::units::Time;
 use std::collections::HashMap;
@@ -70,12 +70,13 @@ pub const SPEC: SchemeSpec = SchemeSpec {
             "public simulators use timestamps; hardware age bits as in CONGA (baselines.md §0.4a)",
         ),
     ],
-    install: |_, params, switches| {
+    install: |cx, params| {
         let timeout = Time::from_us_f64(params.num("flowlet_timeout_us"));
         let size = params.num("table_size").round() as usize;
         let age_bit = params.choice("flowlet_clock") == "age_bit";
-        Installed { switches: per_switch(switches, |s| LetFlow::new(timeout, size, age_bit, s.salt)), edges: None }
+        per_switch(cx.switches, |s| LetFlow::new(timeout, size, age_bit, s.salt))
     },
+    reflect: reflect_path_and_class,
 };
 
 /// One flowlet table entry.
@@ -130,7 +131,7 @@ impl LetFlow {
 }
 
 impl SwitchBalancer for LetFlow {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         if candidates.len() == 1 {
             return Decision::Forward(candidates[0]);
         }

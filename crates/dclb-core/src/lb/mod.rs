@@ -28,15 +28,18 @@ pub mod params;
 pub mod presto;
 pub mod registry;
 pub mod rps;
+pub mod scheme;
 pub mod source_route;
+pub mod testkit;
 
 use crate::fabric::{FabricFacts, Port, PortRole};
-use crate::packet::Packet;
+use crate::packet::{LbHeader, Packet};
 use crate::rng::Rng;
-use crate::units::Time;
+use crate::units::{Rate, Time};
 
 pub use params::{ParamSpec, ParamValue, Params};
-pub use registry::{find_scheme, SchemeSpec, SCHEMES};
+pub use registry::{find_scheme, SCHEMES};
+pub use scheme::{per_switch, reflect_path_and_class, BuildCx, Installed, Placement, Reflect, SchemeSpec};
 
 /// Which switch a balancer instance runs on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -56,7 +59,8 @@ pub struct SwitchInfo {
     pub salt: u64,
 }
 
-/// A read-only view of one switch's own ports.
+/// A read-only view of one switch's own ports: live queues and the static facts of each port (rate, role,
+/// slot), never another node's. Ports are named by their global id, as candidates are.
 pub struct PortsView<'a> {
     ports: &'a [Port],
     first: u32,
@@ -67,27 +71,40 @@ impl<'a> PortsView<'a> {
         PortsView { ports: &all[first as usize..(first + n) as usize], first }
     }
     #[inline]
-    pub fn get(&self, port: u32) -> &'a Port {
+    fn get(&self, port: u32) -> &'a Port {
         &self.ports[(port - self.first) as usize]
     }
+    /// Bytes queued at `port`, the packet in service included.
+    #[inline]
     pub fn queue_bytes(&self, port: u32) -> u64 {
         self.get(port).queued_bytes
     }
+    /// Packets queued at `port`, the packet in service included.
+    #[inline]
     pub fn queue_packets(&self, port: u32) -> u32 {
         self.get(port).queue_packets()
     }
     /// Time to drain this port's queue at its rate.
+    #[inline]
     pub fn queue_delay(&self, port: u32) -> Time {
         self.get(port).queue_delay()
     }
+    pub fn rate(&self, port: u32) -> Rate {
+        self.get(port).rate
+    }
     pub fn role(&self, port: u32) -> PortRole {
         self.get(port).role
+    }
+    /// See [`crate::port::PortLink::slot`]: uplink index, down-link index or host index, by role.
+    pub fn slot(&self, port: u32) -> u32 {
+        self.get(port).slot
     }
     /// Uplink index of a leaf's uplink port (spine * links + link).
     pub fn uplink_index(&self, port: u32) -> Option<u32> {
         let p = self.get(port);
         (p.role == PortRole::LeafUp).then_some(p.slot)
     }
+    /// Global id of this switch's first port; its ports are `first()..first() + len()`.
     pub fn first(&self) -> u32 {
         self.first
     }
@@ -97,12 +114,68 @@ impl<'a> PortsView<'a> {
     pub fn is_empty(&self) -> bool {
         self.ports.is_empty()
     }
-    /// All ports of this switch as (global id, port).
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &'a Port)> {
-        let first = self.first;
-        self.ports.iter().enumerate().map(move |(i, p)| (first + i as u32, p))
+    /// Global ids of this switch's ports.
+    pub fn ids(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.len()
     }
 }
+
+/// A packet as a balancer holds it: every field readable (through `Deref`), only the balancer header
+/// writable. Switches and edges never rewrite addresses, sequence numbers or timestamps.
+pub struct PacketMut<'a> {
+    pkt: &'a mut Packet,
+}
+
+impl<'a> PacketMut<'a> {
+    pub fn new(pkt: &'a mut Packet) -> PacketMut<'a> {
+        PacketMut { pkt }
+    }
+    /// The balancer header, for writing.
+    #[inline]
+    pub fn lb_mut(&mut self) -> &mut LbHeader {
+        &mut self.pkt.lb
+    }
+}
+
+impl std::ops::Deref for PacketMut<'_> {
+    type Target = Packet;
+    #[inline]
+    fn deref(&self) -> &Packet {
+        self.pkt
+    }
+}
+
+/// A packet just admitted to a port's queue: a [`PacketMut`] that may also have its CE mark set or
+/// cleared, as schemes that mark by their own rule do (TAM). Only `on_enqueue` receives one.
+pub struct MarkablePacket<'a> {
+    inner: PacketMut<'a>,
+}
+
+impl<'a> MarkablePacket<'a> {
+    pub fn new(pkt: &'a mut Packet) -> MarkablePacket<'a> {
+        MarkablePacket { inner: PacketMut::new(pkt) }
+    }
+    /// Sets or clears Congestion Experienced; a packet that is not ECN-capable is never marked.
+    pub fn set_ce(&mut self, ce: bool) {
+        self.inner.pkt.ecn.ce = ce && self.inner.pkt.ecn.ect;
+    }
+}
+
+impl<'a> std::ops::Deref for MarkablePacket<'a> {
+    type Target = PacketMut<'a>;
+    fn deref(&self) -> &PacketMut<'a> {
+        &self.inner
+    }
+}
+impl<'a> std::ops::DerefMut for MarkablePacket<'a> {
+    fn deref_mut(&mut self) -> &mut PacketMut<'a> {
+        &mut self.inner
+    }
+}
+
+/// One-shot wake-ups a balancer asked for during a hook: `(time, token)`. The engine turns each into an
+/// event that calls the balancer's `on_alarm` with the token at that time.
+pub type Alarms = Vec<(Time, u32)>;
 
 /// What a switch balancer may use when it runs.
 pub struct SwitchCx<'a> {
@@ -111,6 +184,16 @@ pub struct SwitchCx<'a> {
     pub ports: PortsView<'a>,
     pub facts: &'a FabricFacts,
     pub rng: &'a mut Rng,
+    /// One-shot wake-ups requested so far (use [`SwitchCx::wake_at`]).
+    pub alarms: &'a mut Alarms,
+}
+
+impl SwitchCx<'_> {
+    /// Asks for `on_alarm(token)` at time `at` (not before now). Alarms cannot be cancelled: a balancer that
+    /// re-arms keeps its own notion of which wake-up is current and ignores stale ones.
+    pub fn wake_at(&mut self, at: Time, token: u32) {
+        self.alarms.push((at.max(self.now), token));
+    }
 }
 
 /// Why a balancer dropped a packet.
@@ -140,30 +223,35 @@ pub struct Hooks {
     pub arrival: bool,
     pub enqueue: bool,
     pub departure: bool,
+    /// Call `choose` even where routing leaves a single candidate (a scheme that stamps the packet with
+    /// its choice, like CONGA's LBTag, needs this). Otherwise the engine forwards on the only candidate.
+    pub choose_single: bool,
 }
 
 impl Hooks {
-    pub const ALL: Hooks = Hooks { arrival: true, enqueue: true, departure: true };
-    /// For balancers that only `choose`.
-    pub const CHOOSE_ONLY: Hooks = Hooks { arrival: false, enqueue: false, departure: false };
+    pub const ALL: Hooks = Hooks { arrival: true, enqueue: true, departure: true, choose_single: true };
+    /// For balancers that only `choose`, and only where there is a choice.
+    pub const CHOOSE_ONLY: Hooks = Hooks { arrival: false, enqueue: false, departure: false, choose_single: false };
 }
 
 pub trait SwitchBalancer: Send {
-    /// Picks the egress for `pkt` among `candidates` (never empty; one entry where there is no choice).
-    /// May read and write the packet's balancer header.
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision;
+    /// Picks the egress for `pkt` among `candidates` (never empty; a single entry only when the balancer's
+    /// [`Hooks::choose_single`] asks for it). May read the packet and write its balancer header.
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision;
     /// Every packet arriving at the switch, before routing: feedback rides on data and ACKs.
-    fn on_arrival(&mut self, _cx: &mut SwitchCx, _pkt: &mut Packet) {}
+    fn on_arrival(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut) {}
     /// After the packet was accepted into `port`'s queue and the port's own DCTCP marking applied; a scheme
-    /// may set or clear `pkt.ecn.ce` here (TAM).
-    fn on_enqueue(&mut self, _cx: &mut SwitchCx, _pkt: &mut Packet, _port: u32) {}
+    /// may set or clear its CE mark here (TAM).
+    fn on_enqueue(&mut self, _cx: &mut SwitchCx, _pkt: &mut MarkablePacket, _port: u32) {}
     /// When the packet finishes serialisation on `port` (rate estimators count here).
-    fn on_departure(&mut self, _cx: &mut SwitchCx, _pkt: &mut Packet, _port: u32) {}
+    fn on_departure(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: u32) {}
     /// Periodic work, every [`SwitchBalancer::timer_period`].
     fn on_timer(&mut self, _cx: &mut SwitchCx) {}
     fn timer_period(&self) -> Option<Time> {
         None
     }
+    /// A one-shot wake-up asked for with [`SwitchCx::wake_at`].
+    fn on_alarm(&mut self, _cx: &mut SwitchCx, _token: u32) {}
     /// Bytes of state the balancer holds now (tables, counters), for overhead comparisons.
     fn state_bytes(&self) -> usize {
         0
@@ -208,11 +296,21 @@ pub struct EdgeCx<'a> {
     pub rng: &'a mut Rng,
     /// Probes to send when the hook returns.
     pub probes: &'a mut Vec<ProbeRequest>,
+    /// One-shot wake-ups requested so far (use [`EdgeCx::wake_at`]).
+    pub alarms: &'a mut Alarms,
+}
+
+impl EdgeCx<'_> {
+    /// Asks for `on_alarm(token)` at time `at` (not before now); see [`SwitchCx::wake_at`].
+    pub fn wake_at(&mut self, at: Time, token: u32) {
+        self.alarms.push((at.max(self.now), token));
+    }
 }
 
 pub trait EdgeBalancer: Send {
     /// Picks the path tag for a data packet of `flow` among `paths` (never empty).
-    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut Packet, paths: &[u16]) -> u16;
+    /// May write the packet's balancer header (beyond the path tag the engine writes from the answer).
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16;
     /// An ACK of one of this host's flows arrived (`ack.lb.echo_path` is the path of the data it answers).
     fn on_ack(&mut self, _cx: &mut EdgeCx, _flow: &FlowView, _ack: &Packet) {}
     /// A retransmission timeout fired for `flow`.
@@ -223,20 +321,9 @@ pub trait EdgeBalancer: Send {
     fn timer_period(&self) -> Option<Time> {
         None
     }
+    /// A one-shot wake-up asked for with [`EdgeCx::wake_at`].
+    fn on_alarm(&mut self, _cx: &mut EdgeCx, _token: u32) {}
     fn state_bytes(&self) -> usize {
         0
     }
-}
-
-/// Context given to a scheme's constructors.
-pub struct BuildCx<'a> {
-    pub facts: &'a FabricFacts,
-    /// Number of hosts in the fabric.
-    pub hosts: u32,
-}
-
-/// What a scheme installs: a balancer for every switch and, for edge schemes, one for every host.
-pub struct Installed {
-    pub switches: Vec<Box<dyn SwitchBalancer>>,
-    pub edges: Option<Vec<Box<dyn EdgeBalancer>>>,
 }

@@ -41,8 +41,8 @@
 //!   reproduce runs made with it.
 //! * `random_start` = true: baselines.md §4 and the Hermes authors' code start each flow at a random path.
 
-use super::registry::{per_switch, Placement, SchemeSpec};
-use super::source_route::SourceRoute;
+use super::PacketMut;
+use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{EdgeBalancer, EdgeCx, FlowView, Installed, ParamSpec};
 use crate::packet::{Packet, PacketKind, NO_PATH};
 use std::collections::HashMap;
@@ -67,14 +67,12 @@ pub const SPEC: SchemeSpec = SchemeSpec {
             "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)",
         ),
     ],
-    install: |cx, params, switches| {
+    install: |cx, params| {
         let cell = params.num("flowcell_bytes").round() as u64;
         let random_start = params.flag("random_start");
-        Installed {
-            switches: per_switch(switches, |s| SourceRoute::new(s.salt)),
-            edges: Some((0..cx.hosts).map(|_| Box::new(Presto::new(cell, random_start)) as Box<dyn EdgeBalancer>).collect()),
-        }
+        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(cell, random_start)) as Box<dyn EdgeBalancer>).collect())
     },
+    reflect: reflect_path_and_class,
 };
 
 /// Flowcell state of one flow.
@@ -110,7 +108,7 @@ impl Presto {
 }
 
 impl EdgeBalancer for Presto {
-    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut Packet, paths: &[u16]) -> u16 {
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let n = paths.len();
         let len = pkt.payload as u64;
         let random_start = self.random_start;

@@ -9,9 +9,9 @@
 //!
 //! **Defaults.** None: RPS has no parameters.
 
-use super::registry::{per_switch, Placement, SchemeSpec};
+use super::PacketMut;
+use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
-use crate::packet::Packet;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "rps",
@@ -19,7 +19,8 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     granularity: "packet",
     summary: "random packet spraying: a uniformly random next hop per packet",
     params: &[],
-    install: |_, _, switches| super::Installed { switches: per_switch(switches, |_| Rps), edges: None },
+    install: |cx, _| per_switch(cx.switches, |_| Rps),
+    reflect: reflect_path_and_class,
 };
 
 pub struct Rps;
@@ -28,7 +29,7 @@ impl SwitchBalancer for Rps {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         if candidates.len() == 1 {
             return Decision::Forward(candidates[0]);
         }

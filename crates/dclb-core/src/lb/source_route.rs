@@ -5,9 +5,10 @@
 //! links takes the link with the same link number. Untagged packets (ACKs, same-leaf traffic) and tags that
 //! name a failed path fall back to ECMP, which is what a real fabric does with traffic it cannot steer.
 
+use super::PacketMut;
 use super::ecmp::flow_hash_index;
 use super::{Decision, SwitchBalancer, SwitchCx, SwitchKind};
-use crate::packet::{Packet, NO_PATH};
+use crate::packet::NO_PATH;
 
 pub struct SourceRoute {
     salt: u64,
@@ -23,13 +24,13 @@ impl SwitchBalancer for SourceRoute {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         if candidates.len() > 1 && pkt.lb.path != NO_PATH {
             let tag = pkt.lb.path as u32;
             let lpp = cx.facts.links_per_pair;
             let hit = match cx.me.kind {
                 SwitchKind::Leaf => candidates.iter().copied().find(|&p| cx.ports.uplink_index(p) == Some(tag)),
-                SwitchKind::Spine => candidates.iter().copied().find(|&p| cx.ports.get(p).slot % lpp == tag % lpp),
+                SwitchKind::Spine => candidates.iter().copied().find(|&p| cx.ports.slot(p) % lpp == tag % lpp),
             };
             if let Some(p) = hit {
                 return Decision::Forward(p);

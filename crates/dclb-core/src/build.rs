@@ -1,0 +1,178 @@
+//! Building a simulation from a validated config: the fabric, the scheme's balancers (with source routing
+//! at the switches for an edge scheme), the flows from the traffic generators, timers and the sampler.
+
+use crate::config::{Config, Pattern, TransportKind};
+use crate::fabric::{Fabric, PortRole};
+use crate::host::{EdgeState, Flow};
+use crate::lb::source_route::SourceRoute;
+use crate::lb::{find_scheme, BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
+use crate::metrics::Sampler;
+use crate::rng::{Rng, Stream};
+use crate::sched::{Event, Scheduler};
+use crate::sim::Simulation;
+use crate::switch::SwitchState;
+use crate::traffic::{self, UNBOUNDED};
+use crate::packet::PacketArena;
+use crate::transport::reseq::Resequencer;
+use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::TcpParams;
+use crate::units::Time;
+
+/// Balancers for every switch and, for an edge scheme, every host. The engine, not the scheme, puts source
+/// routing at the switches of an edge scheme.
+fn install(spec: &SchemeSpec, cx: &BuildCx, params: &Params) -> (Vec<Box<dyn SwitchBalancer>>, Vec<Box<dyn EdgeBalancer>>) {
+    let installed = (spec.install)(cx, params);
+    match installed {
+        Installed::Switches(s) => {
+            assert_eq!(s.len(), cx.switches.len(), "scheme {} built the wrong number of switch balancers", spec.name);
+            (s, Vec::new())
+        }
+        Installed::Edges(e) => {
+            assert_eq!(e.len(), cx.hosts as usize, "scheme {} built the wrong number of edge balancers", spec.name);
+            (cx.switches.iter().map(|s| Box::new(SourceRoute::new(s.salt)) as Box<dyn SwitchBalancer>).collect(), e)
+        }
+    }
+}
+
+impl Simulation {
+    pub fn new(cfg: &Config) -> Result<Simulation, String> {
+        cfg.validate()?;
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let nl = cfg.topology.leaves;
+        for a in 0..nl {
+            for b in 0..nl {
+                if a != b && fabric.leaf_candidates(a, b).is_empty() {
+                    return Err(format!("topology.links: the failed links leave no path from leaf {a} to leaf {b}"));
+                }
+            }
+        }
+        let tp = TcpParams::from_config(&cfg.transport);
+        let spec = find_scheme(&cfg.lb.scheme)?;
+        let params = Params::resolve(spec.name, spec.params, &cfg.lb.params)?;
+
+        let mut infos_sw = Vec::new();
+        for l in 0..nl {
+            let node = fabric.leaf_node(l);
+            infos_sw.push(SwitchInfo { node, kind: SwitchKind::Leaf, index: l, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
+        }
+        for s in 0..cfg.topology.spines {
+            let node = fabric.first_spine() + s;
+            infos_sw.push(SwitchInfo { node, kind: SwitchKind::Spine, index: s, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
+        }
+        let (switch_lbs, edge_lbs) = install(spec, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
+        let switches: Vec<SwitchState> = switch_lbs
+            .into_iter()
+            .zip(infos_sw)
+            .map(|(lb, info)| SwitchState {
+                info,
+                hooks: lb.hooks(),
+                lb,
+                rng: Rng::derive(cfg.seed, Stream::Switch, info.node as u64),
+                decisions: 0,
+                balancer_drops: 0,
+                balancer_cancels: 0,
+                routing_drops: 0,
+            })
+            .collect();
+        let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState { lb, rng: Rng::derive(cfg.seed, Stream::Edge, h as u64) }).collect();
+
+        let (specs, infos) = traffic::generate(cfg, &fabric, &tp);
+        let unbounded = specs.iter().any(|f| f.size >= UNBOUNDED) || cfg.sources.iter().any(|s| s.pattern == Pattern::LongLived);
+        if unbounded && cfg.run.horizon_us.is_none() {
+            return Err("run.horizon_us: long-lived flows never end, so the run needs a horizon".into());
+        }
+        let mut port_rng = Rng::derive(cfg.seed, Stream::FlowPorts, 0);
+        let flows: Vec<Flow> = specs
+            .into_iter()
+            .map(|spec| {
+                let ideal = if spec.size >= UNBOUNDED { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport) };
+                let dctcp = spec.transport == TransportKind::Dctcp;
+                Flow {
+                    tx: TcpSender::new(spec.size, dctcp, &tp),
+                    sport: 10_000 + port_rng.below(50_000) as u16,
+                    dport: 80,
+                    spec,
+                    rx: TcpReceiver::default(),
+                    reseq: Resequencer::default(),
+                    state: None,
+                    started: false,
+                    finish: Time::ZERO,
+                    rto_event_at: Time::MAX,
+                    reseq_event_at: Time::MAX,
+                    ideal_fct: ideal,
+                    bytes_sent: 0,
+                    packets_sent: 0,
+                    retransmissions: 0,
+                    spurious: 0,
+                    out_of_order: 0,
+                    queue_delay: Time::ZERO,
+                    udp_received: 0,
+                }
+            })
+            .collect();
+
+        let uplinks = fabric.facts.uplinks as usize;
+        let mut sim = Simulation {
+            tp,
+            sched: Scheduler::new(),
+            pkts: PacketArena::new(),
+            uplink_bytes: vec![0; flows.len() * uplinks],
+            uplinks,
+            fabric,
+            switches,
+            edges,
+            reflect: spec.reflect,
+            flows,
+            horizon: cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX),
+            ended: 0,
+            active: 0,
+            peak_active: 0,
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            probes_sent: 0,
+            sampler: None,
+            infos,
+            finished: false,
+            segs: Vec::with_capacity(64),
+            released: Vec::with_capacity(64),
+            probes: Vec::new(),
+            alarms: Vec::new(),
+        };
+        // Flows are sorted by start time; only the next start is ever scheduled (each start schedules the
+        // following one), which keeps the event heap as small as the traffic in flight.
+        if let Some(f) = sim.flows.first() {
+            sim.sched.at(f.spec.start, Event::FlowStart { flow: 0 });
+        }
+        for s in &sim.switches {
+            if let Some(p) = s.lb.timer_period().filter(|p| *p > Time::ZERO) {
+                sim.sched.at(p, Event::SwitchTimer { node: s.info.node });
+            }
+        }
+        for (h, e) in sim.edges.iter().enumerate() {
+            if let Some(p) = e.lb.timer_period().filter(|p| *p > Time::ZERO) {
+                sim.sched.at(p, Event::EdgeTimer { host: h as u32 });
+            }
+        }
+        if let Some(sc) = &cfg.run.sampler {
+            let ports = match &sc.ports {
+                Some(v) => {
+                    if let Some(p) = v.iter().find(|&&p| p as usize >= sim.fabric.ports.len()) {
+                        return Err(format!("run.sampler.ports: port {p} does not exist (0..{})", sim.fabric.ports.len()));
+                    }
+                    v.clone()
+                }
+                None => (0..sim.fabric.ports.len() as u32).filter(|&p| sim.fabric.ports[p as usize].role != PortRole::HostUp).collect(),
+            };
+            if let Some(f) = sc.flows.iter().find(|&&f| f as usize >= sim.flows.len()) {
+                return Err(format!("run.sampler.flows: flow {f} does not exist (the scenario has {} flows)", sim.flows.len()));
+            }
+            sim.sampler = Some(Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone()));
+            sim.sched.at(Time::ZERO, Event::Sample);
+        }
+        if sim.flows.is_empty() && sim.horizon == Time::MAX {
+            sim.finished = true;
+        }
+        Ok(sim)
+    }
+}

@@ -1,0 +1,420 @@
+//! The host stack: senders turning a flow's data into packets, receivers turning packets into ACKs, the
+//! retransmission and resequencing timers, UDP sources, probes, and the edge balancer's hooks.
+//!
+//! ```text
+//!  sender:   FlowStart / ACK / RTO ─► TcpSender ─► segments ─► packet: header stamped from the sender's
+//!            state, path tag from the edge balancer (if any) ─► host NIC port
+//!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, ECN echo, timestamp
+//!            echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
+//!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once
+//! ```
+//!
+//! A host knows only its own flows: the balancer header it writes comes from the sender's own state
+//! (class, deadline, bytes remaining, window), never from the network.
+
+use crate::fabric::Fabric;
+use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut};
+use crate::metrics::FlowState;
+use crate::packet::{class, Packet, PacketKind};
+use crate::rng::Rng;
+use crate::sched::Event;
+use crate::sim::Simulation;
+use crate::traffic::FlowSpec;
+use crate::transport::reseq::Resequencer;
+use crate::transport::tcp::{Retx, TcpReceiver, TcpSender};
+use crate::config::TransportKind;
+use crate::units::{Bytes, Time};
+
+/// Everything dclb tracks about one flow: its specification, both transport ends, and its statistics.
+pub struct Flow {
+    pub spec: FlowSpec,
+    pub sport: u16,
+    pub dport: u16,
+    pub tx: TcpSender,
+    pub rx: TcpReceiver,
+    pub reseq: Resequencer,
+    pub state: Option<FlowState>,
+    pub started: bool,
+    pub finish: Time,
+    /// Time of this flow's pending Rto event, `Time::MAX` if none.
+    pub(crate) rto_event_at: Time,
+    /// Time of this flow's pending Reseq event, `Time::MAX` if none.
+    pub(crate) reseq_event_at: Time,
+    pub ideal_fct: Time,
+    // statistics
+    pub bytes_sent: u64,
+    pub packets_sent: u64,
+    pub retransmissions: u64,
+    pub spurious: u64,
+    pub out_of_order: u64,
+    pub queue_delay: Time,
+    pub udp_received: u64,
+}
+
+impl Flow {
+    /// Bytes that reached the receiving application so far.
+    pub fn bytes_delivered(&self) -> u64 {
+        if self.spec.transport == TransportKind::Udp {
+            self.udp_received
+        } else {
+            self.rx.rcv_nxt
+        }
+    }
+
+    /// What the host's edge balancer may know of this flow.
+    fn view(&self, id: u32, retransmission: bool) -> FlowView {
+        FlowView {
+            flow: id,
+            dst: self.spec.dst,
+            size: self.spec.size,
+            start: self.spec.start,
+            sent: self.tx.high_tx,
+            acked: self.tx.snd_una,
+            cwnd: self.tx.cwnd,
+            srtt: self.tx.srtt,
+            retransmission,
+        }
+    }
+}
+
+/// One host's edge balancer (edge schemes only).
+pub(crate) struct EdgeState {
+    pub lb: Box<dyn EdgeBalancer>,
+    pub rng: Rng,
+}
+
+impl Simulation {
+    /// Runs `hook` on host `host`'s edge balancer with its context, then schedules the alarms and sends
+    /// the probes it asked for. Every edge balancer call goes through here: the one place an [`EdgeCx`]
+    /// is built.
+    /// The hook also gets the fabric, for the routing facts the engine hands a balancer (its path list).
+    pub(crate) fn edge_hook<R>(&mut self, now: Time, host: u32, hook: impl FnOnce(&mut dyn EdgeBalancer, &mut EdgeCx, &Fabric) -> R) -> R {
+        let e = &mut self.edges[host as usize];
+        let mut cx = EdgeCx { now, host, facts: &self.fabric.facts, rng: &mut e.rng, probes: &mut self.probes, alarms: &mut self.alarms };
+        let r = hook(&mut *e.lb, &mut cx, &self.fabric);
+        for (at, token) in self.alarms.drain(..) {
+            self.sched.at(at, Event::EdgeAlarm { host, token });
+        }
+        self.send_probes(now, host);
+        r
+    }
+
+    pub(crate) fn edge_timer(&mut self, now: Time, host: u32) {
+        let period = self.edge_hook(now, host, |lb, cx, _| {
+            lb.on_timer(cx);
+            lb.timer_period()
+        });
+        if let Some(p) = period.filter(|p| *p > Time::ZERO) {
+            self.sched.at(now + p, Event::EdgeTimer { host });
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // Senders
+
+    pub(crate) fn start_flow(&mut self, now: Time, flow: u32) {
+        if let Some(next) = self.flows.get(flow as usize + 1) {
+            self.sched.at(next.spec.start, Event::FlowStart { flow: flow + 1 });
+        }
+        let f = &mut self.flows[flow as usize];
+        if f.started {
+            return;
+        }
+        f.started = true;
+        self.active += 1;
+        self.peak_active = self.peak_active.max(self.active);
+        match f.spec.transport {
+            TransportKind::Udp => self.udp_tick(now, flow),
+            _ => {
+                f.tx.fill_window(now, &self.tp, &mut self.segs);
+                self.emit_segments(now, flow);
+            }
+        }
+    }
+
+    /// Turns the sender's queued segments into packets on the host NIC, then keeps the RTO timer in step.
+    fn emit_segments(&mut self, now: Time, flow: u32) {
+        let mut segs = std::mem::take(&mut self.segs);
+        for seg in segs.drain(..) {
+            let f = &self.flows[flow as usize];
+            let mut p = Packet::new(PacketKind::Data, flow, f.spec.src, f.spec.dst);
+            p.sport = f.sport;
+            p.dport = f.dport;
+            p.seq = seg.seq;
+            p.payload = seg.len;
+            p.wire_bytes = seg.len + self.tp.header;
+            p.retx = seg.retx;
+            p.sent_at = now;
+            p.ecn.ect = f.spec.transport == TransportKind::Dctcp;
+            self.stamp_header(&mut p, flow);
+            self.route_at_edge(now, flow, &mut p, seg.retx != Retx::No);
+            let f = &mut self.flows[flow as usize];
+            f.bytes_sent += seg.len as u64;
+            f.packets_sent += 1;
+            if seg.retx != Retx::No {
+                f.retransmissions += 1;
+            }
+            let src = f.spec.src;
+            let pid = self.new_packet(p);
+            self.enqueue(now, self.fabric.host_nic(src), pid);
+        }
+        self.segs = segs;
+        self.sync_rto(flow);
+    }
+
+    /// Fills the balancer header from the sender's own state, as the host stack would.
+    fn stamp_header(&self, p: &mut Packet, flow: u32) {
+        let f = &self.flows[flow as usize];
+        if f.spec.best_effort {
+            p.lb.class |= class::BEST_EFFORT;
+        }
+        if f.spec.deadline != Time::ZERO {
+            p.lb.class |= class::DEADLINE;
+            p.lb.deadline = f.spec.deadline;
+        }
+        p.lb.flow_size = f.spec.size;
+        p.lb.remaining = f.spec.size.saturating_sub(f.tx.snd_una);
+        p.lb.cwnd = f.tx.cwnd.min(u32::MAX as u64) as u32;
+    }
+
+    /// Lets the source host's edge balancer, if any, tag the packet with a path.
+    fn route_at_edge(&mut self, now: Time, flow: u32, p: &mut Packet, retx: bool) {
+        if self.edges.is_empty() {
+            return;
+        }
+        let f = &self.flows[flow as usize];
+        let (sl, dl) = (self.fabric.facts.leaf_of_host(f.spec.src), self.fabric.facts.leaf_of_host(f.spec.dst));
+        if sl == dl {
+            return;
+        }
+        let view = f.view(flow, retx);
+        let host = f.spec.src;
+        let tag = self.edge_hook(now, host, |lb, cx, fabric| lb.choose_path(cx, &view, &mut PacketMut::new(p), fabric.paths(sl, dl)));
+        p.lb.path = tag;
+        p.lb.class |= class::SOURCE_ROUTED;
+    }
+
+    fn send_probes(&mut self, now: Time, host: u32) {
+        if self.probes.is_empty() {
+            return;
+        }
+        let mut probes = std::mem::take(&mut self.probes);
+        for r in probes.drain(..) {
+            let mut p = Packet::new(PacketKind::Probe, u32::MAX, host, r.dst);
+            p.wire_bytes = self.tp.ack_bytes;
+            p.sent_at = now;
+            p.ecn.ect = true;
+            p.lb.path = r.path;
+            p.lb.class |= class::SOURCE_ROUTED;
+            self.probes_sent += 1;
+            let pid = self.new_packet(p);
+            self.enqueue(now, self.fabric.host_nic(host), pid);
+        }
+        self.probes = probes;
+    }
+
+    fn sync_rto(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if let Some(d) = f.tx.rto_deadline {
+            if d < f.rto_event_at {
+                f.rto_event_at = d;
+                self.sched.at(d, Event::Rto { flow });
+            }
+        }
+    }
+
+    pub(crate) fn rto_event(&mut self, now: Time, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.rto_event_at != now {
+            return; // superseded by an earlier event
+        }
+        f.rto_event_at = Time::MAX;
+        if f.state == Some(FlowState::Cancelled) {
+            return;
+        }
+        match f.tx.rto_deadline {
+            None => {}
+            Some(d) if d > now => {
+                f.rto_event_at = d;
+                self.sched.at(d, Event::Rto { flow });
+            }
+            Some(_) => {
+                f.tx.on_timeout(now, &self.tp, &mut self.segs);
+                if !self.edges.is_empty() {
+                    let f = &self.flows[flow as usize];
+                    let (view, host) = (f.view(flow, true), f.spec.src);
+                    self.edge_hook(now, host, |lb, cx, _| lb.on_timeout(cx, &view));
+                }
+                self.emit_segments(now, flow);
+            }
+        }
+    }
+
+    pub(crate) fn udp_tick(&mut self, now: Time, flow: u32) {
+        let f = &self.flows[flow as usize];
+        if f.state.is_some() || f.bytes_sent >= f.spec.size {
+            return;
+        }
+        let len = (f.spec.size - f.bytes_sent).min(self.tp.mss) as u32;
+        let mut p = Packet::new(PacketKind::Udp, flow, f.spec.src, f.spec.dst);
+        p.sport = f.sport;
+        p.dport = f.dport;
+        p.seq = f.bytes_sent;
+        p.payload = len;
+        p.wire_bytes = len + self.tp.header;
+        p.sent_at = now;
+        let gap = f.spec.udp_rate.tx_time(Bytes(p.wire_bytes as u64));
+        self.stamp_header(&mut p, flow);
+        self.route_at_edge(now, flow, &mut p, false);
+        let f = &mut self.flows[flow as usize];
+        f.bytes_sent += len as u64;
+        f.packets_sent += 1;
+        let more = f.bytes_sent < f.spec.size;
+        let src = f.spec.src;
+        let pid = self.new_packet(p);
+        self.enqueue(now, self.fabric.host_nic(src), pid);
+        if more {
+            self.sched.at(now + gap, Event::UdpTick { flow });
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // Receivers
+
+    fn consume(&mut self, pid: u32) {
+        self.delivered += self.pkts.get(pid).wire_bytes as u64;
+        self.pkts.free(pid);
+    }
+
+    pub(crate) fn end_flow(&mut self, now: Time, flow: u32, state: FlowState) {
+        let f = &mut self.flows[flow as usize];
+        if f.state.is_some() {
+            return;
+        }
+        f.state = Some(state);
+        f.finish = now;
+        self.ended += 1;
+        self.active -= 1;
+    }
+
+    pub(crate) fn host_receive(&mut self, now: Time, host: u32, pid: u32) {
+        let p = *self.pkts.get(pid);
+        debug_assert_eq!(p.dst, host);
+        match p.kind {
+            PacketKind::Data => {
+                if self.tp.reseq_timeout > Time::ZERO {
+                    let timeout = self.tp.reseq_timeout;
+                    let f = &mut self.flows[p.flow as usize];
+                    let mut rel = std::mem::take(&mut self.released);
+                    f.reseq.on_packet(now, timeout, p.seq, p.payload, pid, &mut rel);
+                    if let Some(at) = f.reseq.flush_at {
+                        if at < f.reseq_event_at {
+                            f.reseq_event_at = at;
+                            self.sched.at(at, Event::Reseq { flow: p.flow });
+                        }
+                    }
+                    for id in rel.drain(..) {
+                        self.tcp_deliver(now, id);
+                    }
+                    self.released = rel;
+                } else {
+                    self.tcp_deliver(now, pid);
+                }
+            }
+            PacketKind::Ack => {
+                self.consume(pid);
+                let f = &mut self.flows[p.flow as usize];
+                if f.state == Some(FlowState::Cancelled) {
+                    return;
+                }
+                f.tx.on_ack(now, p.seq, p.ecn.ece, p.echo_ts, &self.tp, &mut self.segs);
+                if !self.edges.is_empty() {
+                    let view = f.view(p.flow, false);
+                    self.edge_hook(now, host, |lb, cx, _| lb.on_ack(cx, &view, &p));
+                }
+                self.emit_segments(now, p.flow);
+            }
+            PacketKind::Udp => {
+                self.consume(pid);
+                let f = &mut self.flows[p.flow as usize];
+                f.udp_received += p.payload as u64;
+                f.queue_delay += p.queue_delay;
+                if f.udp_received >= f.spec.size {
+                    self.end_flow(now, p.flow, FlowState::Completed);
+                }
+            }
+            PacketKind::Probe => {
+                self.consume(pid);
+                let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, host, p.src);
+                r.wire_bytes = self.tp.ack_bytes;
+                r.sent_at = now;
+                r.echo_ts = p.sent_at;
+                r.ecn.ece = p.ecn.ce;
+                r.lb.echo_path = p.lb.path;
+                let rid = self.new_packet(r);
+                self.enqueue(now, self.fabric.host_nic(host), rid);
+            }
+            PacketKind::ProbeReply => {
+                self.consume(pid);
+                if !self.edges.is_empty() {
+                    self.edge_hook(now, host, |lb, cx, _| lb.on_probe_reply(cx, &p));
+                }
+            }
+            PacketKind::Cancel => {
+                self.consume(pid);
+                let f = &mut self.flows[p.flow as usize];
+                f.tx.rto_deadline = None;
+                self.end_flow(now, p.flow, FlowState::Cancelled);
+            }
+        }
+    }
+
+    /// Hands a data packet to the flow's TCP receiver and sends the ACK.
+    fn tcp_deliver(&mut self, now: Time, pid: u32) {
+        let p = *self.pkts.get(pid);
+        self.consume(pid);
+        let f = &mut self.flows[p.flow as usize];
+        let rx = f.rx.on_data(p.seq, p.payload, p.retx);
+        f.out_of_order += rx.out_of_order as u64;
+        f.spurious += rx.spurious as u64;
+        f.queue_delay += p.queue_delay;
+        let complete = f.state.is_none() && f.rx.rcv_nxt >= f.spec.size;
+        let mut a = Packet::new(PacketKind::Ack, p.flow, p.dst, p.src);
+        a.sport = p.dport;
+        a.dport = p.sport;
+        a.seq = rx.ack;
+        a.wire_bytes = self.tp.ack_bytes;
+        a.sent_at = now;
+        a.echo_ts = p.sent_at;
+        a.ecn.ece = p.ecn.ce;
+        (self.reflect)(&p, &mut a.lb);
+        if complete {
+            self.end_flow(now, p.flow, FlowState::Completed);
+        }
+        let aid = self.new_packet(a);
+        self.enqueue(now, self.fabric.host_nic(p.dst), aid);
+    }
+
+    pub(crate) fn reseq_event(&mut self, now: Time, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.reseq_event_at != now {
+            return;
+        }
+        f.reseq_event_at = Time::MAX;
+        match f.reseq.flush_at {
+            Some(at) if at > now => {
+                f.reseq_event_at = at;
+                self.sched.at(at, Event::Reseq { flow });
+            }
+            Some(_) => {
+                let mut rel = std::mem::take(&mut self.released);
+                f.reseq.flush(&mut rel);
+                for id in rel.drain(..) {
+                    self.tcp_deliver(now, id);
+                }
+                self.released = rel;
+            }
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Test benches for scheme authors: drive one balancer by hand on a real fabric, at chosen times, with
+//! chosen queue lengths, and read what it decided. A behaviour test then reads as the scheme's rule
+//! ("with these queues, this packet goes there"), not as set-up.
+//!
+//! ```
+//! use dclb_core::config::Config;
+//! use dclb_core::lb::testkit::SwitchBench;
+//! use dclb_core::lb::{rps::Rps, Decision};
+//! use dclb_core::packet::{Packet, PacketKind};
+//!
+//! let mut cfg = Config::default();
+//! cfg.topology.leaves = 2;
+//! let mut bench = SwitchBench::leaf(&cfg, 0);
+//! let uplinks = bench.candidates_to_leaf(1);
+//! let mut pkt = Packet::new(PacketKind::Data, 0, 0, bench.host_on_leaf(1));
+//! let port = bench.forward(&mut Rps, &mut pkt, &uplinks);
+//! assert!(uplinks.contains(&port));
+//! ```
+//!
+//! Everything a hook returns or asks for stays on the bench for inspection: one-shot alarms in
+//! [`SwitchBench::alarms`] / [`EdgeBench::alarms`], probes in [`EdgeBench::probes`]. Nothing is scheduled:
+//! a bench has no event loop, the test is the clock ([`SwitchBench::at`]).
+
+use super::{Alarms, Decision, EdgeBalancer, EdgeCx, FlowView, MarkablePacket, PacketMut, PortsView, ProbeRequest, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use crate::config::Config;
+use crate::fabric::Fabric;
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::units::Time;
+
+/// One switch of a fabric built from a config, with its balancer's context at hand.
+pub struct SwitchBench {
+    pub fabric: Fabric,
+    pub me: SwitchInfo,
+    pub rng: Rng,
+    pub now: Time,
+    /// Alarms the balancer asked for, in the order it asked.
+    pub alarms: Alarms,
+}
+
+impl SwitchBench {
+    fn new(cfg: &Config, kind: SwitchKind, index: u32) -> SwitchBench {
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let node = match kind {
+            SwitchKind::Leaf => fabric.leaf_node(index),
+            SwitchKind::Spine => fabric.first_spine() + index,
+        };
+        SwitchBench { fabric, me: SwitchInfo { node, kind, index, salt: 0 }, rng: Rng::new(11), now: Time::ZERO, alarms: Vec::new() }
+    }
+    /// Leaf `leaf` of the fabric `cfg` describes.
+    pub fn leaf(cfg: &Config, leaf: u32) -> SwitchBench {
+        Self::new(cfg, SwitchKind::Leaf, leaf)
+    }
+    /// Spine `spine` of the fabric `cfg` describes.
+    pub fn spine(cfg: &Config, spine: u32) -> SwitchBench {
+        Self::new(cfg, SwitchKind::Spine, spine)
+    }
+    /// Sets this switch's hash salt (the engine derives one per switch from the seed).
+    pub fn with_salt(mut self, salt: u64) -> SwitchBench {
+        self.me.salt = salt;
+        self
+    }
+    /// Sets the balancer's random stream.
+    pub fn with_rng(mut self, seed: u64) -> SwitchBench {
+        self.rng = Rng::new(seed);
+        self
+    }
+    /// Moves the clock (hooks called afterwards see `now`).
+    pub fn at(&mut self, now: Time) -> &mut SwitchBench {
+        self.now = now;
+        self
+    }
+    /// The candidate ports routing offers at this switch towards `dst_leaf`.
+    pub fn candidates_to_leaf(&self, dst_leaf: u32) -> Vec<u32> {
+        match self.me.kind {
+            SwitchKind::Leaf => self.fabric.leaf_candidates(self.me.index, dst_leaf).to_vec(),
+            SwitchKind::Spine => self.fabric.spine_candidates(self.me.index, dst_leaf).to_vec(),
+        }
+    }
+    /// The first host of `leaf`.
+    pub fn host_on_leaf(&self, leaf: u32) -> u32 {
+        leaf * self.fabric.facts.hosts_per_leaf
+    }
+    /// Pretends `port` holds `bytes` in its queue (what queue-reading balancers see).
+    pub fn set_queue_bytes(&mut self, port: u32, bytes: u64) {
+        self.fabric.ports[port as usize].queued_bytes = bytes;
+    }
+    pub fn queue_bytes(&self, port: u32) -> u64 {
+        self.fabric.ports[port as usize].queued_bytes
+    }
+    /// The context the engine would give the balancer now.
+    pub fn cx(&mut self) -> SwitchCx<'_> {
+        let n = &self.fabric.nodes[self.me.node as usize];
+        SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms }
+    }
+    pub fn choose(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        lb.choose(&mut self.cx(), &mut PacketMut::new(pkt), candidates)
+    }
+    /// The port chosen for `pkt`; panics if the balancer dropped it.
+    pub fn forward(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> u32 {
+        match self.choose(lb, pkt, candidates) {
+            Decision::Forward(p) => p,
+            d => panic!("expected a forwarding decision, got {d:?}"),
+        }
+    }
+    pub fn arrival(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet) {
+        lb.on_arrival(&mut self.cx(), &mut PacketMut::new(pkt));
+    }
+    pub fn enqueue(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: u32) {
+        lb.on_enqueue(&mut self.cx(), &mut MarkablePacket::new(pkt), port);
+    }
+    pub fn departure(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: u32) {
+        lb.on_departure(&mut self.cx(), &mut PacketMut::new(pkt), port);
+    }
+    pub fn timer(&mut self, lb: &mut dyn SwitchBalancer) {
+        lb.on_timer(&mut self.cx());
+    }
+    pub fn alarm(&mut self, lb: &mut dyn SwitchBalancer, token: u32) {
+        lb.on_alarm(&mut self.cx(), token);
+    }
+}
+
+/// One host's edge of a fabric built from a config.
+pub struct EdgeBench {
+    pub fabric: Fabric,
+    pub host: u32,
+    pub rng: Rng,
+    pub now: Time,
+    /// Probes the balancer asked to send, in order (cleared only by the test).
+    pub probes: Vec<ProbeRequest>,
+    /// Alarms the balancer asked for, in order.
+    pub alarms: Alarms,
+}
+
+impl EdgeBench {
+    pub fn new(cfg: &Config, host: u32) -> EdgeBench {
+        EdgeBench { fabric: Fabric::build(&cfg.topology, &cfg.transport), host, rng: Rng::new(11), now: Time::ZERO, probes: Vec::new(), alarms: Vec::new() }
+    }
+    pub fn with_rng(mut self, seed: u64) -> EdgeBench {
+        self.rng = Rng::new(seed);
+        self
+    }
+    pub fn at(&mut self, now: Time) -> &mut EdgeBench {
+        self.now = now;
+        self
+    }
+    /// Path tags from this host's leaf to `dst`'s leaf.
+    pub fn paths_to(&self, dst: u32) -> Vec<u16> {
+        let f = &self.fabric.facts;
+        self.fabric.paths(f.leaf_of_host(self.host), f.leaf_of_host(dst)).to_vec()
+    }
+    pub fn cx(&mut self) -> EdgeCx<'_> {
+        EdgeCx { now: self.now, host: self.host, facts: &self.fabric.facts, rng: &mut self.rng, probes: &mut self.probes, alarms: &mut self.alarms }
+    }
+    pub fn choose_path(&mut self, lb: &mut dyn EdgeBalancer, flow: &FlowView, pkt: &mut Packet, paths: &[u16]) -> u16 {
+        lb.choose_path(&mut self.cx(), flow, &mut PacketMut::new(pkt), paths)
+    }
+    pub fn ack(&mut self, lb: &mut dyn EdgeBalancer, flow: &FlowView, ack: &Packet) {
+        lb.on_ack(&mut self.cx(), flow, ack);
+    }
+    pub fn probe_reply(&mut self, lb: &mut dyn EdgeBalancer, reply: &Packet) {
+        lb.on_probe_reply(&mut self.cx(), reply);
+    }
+    pub fn timeout(&mut self, lb: &mut dyn EdgeBalancer, flow: &FlowView) {
+        lb.on_timeout(&mut self.cx(), flow);
+    }
+    pub fn timer(&mut self, lb: &mut dyn EdgeBalancer) {
+        lb.on_timer(&mut self.cx());
+    }
+    pub fn alarm(&mut self, lb: &mut dyn EdgeBalancer, token: u32) {
+        lb.on_alarm(&mut self.cx(), token);
+    }
+}

@@ -1,0 +1,252 @@
+//! A port: one direction of a link, and the queue discipline that runs on it.
+//!
+//! ```text
+//!   packet ──► admit: link up? room in the buffer? ──no──► dropped (counted here)
+//!                 │ yes: DCTCP mark if queue ≥ K (instantaneous, this packet's arrival)
+//!                 ▼
+//!            [ FIFO queue ] ──start_service──► serialiser (wire bytes at the port rate)
+//!                                              │ finish_service: counters, next head
+//!                                              ▼ propagation delay ──► peer node
+//! ```
+//!
+//! The port owns its live state (queue, busy flag) and its statistics (bytes, drops, marks, peak and
+//! time-averaged queue). It knows nothing of events or balancers: the simulation asks it to admit a packet,
+//! to start serving its head, and to finish serving it, and schedules the events those answers imply. The
+//! buffer is counted in packets or in bytes (one of the two), and marking compares the queue in packets,
+//! the packet in service included.
+
+use crate::packet::{Packet, PacketArena};
+use crate::units::{Bytes, Rate, Time};
+use std::collections::VecDeque;
+
+/// What a port connects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PortRole {
+    /// Host NIC towards its leaf.
+    HostUp,
+    /// Leaf towards one of its hosts.
+    LeafDown,
+    /// Leaf towards a spine.
+    LeafUp,
+    /// Spine towards a leaf.
+    SpineDown,
+}
+
+impl PortRole {
+    pub fn name(self) -> &'static str {
+        match self {
+            PortRole::HostUp => "host_up",
+            PortRole::LeafDown => "leaf_down",
+            PortRole::LeafUp => "leaf_up",
+            PortRole::SpineDown => "spine_down",
+        }
+    }
+}
+
+/// Where a port sits in the fabric and what its link is like.
+#[derive(Copy, Clone, Debug)]
+pub struct PortLink {
+    /// Node that transmits on this port.
+    pub owner: u32,
+    /// Node at the other end.
+    pub peer: u32,
+    pub role: PortRole,
+    /// Leaf uplink index (`spine * links + link`) for `LeafUp`, leaf down-link index for `SpineDown`
+    /// (`leaf * links + link`), host index for `LeafDown`, 0 for a NIC.
+    pub slot: u32,
+    pub rate: Rate,
+    /// One-way propagation delay to `peer`.
+    pub delay: Time,
+}
+
+/// A drop-tail buffer limit: packets or bytes (the other is unlimited, `MAX`).
+#[derive(Copy, Clone, Debug)]
+pub struct Buffer {
+    pub packets: u32,
+    pub bytes: u64,
+}
+
+/// One direction of a link: the egress queue of `owner` towards `peer`.
+#[derive(Clone, Debug)]
+pub struct Port {
+    pub owner: u32,
+    pub peer: u32,
+    pub role: PortRole,
+    /// See [`PortLink::slot`].
+    pub slot: u32,
+    pub rate: Rate,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (every usual rate does), else 0.
+    ps_per_byte: u64,
+    pub delay: Time,
+    pub up: bool,
+    /// Buffer limit in packets (`u32::MAX` when limited by bytes).
+    pub cap_packets: u32,
+    /// Buffer limit in bytes (`u64::MAX` when limited by packets).
+    pub cap_bytes: u64,
+    /// ECN marking threshold in packets; 0 disables marking.
+    pub ecn_k: u32,
+
+    // --- live state ---
+    /// Queued packets (arena ids); the head is the one on the wire while `busy`.
+    queue: VecDeque<u32>,
+    pub queued_bytes: u64,
+    busy: bool,
+
+    // --- counters ---
+    pub bytes_sent: u64,
+    pub packets_sent: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    pub peak_queue_bytes: u64,
+    pub peak_queue_packets: u32,
+    /// Integral of queued bytes over time, in byte-picoseconds, up to `area_updated`.
+    pub queue_area: f64,
+    area_updated: Time,
+}
+
+fn exact_ps_per_byte(rate: Rate) -> u64 {
+    const PS_BITS: u64 = 8_000_000_000_000;
+    if rate.bps() > 0 && PS_BITS % rate.bps() == 0 {
+        PS_BITS / rate.bps()
+    } else {
+        0
+    }
+}
+
+impl Port {
+    pub fn new(link: PortLink, buffer: Buffer, ecn_k: u32) -> Port {
+        Port {
+            owner: link.owner,
+            peer: link.peer,
+            role: link.role,
+            slot: link.slot,
+            rate: link.rate,
+            ps_per_byte: exact_ps_per_byte(link.rate),
+            delay: link.delay,
+            up: true,
+            cap_packets: buffer.packets,
+            cap_bytes: buffer.bytes,
+            ecn_k,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            busy: false,
+            bytes_sent: 0,
+            packets_sent: 0,
+            drops: 0,
+            ecn_marks: 0,
+            peak_queue_bytes: 0,
+            peak_queue_packets: 0,
+            queue_area: 0.0,
+            area_updated: Time::ZERO,
+        }
+    }
+
+    /// Serialisation time of `bytes` on this port (a multiply on the hot path, exact either way).
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Time {
+        if self.ps_per_byte != 0 {
+            Time(bytes as u64 * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(Bytes(bytes as u64))
+        }
+    }
+
+    pub fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+        self.ps_per_byte = exact_ps_per_byte(rate);
+    }
+
+    /// Would a packet of `wire` bytes overflow the buffer?
+    #[inline]
+    pub fn would_overflow(&self, wire: u32) -> bool {
+        self.queue.len() as u32 >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
+    }
+
+    #[inline]
+    pub fn queue_packets(&self) -> u32 {
+        self.queue.len() as u32
+    }
+
+    /// Bytes of buffer the queue's deque holds (for memory estimates).
+    pub fn queue_capacity_bytes(&self) -> usize {
+        self.queue.capacity() * std::mem::size_of::<u32>()
+    }
+
+    /// Brings the queue-area integral (for the time-averaged queue) up to `now`.
+    #[inline]
+    pub fn account_area(&mut self, now: Time) {
+        let dt = now.saturating_sub(self.area_updated);
+        if dt.0 > 0 {
+            self.queue_area += self.queued_bytes as f64 * dt.0 as f64;
+            self.area_updated = now;
+        }
+    }
+
+    /// Time to drain the current queue at the port's rate (what a packet enqueued now would wait).
+    pub fn queue_delay(&self) -> Time {
+        if self.ps_per_byte != 0 {
+            Time(self.queued_bytes * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(Bytes(self.queued_bytes))
+        }
+    }
+
+    /// Offers packet `pid` to the queue. A port that is down or full drops it (counted here; the caller
+    /// frees the packet) and returns `None`. Otherwise the DCTCP rule marks an ECN-capable packet that finds
+    /// `ecn_k` or more packets queued, the packet joins the tail, and the answer is whether it carried CE
+    /// before this port (for [`Port::count_mark`] once the balancer has had its say).
+    #[inline]
+    pub fn admit(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
+        if !self.up || self.would_overflow(pkt.wire_bytes) {
+            self.drops += 1;
+            return None;
+        }
+        let was_ce = pkt.ecn.ce;
+        if pkt.ecn.ect && self.ecn_k > 0 && self.queue_packets() >= self.ecn_k {
+            pkt.ecn.ce = true;
+        }
+        self.account_area(now);
+        self.queue.push_back(pid);
+        self.queued_bytes += pkt.wire_bytes as u64;
+        self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
+        self.peak_queue_packets = self.peak_queue_packets.max(self.queue.len() as u32);
+        pkt.enqueued_at = now;
+        Some(was_ce)
+    }
+
+    /// Counts a CE mark this port gave an admitted packet (by the DCTCP rule or its balancer): `was_ce` as
+    /// [`Port::admit`] answered, `is_ce` as the packet leaves admission.
+    #[inline]
+    pub fn count_mark(&mut self, was_ce: bool, is_ce: bool) {
+        if is_ce && !was_ce {
+            self.ecn_marks += 1;
+        }
+    }
+
+    /// If the serialiser is idle and a packet waits, starts sending the head packet and returns when it
+    /// will have left; the head's wait is added to its queueing delay.
+    #[inline]
+    pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<Time> {
+        if self.busy {
+            return None;
+        }
+        let head = *self.queue.front()?;
+        let p = pkts.get_mut(head);
+        p.queue_delay += now - p.enqueued_at;
+        self.busy = true;
+        Some(now + self.tx_time(p.wire_bytes))
+    }
+
+    /// The head packet has been serialised: removes it, counts it, frees the serialiser, and returns its id.
+    #[inline]
+    pub fn finish_service(&mut self, now: Time, pkts: &PacketArena) -> u32 {
+        let pid = self.queue.pop_front().expect("a port finished serving an empty queue");
+        self.account_area(now);
+        let wire = pkts.get(pid).wire_bytes as u64;
+        self.queued_bytes -= wire;
+        self.bytes_sent += wire;
+        self.packets_sent += 1;
+        self.busy = false;
+        pid
+    }
+}

@@ -1,0 +1,179 @@
+//! The switch side of the simulation: routing a packet through a switch's balancer, ports admitting and
+//! serving packets, and the one place a balancer's context is built.
+//!
+//! ```text
+//!  Arrive at a switch ─► on_arrival ─► candidates from routing ─┬─ none: routing drop
+//!                                                               ├─ one (and the balancer does not ask
+//!                                                               │  to see single choices): forwarded
+//!                                                               └─ choose ─► Forward(port) ─► enqueue
+//!                                                                          ─► Drop / Cancel (counted apart)
+//!  enqueue: port admits (drop-tail, DCTCP mark) ─► on_enqueue (may re-mark) ─► start serving if idle
+//!  TxDone:  port finishes serving ─► uplink accounting, on_departure ─► Arrive at the peer after the delay
+//! ```
+//!
+//! The same handling serves hosts' NIC ports (a host has no balancer, so no hooks run there).
+
+use crate::fabric::Fabric;
+use crate::lb::{Alarms, Decision, Hooks, MarkablePacket, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use crate::packet::{Packet, PacketKind};
+use crate::port::PortRole;
+use crate::rng::Rng;
+use crate::sched::{Event, Scheduler};
+use crate::sim::Simulation;
+use crate::units::Time;
+
+/// One switch's balancer and what the engine counts about it.
+pub(crate) struct SwitchState {
+    pub info: SwitchInfo,
+    pub lb: Box<dyn SwitchBalancer>,
+    pub hooks: Hooks,
+    pub rng: Rng,
+    /// `choose` calls with more than one candidate.
+    pub decisions: u64,
+    /// Packets the balancer dropped (`Decision::Drop`).
+    pub balancer_drops: u64,
+    /// Packets the balancer dropped while cancelling their flow (`Decision::Cancel`).
+    pub balancer_cancels: u64,
+    /// Packets with no route (no working candidate port).
+    pub routing_drops: u64,
+}
+
+/// Runs `hook` on a switch's balancer with its context, then schedules the one-shot alarms it asked for.
+/// Every balancer call goes through here: the one place a [`SwitchCx`] is built.
+#[inline]
+pub(crate) fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, sched: &mut Scheduler, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
+    let n = &fabric.nodes[st.info.node as usize];
+    let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&fabric.ports, n.first_port, n.n_ports), facts: &fabric.facts, rng: &mut st.rng, alarms };
+    let r = hook(&mut *st.lb, &mut cx);
+    for (at, token) in alarms.drain(..) {
+        sched.at(at, Event::SwitchAlarm { node: st.info.node, token });
+    }
+    r
+}
+
+impl Simulation {
+    fn switch_index(&self, node: u32) -> usize {
+        (node - self.fabric.hosts) as usize
+    }
+
+    /// Puts packet `pid` into `port`'s queue: the port admits it (drop-tail, DCTCP marking), the owning
+    /// switch's balancer sees it, and the port starts serving if it was idle.
+    pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) {
+        let port = &mut self.fabric.ports[port_id as usize];
+        let p = self.pkts.get_mut(pid);
+        let Some(was_ce) = port.admit(now, pid, p) else {
+            self.dropped += p.wire_bytes as u64;
+            self.pkts.free(pid);
+            return;
+        };
+        let owner = port.owner;
+        if owner >= self.fabric.hosts {
+            let st = &mut self.switches[(owner - self.fabric.hosts) as usize];
+            if st.hooks.enqueue {
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
+            }
+        }
+        let port = &mut self.fabric.ports[port_id as usize];
+        port.count_mark(was_ce, p.ecn.ce);
+        if let Some(done) = port.start_service(now, &mut self.pkts) {
+            self.sched.at(done, Event::TxDone { port: port_id });
+        }
+    }
+
+    /// The head packet of `port_id` has been serialised: it propagates to the peer, the next one starts.
+    pub(crate) fn tx_done(&mut self, now: Time, port_id: u32) {
+        let hosts = self.fabric.hosts;
+        let port = &mut self.fabric.ports[port_id as usize];
+        let pid = port.finish_service(now, &self.pkts);
+        let (owner, peer, delay, role, slot) = (port.owner, port.peer, port.delay, port.role, port.slot);
+        let p = self.pkts.get_mut(pid);
+        if owner >= hosts {
+            if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
+                self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
+            }
+            let st = &mut self.switches[(owner - hosts) as usize];
+            if st.hooks.departure {
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure(cx, &mut PacketMut::new(p), port_id));
+            }
+        }
+        self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid });
+        if let Some(done) = self.fabric.ports[port_id as usize].start_service(now, &mut self.pkts) {
+            self.sched.at(done, Event::TxDone { port: port_id });
+        }
+    }
+
+    /// A packet arrives at a switch: the balancer sees it, routing offers candidates, the balancer decides.
+    pub(crate) fn switch_receive(&mut self, now: Time, node: u32, pid: u32) {
+        let sw = self.switch_index(node);
+        let st = &mut self.switches[sw];
+        let p = self.pkts.get_mut(pid);
+        p.hops = p.hops.saturating_add(1);
+        if st.hooks.arrival {
+            with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_arrival(cx, &mut PacketMut::new(p)));
+        }
+        let dst_leaf = self.fabric.facts.leaf_of_host(p.dst);
+        let down;
+        let candidates: &[u32] = match st.info.kind {
+            SwitchKind::Leaf if dst_leaf == st.info.index => {
+                down = self.fabric.leaf_down_port(p.dst);
+                std::slice::from_ref(&down)
+            }
+            SwitchKind::Leaf => self.fabric.leaf_candidates(st.info.index, dst_leaf),
+            SwitchKind::Spine => self.fabric.spine_candidates(st.info.index, dst_leaf),
+        };
+        let decision = match candidates.len() {
+            0 => {
+                st.routing_drops += 1;
+                self.dropped += p.wire_bytes as u64;
+                self.pkts.free(pid);
+                return;
+            }
+            1 if !st.hooks.choose_single => Decision::Forward(candidates[0]),
+            n => {
+                st.decisions += (n > 1) as u64;
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.choose(cx, &mut PacketMut::new(p), candidates))
+            }
+        };
+        match decision {
+            Decision::Forward(port) => {
+                debug_assert!(candidates.contains(&port), "balancer chose port {port} outside its candidates");
+                self.enqueue(now, port, pid);
+            }
+            Decision::Drop(_) => {
+                st.balancer_drops += 1;
+                self.dropped += p.wire_bytes as u64;
+                self.pkts.free(pid);
+            }
+            Decision::Cancel(_) => {
+                st.balancer_cancels += 1;
+                let (kind, flow, src, dst, wire) = (p.kind, p.flow, p.src, p.dst, p.wire_bytes);
+                self.dropped += wire as u64;
+                self.pkts.free(pid);
+                if kind == PacketKind::Data {
+                    // The notice starts at this switch and travels back to the source like any packet.
+                    let mut c = Packet::new(PacketKind::Cancel, flow, dst, src);
+                    c.wire_bytes = self.tp.ack_bytes;
+                    c.sent_at = now;
+                    let cid = self.new_packet(c);
+                    self.sched.at(now, Event::Arrive { node, pkt: cid });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn switch_timer(&mut self, now: Time, node: u32) {
+        let sw = self.switch_index(node);
+        let period = with_switch(&mut self.switches[sw], &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| {
+            lb.on_timer(cx);
+            lb.timer_period()
+        });
+        if let Some(p) = period.filter(|p| *p > Time::ZERO) {
+            self.sched.at(now + p, Event::SwitchTimer { node });
+        }
+    }
+
+    pub(crate) fn switch_alarm(&mut self, now: Time, node: u32, token: u32) {
+        let sw = self.switch_index(node);
+        with_switch(&mut self.switches[sw], &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_alarm(cx, token));
+    }
+}
