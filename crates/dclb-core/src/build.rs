@@ -18,9 +18,12 @@ use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::TcpParams;
 use crate::units::Time;
 
+type SwitchBalancers = Vec<Box<dyn SwitchBalancer>>;
+type EdgeBalancers = Vec<Box<dyn EdgeBalancer>>;
+
 /// Balancers for every switch and, for an edge scheme, every host. The engine, not the scheme, puts source
 /// routing at the switches of an edge scheme.
-fn install(spec: &SchemeSpec, cx: &BuildCx, params: &Params) -> (Vec<Box<dyn SwitchBalancer>>, Vec<Box<dyn EdgeBalancer>>) {
+fn install(spec: &SchemeSpec, cx: &BuildCx, params: &Params) -> (SwitchBalancers, EdgeBalancers) {
     let installed = (spec.install)(cx, params);
     match installed {
         Installed::Switches(s) => {
@@ -36,6 +39,12 @@ fn install(spec: &SchemeSpec, cx: &BuildCx, params: &Params) -> (Vec<Box<dyn Swi
 
 impl Simulation {
     pub fn new(cfg: &Config) -> Result<Simulation, String> {
+        Self::with_scheme(cfg, find_scheme(&cfg.lb.scheme)?)
+    }
+
+    /// Like [`Simulation::new`], with a scheme given directly instead of looked up by `cfg.lb.scheme`: for
+    /// a scheme under development outside the registry, and for tests of the engine's balancer interface.
+    pub fn with_scheme(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
         cfg.validate()?;
         let fabric = Fabric::build(&cfg.topology, &cfg.transport);
         let nl = cfg.topology.leaves;
@@ -47,8 +56,7 @@ impl Simulation {
             }
         }
         let tp = TcpParams::from_config(&cfg.transport);
-        let spec = find_scheme(&cfg.lb.scheme)?;
-        let params = Params::resolve(spec.name, spec.params, &cfg.lb.params)?;
+        let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params)?;
 
         let mut infos_sw = Vec::new();
         for l in 0..nl {
@@ -59,7 +67,7 @@ impl Simulation {
             let node = fabric.first_spine() + s;
             infos_sw.push(SwitchInfo { node, kind: SwitchKind::Spine, index: s, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
         }
-        let (switch_lbs, edge_lbs) = install(spec, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
+        let (switch_lbs, edge_lbs) = install(scheme, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
         let switches: Vec<SwitchState> = switch_lbs
             .into_iter()
             .zip(infos_sw)
@@ -121,7 +129,7 @@ impl Simulation {
             fabric,
             switches,
             edges,
-            reflect: spec.reflect,
+            reflect: scheme.reflect,
             flows,
             horizon: cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX),
             ended: 0,

@@ -106,7 +106,7 @@ pub struct Port {
 
 fn exact_ps_per_byte(rate: Rate) -> u64 {
     const PS_BITS: u64 = 8_000_000_000_000;
-    if rate.bps() > 0 && PS_BITS % rate.bps() == 0 {
+    if rate.bps() > 0 && PS_BITS.is_multiple_of(rate.bps()) {
         PS_BITS / rate.bps()
     } else {
         0

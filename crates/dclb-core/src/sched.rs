@@ -101,12 +101,6 @@ impl Scheduler {
         self.next_seq += 1;
     }
 
-    /// Schedules `ev` after `delay`.
-    pub fn after(&mut self, delay: Time, ev: Event) {
-        let at = self.now + delay;
-        self.at(at, ev);
-    }
-
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.peek().map(|e| e.at())
