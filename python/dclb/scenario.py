@@ -46,6 +46,8 @@ class LinkOverride(_Strict):
     rate_gbps: Optional[float] = Field(None, gt=0)
     delay_us: Optional[float] = Field(None, ge=0)
     failed: bool = False
+    blackhole: bool = False
+    loss_rate: float = Field(0.0, ge=0, le=1)
     direction: Literal["both", "up", "down"] = "both"
 
 

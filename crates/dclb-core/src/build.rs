@@ -46,7 +46,8 @@ impl Simulation {
     /// a scheme under development outside the registry, and for tests of the engine's balancer interface.
     pub fn with_scheme(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
         cfg.validate()?;
-        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let mut fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        fabric.seed_wire_faults(cfg.seed);
         let nl = cfg.topology.leaves;
         for a in 0..nl {
             for b in 0..nl {

@@ -109,8 +109,16 @@ pub struct LinkOverride {
     pub rate_gbps: Option<f64>,
     #[serde(default)]
     pub delay_us: Option<f64>,
+    /// The link is down and routing has converged around it (no path uses it).
     #[serde(default)]
     pub failed: bool,
+    /// The link stays in routing but loses every packet on the wire (a silent failure edge schemes must
+    /// detect themselves).
+    #[serde(default)]
+    pub blackhole: bool,
+    /// The link stays in routing and loses each packet on the wire with this probability (0..1).
+    #[serde(default)]
+    pub loss_rate: f64,
     #[serde(default)]
     pub direction: Direction,
 }

@@ -18,7 +18,8 @@
 
 use crate::config::{Direction, TopologyConfig, TransportConfig};
 use crate::units::{Bytes, Rate, Time};
-pub use crate::port::{Buffer, Port, PortLink, PortRole};
+pub use crate::port::{Buffer, Port, PortLink, PortRole, WireFault};
+use crate::rng::{Rng, Stream};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum NodeKind {
@@ -200,6 +201,12 @@ impl Fabric {
                     if o.failed {
                         port.up = false;
                     }
+                    if o.blackhole {
+                        port.fault = WireFault::Blackhole;
+                    } else if o.loss_rate > 0.0 {
+                        // Seeded per port by `seed_wire_faults` before the run.
+                        port.fault = WireFault::Lossy { rate: o.loss_rate, rng: Rng::new(0) };
+                    }
                 }
             }
         }
@@ -247,6 +254,15 @@ impl Fabric {
         self.leaf_routes = leaf_routes;
         self.leaf_paths = leaf_paths;
         self.facts.path_delay = path_delay;
+    }
+
+    /// Gives every lossy port its own random stream, derived from the scenario seed and the port id.
+    pub fn seed_wire_faults(&mut self, seed: u64) {
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            if let WireFault::Lossy { rng, .. } = &mut p.fault {
+                *rng = Rng::derive(seed, Stream::LinkLoss, i as u64);
+            }
+        }
     }
 
     pub fn first_leaf(&self) -> u32 {

@@ -274,6 +274,7 @@ fn port_table(sim: &Simulation, span: Time) -> Table {
     t.push("bytes_sent", Column::U64(pl.iter().map(|p| p.bytes_sent).collect()));
     t.push("packets_sent", Column::U64(pl.iter().map(|p| p.packets_sent).collect()));
     t.push("drops", Column::U64(pl.iter().map(|p| p.drops).collect()));
+    t.push("wire_losses", Column::U64(pl.iter().map(|p| p.wire_losses).collect()));
     t.push("ecn_marks", Column::U64(pl.iter().map(|p| p.ecn_marks).collect()));
     t.push("peak_queue_bytes", Column::U64(pl.iter().map(|p| p.peak_queue_bytes).collect()));
     t.push("peak_queue_packets", Column::U64(pl.iter().map(|p| p.peak_queue_packets as u64).collect()));

@@ -16,6 +16,7 @@
 //! the packet in service included.
 
 use crate::packet::{Packet, PacketArena};
+use crate::rng::Rng;
 use crate::units::{Bytes, Rate, Time};
 use std::collections::VecDeque;
 
@@ -59,6 +60,17 @@ pub struct PortLink {
     pub delay: Time,
 }
 
+/// A fault on the wire that routing does not know about: packets are serialised as usual and then lost
+/// (a failed link that routing converged around is `Port::up == false` instead).
+#[derive(Clone, Debug)]
+pub enum WireFault {
+    None,
+    /// Every packet is lost.
+    Blackhole,
+    /// Each packet is lost with probability `rate`, drawn from the port's own stream.
+    Lossy { rate: f64, rng: Rng },
+}
+
 /// A drop-tail buffer limit: packets or bytes (the other is unlimited, `MAX`).
 #[derive(Copy, Clone, Debug)]
 pub struct Buffer {
@@ -85,6 +97,7 @@ pub struct Port {
     pub cap_bytes: u64,
     /// ECN marking threshold in packets; 0 disables marking.
     pub ecn_k: u32,
+    pub fault: WireFault,
 
     // --- live state ---
     /// Queued packets (arena ids); the head is the one on the wire while `busy`.
@@ -95,7 +108,10 @@ pub struct Port {
     // --- counters ---
     pub bytes_sent: u64,
     pub packets_sent: u64,
+    /// Packets refused at admission: buffer full, or the link down.
     pub drops: u64,
+    /// Packets lost on the wire to a [`WireFault`].
+    pub wire_losses: u64,
     pub ecn_marks: u64,
     pub peak_queue_bytes: u64,
     pub peak_queue_packets: u32,
@@ -127,12 +143,14 @@ impl Port {
             cap_packets: buffer.packets,
             cap_bytes: buffer.bytes,
             ecn_k,
+            fault: WireFault::None,
             queue: VecDeque::new(),
             queued_bytes: 0,
             busy: false,
             bytes_sent: 0,
             packets_sent: 0,
             drops: 0,
+            wire_losses: 0,
             ecn_marks: 0,
             peak_queue_bytes: 0,
             peak_queue_packets: 0,
@@ -248,5 +266,17 @@ impl Port {
         self.packets_sent += 1;
         self.busy = false;
         pid
+    }
+
+    /// Whether the packet just serialised is lost on the wire (counted here).
+    #[inline]
+    pub fn loses_on_wire(&mut self) -> bool {
+        let lost = match &mut self.fault {
+            WireFault::None => false,
+            WireFault::Blackhole => true,
+            WireFault::Lossy { rate, rng } => rng.unit() < *rate,
+        };
+        self.wire_losses += lost as u64;
+        lost
     }
 }

@@ -15,6 +15,7 @@ pub enum Stream {
     Edge = 3,
     HashSalt = 4,
     FlowPorts = 5,
+    LinkLoss = 6,
 }
 
 #[derive(Clone, Debug)]

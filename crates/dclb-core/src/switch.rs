@@ -86,6 +86,7 @@ impl Simulation {
         let port = &mut self.fabric.ports[port_id as usize];
         let pid = port.finish_service(now, &self.pkts);
         let (owner, peer, delay, role, slot) = (port.owner, port.peer, port.delay, port.role, port.slot);
+        let lost = port.loses_on_wire();
         let p = self.pkts.get_mut(pid);
         if owner >= hosts {
             if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
@@ -96,7 +97,12 @@ impl Simulation {
                 with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure(cx, &mut PacketMut::new(p), port_id));
             }
         }
-        self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid });
+        if lost {
+            self.dropped += p.wire_bytes as u64;
+            self.pkts.free(pid);
+        } else {
+            self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid });
+        }
         if let Some(done) = self.fabric.ports[port_id as usize].start_service(now, &mut self.pkts) {
             self.sched.at(done, Event::TxDone { port: port_id });
         }

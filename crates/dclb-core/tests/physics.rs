@@ -152,3 +152,37 @@ fn udp_source_sends_at_its_rate() {
     let expect = 999.0 * 6.0 + 4.0 * 1.2 + 4.0;
     assert!((fct - expect).abs() / expect < 0.01, "{fct} vs {expect}");
 }
+
+/// One flow of `packets` full segments from host 0 to host 2 over a 2 x 1 fabric whose only leaf 0 ->
+/// spine 0 link has a wire fault.
+fn faulty_link(blackhole: bool, loss_rate: f64, packets: u64) -> dclb_core::Config {
+    use dclb_core::config::{Direction, LinkOverride};
+    let mut cfg = fabric(2, 1, 2);
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: false, blackhole, loss_rate, direction: Direction::Up });
+    cfg.sources = vec![listed(&[(0.0, 0, 2, packets * 1460)], TransportKind::Dctcp)];
+    cfg.run.horizon_us = Some(if blackhole { 100_000.0 } else { 2_000_000.0 });
+    cfg
+}
+
+#[test]
+fn a_blackholed_link_stays_in_routing_and_loses_everything_on_the_wire() {
+    let r = run(&faulty_link(true, 0.0, 20));
+    let up = r.ports.strs("role").iter().position(|x| x == "leaf_up").unwrap();
+    assert_eq!(r.flows.strs("state")[0], "unfinished", "nothing gets through");
+    assert_eq!(r.flows.u64s("bytes_delivered")[0], 0);
+    assert!(r.flows.u64s("timeouts")[0] >= 3, "the sender keeps timing out");
+    assert_eq!(r.ports.u64s("wire_losses")[up], r.ports.u64s("packets_sent")[up], "every packet serialised on the uplink is lost");
+    assert_eq!(port_sum(&r, "drops"), 0, "wire losses are not buffer drops");
+}
+
+#[test]
+fn a_lossy_link_loses_about_its_rate() {
+    let r = run(&faulty_link(false, 0.02, 2000));
+    let up = r.ports.strs("role").iter().position(|x| x == "leaf_up").unwrap();
+    assert_eq!(r.flows.strs("state")[0], "completed", "TCP recovers from random loss");
+    let (lost, sent) = (r.ports.u64s("wire_losses")[up] as f64, r.ports.u64s("packets_sent")[up] as f64);
+    assert!((lost / sent - 0.02).abs() < 0.008, "lost {lost} of {sent}");
+    assert!(r.flows.u64s("retransmissions")[0] as f64 >= lost * 0.9, "lost data is sent again");
+    // Deterministic: same seed, same losses.
+    assert_eq!(run(&faulty_link(false, 0.02, 2000)).ports.u64s("wire_losses")[up], lost as u64);
+}
