@@ -6,10 +6,12 @@ import json
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 import dclb
 from dclb import _core
-from dclb.scenario import Scenario, Transport, Topology, load_scenario
+from dclb.errors import ScenarioError
+from dclb.scenario import Scenario, Transport, Topology, describe_load, engine_config, load_scenario
 
 from conftest import dclb_cli
 
@@ -125,3 +127,35 @@ sampler = { interval_us = 50, flows = [0] }
     assert (first < 4).all()
     assert r.samples.num_rows > 0
     _conserved(r.stats)
+
+
+def test_a_source_without_a_pair_is_an_error_not_a_hang(tiny):
+    single = ["traffic.senders=3", "traffic.receivers=3", "traffic.inter_leaf_only=false"]
+    message = "traffic.receivers: the only sender is also the only receiver (host 3); a flow needs two different hosts"
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(tiny, single)
+    assert str(e.value) == message
+    # A scenario built in Python without load_scenario is checked before the engine runs it.
+    sc = Scenario.model_validate({"topology": {"leaves": 2, "hosts_per_leaf": 4}, "traffic": {"workload": "websearch", "load": 0.4, "flows": 5, "senders": 3, "receivers": 3, "inter_leaf_only": False}})
+    with pytest.raises(ScenarioError, match="the only sender is also the only receiver"):
+        dclb.run(sc, out=None)
+
+
+def test_a_run_reads_each_file_once(tmp_path, monkeypatch):
+    from dclb import scenario, workloads
+
+    (tmp_path / "small.cdf").write_text("1000 0\n20000 1\n")
+    (tmp_path / "flows.csv").write_text("start_us,src,dst,size_bytes\n0,1,5,1000\n")
+    (tmp_path / "s.toml").write_text(
+        '[topology]\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n[traffic]\nworkload = "small.cdf"\nload = 0.2\nflows = 20\n'
+        '[[traffic.sources]]\n[[traffic.sources]]\npattern = "list"\nflows_csv = "flows.csv"\n'
+    )
+    reads: list[str] = []
+    for module, name in [(workloads, "load"), (scenario, "_read_flow_csv")]:
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda spec, *a, _real=real, **k: reads.append(spec) or _real(spec, *a, **k))
+    sc = load_scenario(tmp_path / "s.toml")
+    engine_config(sc)
+    describe_load(sc)
+    assert dclb.run(sc, out=None).flows.num_rows == 21
+    assert reads == ["small.cdf", "flows.csv"]

@@ -265,3 +265,43 @@ def test_two_sweeps_share_a_store(tiny, tmp_path):
     assert len(folders) == 6
     for folder in folders:
         _check_complete_folder(folder, 60)
+
+
+class _InlinePool:
+    """Stands in for the process pool: runs each task here and notes which points reached a worker."""
+
+    def __init__(self, jobs: int, submitted: list) -> None:
+        self.slots, self.description, self.submitted = jobs, "inline", submitted
+
+    def submit(self, task):
+        from concurrent.futures import Future
+
+        from dclb.sweeps import run_point
+
+        self.submitted.append(task["run_id"])
+        future = Future()
+        future.set_result(run_point(task))
+        return future
+
+    def running(self, futures) -> int:
+        return 0
+
+    def close(self, cancel: bool = False) -> None:
+        pass
+
+
+def test_a_point_only_the_engine_rejects_is_planned_failed_and_never_reaches_a_worker(tiny, tmp_path, monkeypatch):
+    from dclb import sweeps
+
+    plan = plan_sweep(tiny, grid={"lb.d": [0, 2]}, overrides=["lb.scheme=drill"])
+    bad, good = plan.points
+    assert bad.error == "lb.d: must be in [1, 64], got 0" and bad.config is None
+    assert good.error is None and good.config["lb"] == {"scheme": "drill", "params": {"d": 2}}
+    submitted: list = []
+    monkeypatch.setattr(sweeps, "_LocalPool", lambda jobs: _InlinePool(jobs, submitted))
+    frame = sweeps.execute(plan, out=tmp_path / "res", jobs=1)
+    assert submitted == [good.run_id]
+    assert list(frame["status"]) == ["failed", "completed"] and frame["error"][0] == bad.error
+    record = json.loads((tmp_path / "res" / "runs" / bad.run_id / "run.json").read_text())
+    assert record["status"] == "failed" and record["error"] == bad.error
+    assert dclb.open_store(tmp_path / "res").runs().set_index("run_id").loc[bad.run_id, "status"] == "failed"

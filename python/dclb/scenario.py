@@ -1,4 +1,4 @@
-"""Scenarios: the TOML a user writes, validated, and turned into the engine's config.
+"""Scenarios: the TOML a user writes, validated, resolved once, and turned into the engine's config.
 
 A scenario has five tables (every field has a documented default; see ``docs/scenario.md``):
 
@@ -10,10 +10,17 @@ A scenario has five tables (every field has a documented default; see ``docs/sce
   it does not set from the ``[traffic]`` table);
 * ``[run]`` — horizon, short/long threshold, optional sampler.
 
-Validation happens here, before the engine sees anything: unknown fields, wrong types, out-of-range values,
-unreadable or malformed CDF files and infeasible loads raise :class:`~dclb.errors.ScenarioError` with a
-one-line message that names the field. Overrides (``--set a.b=value``) are applied to the raw TOML first, so
-they are validated exactly like the file.
+Validation has two owners. Here, pydantic checks syntax and types (unknown fields, wrong types, a value out
+of its own range) and the files a scenario names are read (CDFs, flow-list CSVs, with file and line in their
+messages). Everything that relates one value to another -- whether links stay connected, a scheme's
+parameters, whether a load can be carried, whether a source can make a flow at all -- is decided by the
+engine's one check (``Config::check``), asked through ``_core.check_config``. Both raise
+:class:`~dclb.errors.ScenarioError` with one line that names the field as the user wrote it.
+
+A validated scenario is resolved once (:func:`resolve`): host sets expanded, workloads and flow lists read,
+the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that resolution,
+so a run reads each file once; scenarios are immutable so that it cannot go stale. Overrides
+(``--set a.b=value``) are applied to the raw TOML first, so they are validated exactly like the file.
 """
 
 from __future__ import annotations
@@ -21,20 +28,31 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import re
 import tomllib
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from . import _core
+from . import workloads as wl
 from .errors import ScenarioError
 from .hosts import parse_hosts
-from . import workloads as wl
+
+# The engine's documented defaults, read once: the schema below takes its defaults from them rather than
+# repeating them.
+_ENGINE = json.loads(_core.default_config())
+_PARTS = json.loads(_core.default_parts())
+_TOPOLOGY, _TRANSPORT, _RUN = _ENGINE["topology"], _ENGINE["transport"], _ENGINE["run"]
+_SOURCE, _SAMPLER = _PARTS["source"], _PARTS["sampler"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class LinkOverride(_Strict):
@@ -52,30 +70,19 @@ class LinkOverride(_Strict):
 
 
 class Topology(_Strict):
-    leaves: int = Field(4, ge=1)
-    spines: int = Field(4, ge=1)
-    hosts_per_leaf: int = Field(8, ge=1)
-    links_per_pair: int = Field(1, ge=1)
-    host_rate_gbps: float = Field(10.0, gt=0)
-    fabric_rate_gbps: float = Field(10.0, gt=0)
-    host_delay_us: float = Field(1.0, ge=0)
-    fabric_delay_us: float = Field(1.0, ge=0)
-    buffer_packets: int = Field(256, ge=1)
-    buffer_bytes: Optional[int] = Field(None, ge=1)
-    ecn_k_packets: Optional[float] = Field(None, ge=0)
+    leaves: int = Field(_TOPOLOGY["leaves"], ge=1)
+    spines: int = Field(_TOPOLOGY["spines"], ge=1)
+    hosts_per_leaf: int = Field(_TOPOLOGY["hosts_per_leaf"], ge=1)
+    links_per_pair: int = Field(_TOPOLOGY["links_per_pair"], ge=1)
+    host_rate_gbps: float = Field(_TOPOLOGY["host_rate_gbps"], gt=0)
+    fabric_rate_gbps: float = Field(_TOPOLOGY["fabric_rate_gbps"], gt=0)
+    host_delay_us: float = Field(_TOPOLOGY["host_delay_us"], ge=0)
+    fabric_delay_us: float = Field(_TOPOLOGY["fabric_delay_us"], ge=0)
+    buffer_packets: int = Field(_TOPOLOGY["buffer_packets"], ge=1)
+    buffer_bytes: Optional[int] = Field(_TOPOLOGY["buffer_bytes"], ge=1)
+    ecn_k_packets: Optional[float] = Field(_TOPOLOGY["ecn_k_packets"], ge=0)
     ecn_k_by_role: dict[Literal["host_up", "leaf_up", "leaf_down", "spine_down"], float] = {}
     links: list[LinkOverride] = []
-
-    @model_validator(mode="after")
-    def _links_in_range(self) -> "Topology":
-        for i, link in enumerate(self.links):
-            if link.leaf >= self.leaves:
-                raise ValueError(f"links[{i}].leaf: {link.leaf} is out of range (0..{self.leaves - 1})")
-            if link.spine >= self.spines:
-                raise ValueError(f"links[{i}].spine: {link.spine} is out of range (0..{self.spines - 1})")
-            if link.link is not None and link.link >= self.links_per_pair:
-                raise ValueError(f"links[{i}].link: {link.link} is out of range (0..{self.links_per_pair - 1})")
-        return self
 
     @property
     def hosts(self) -> int:
@@ -85,26 +92,30 @@ class Topology(_Strict):
 class Transport(_Strict):
     """TCP/DCTCP constants. Defaults: baselines.md §10-11 (IW 10, dupACK 3, minRTO 5 ms, g = 1/16, alpha0 = 1)."""
 
-    mss_bytes: int = Field(1460, ge=1, le=65000)
-    header_bytes: int = Field(40, ge=0)
-    ack_bytes: int = Field(40, ge=1)
-    init_cwnd_packets: int = Field(10, ge=1)
-    init_ssthresh_bytes: Optional[int] = Field(None, ge=1)
-    dupack_threshold: int = Field(3, ge=1)
-    min_rto_us: float = Field(5000.0, gt=0)
-    init_rto_us: float = Field(5000.0, gt=0)
-    max_rto_us: float = Field(1_000_000.0, gt=0)
-    rto_granularity_us: float = Field(0.0, ge=0)
-    dctcp_g: float = Field(1.0 / 16.0, gt=0, le=1)
-    dctcp_alpha_init: float = Field(1.0, ge=0, le=1)
-    nic_queue_packets: int = Field(10_000, ge=1)
-    reseq_timeout_us: float = Field(0.0, ge=0)
+    mss_bytes: int = Field(_TRANSPORT["mss_bytes"], ge=1, le=65000)
+    header_bytes: int = Field(_TRANSPORT["header_bytes"], ge=0)
+    ack_bytes: int = Field(_TRANSPORT["ack_bytes"], ge=1)
+    init_cwnd_packets: int = Field(_TRANSPORT["init_cwnd_packets"], ge=1)
+    init_ssthresh_bytes: Optional[int] = Field(_TRANSPORT["init_ssthresh_bytes"], ge=1)
+    dupack_threshold: int = Field(_TRANSPORT["dupack_threshold"], ge=1)
+    min_rto_us: float = Field(_TRANSPORT["min_rto_us"], gt=0)
+    init_rto_us: float = Field(_TRANSPORT["init_rto_us"], gt=0)
+    max_rto_us: float = Field(_TRANSPORT["max_rto_us"], gt=0)
+    rto_granularity_us: float = Field(_TRANSPORT["rto_granularity_us"], ge=0)
+    dctcp_g: float = Field(_TRANSPORT["dctcp_g"], gt=0, le=1)
+    dctcp_alpha_init: float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
+    nic_queue_packets: int = Field(_TRANSPORT["nic_queue_packets"], ge=1)
+    reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
+
+
+#: The fields each deadline kind needs.
+_DEADLINE_FIELDS = {"none": (), "fixed": ("us",), "uniform": ("lo_us", "hi_us"), "slack": ("factor",)}
 
 
 class Deadline(_Strict):
     """How deadlines are drawn: none; fixed (``us``); uniform in [``lo_us``, ``hi_us``]; slack (``factor`` x ideal FCT)."""
 
-    kind: Literal["none", "fixed", "uniform", "slack"] = "none"
+    kind: Literal["none", "fixed", "uniform", "slack"] = _SOURCE["deadline"]["kind"]
     us: Optional[float] = Field(None, gt=0)
     lo_us: Optional[float] = Field(None, gt=0)
     hi_us: Optional[float] = Field(None, gt=0)
@@ -112,22 +123,13 @@ class Deadline(_Strict):
 
     @model_validator(mode="after")
     def _complete(self) -> "Deadline":
-        need = {"none": [], "fixed": ["us"], "uniform": ["lo_us", "hi_us"], "slack": ["factor"]}[self.kind]
-        for name in need:
+        for name in _DEADLINE_FIELDS[self.kind]:
             if getattr(self, name) is None:
                 raise ValueError(f"{name}: required for deadline kind '{self.kind}'")
-        if self.kind == "uniform" and self.hi_us < self.lo_us:
-            raise ValueError("hi_us: must be at least lo_us")
         return self
 
     def engine(self) -> dict[str, Any]:
-        if self.kind == "none":
-            return {"kind": "none"}
-        if self.kind == "fixed":
-            return {"kind": "fixed", "us": self.us}
-        if self.kind == "uniform":
-            return {"kind": "uniform", "lo_us": self.lo_us, "hi_us": self.hi_us}
-        return {"kind": "slack", "factor": self.factor}
+        return {"kind": self.kind, **{name: getattr(self, name) for name in _DEADLINE_FIELDS[self.kind]}}
 
 
 class ListedFlow(_Strict):
@@ -144,26 +146,28 @@ HostSet = Union[str, int, list[Union[int, str]]]
 
 class Source(_Strict):
     """One traffic source. Patterns: poisson (at a load), group (N flows between two sets), incast (N-to-1),
-    long_lived (one unbounded flow per sender), list (explicit flows, inline or from ``flows_csv``)."""
+    long_lived (one unbounded flow per sender), list (explicit flows, inline or from ``flows_csv``).
 
-    pattern: Literal["poisson", "group", "incast", "long_lived", "list"] = "poisson"
+    What each pattern needs (a load, a flow count, a workload...) is the engine's check."""
+
+    pattern: Literal["poisson", "group", "incast", "long_lived", "list"] = _SOURCE["pattern"]
     workload: Optional[WorkloadSpec] = None
     size_bytes: Optional[int] = Field(None, ge=1)
     load: Optional[float] = None
-    load_basis: Literal["access", "fabric"] = "fabric"
+    load_basis: Literal["access", "fabric"] = _SOURCE["load_basis"]
     flows: Optional[int] = Field(None, ge=1)
     senders: HostSet = "all"
     receivers: HostSet = "all"
-    start_us: float = Field(0.0, ge=0)
+    start_us: float = Field(_SOURCE["start_us"], ge=0)
     duration_us: Optional[float] = Field(None, gt=0)
-    spread_us: float = Field(0.0, ge=0)
-    rounds: int = Field(1, ge=1)
-    period_us: float = Field(0.0, ge=0)
-    transport: Literal["dctcp", "newreno", "udp"] = "dctcp"
-    udp_rate_gbps: float = Field(1.0, gt=0)
-    best_effort: bool = False
+    spread_us: float = Field(_SOURCE["spread_us"], ge=0)
+    rounds: int = Field(_SOURCE["rounds"], ge=1)
+    period_us: float = Field(_SOURCE["period_us"], ge=0)
+    transport: Literal["dctcp", "newreno", "udp"] = _SOURCE["transport"]
+    udp_rate_gbps: float = Field(_SOURCE["udp_rate_gbps"], gt=0)
+    best_effort: bool = _SOURCE["best_effort"]
     deadline: Deadline = Deadline()
-    inter_leaf_only: bool = True
+    inter_leaf_only: bool = _SOURCE["inter_leaf_only"]
     flows_csv: Optional[str] = None
     flow_list: list[ListedFlow] = []
 
@@ -174,42 +178,21 @@ class Source(_Strict):
             raise ValueError(f"must be in (0, 1] of its load_basis capacity, got {v}")
         return v
 
-    @model_validator(mode="after")
-    def _pattern_needs(self) -> "Source":
-        if self.pattern == "poisson":
-            if self.load is None:
-                raise ValueError("load: a poisson source needs a load in (0, 1]")
-            if self.flows is None and self.duration_us is None:
-                raise ValueError("flows: a poisson source needs `flows` (a count) or `duration_us`")
-        if self.pattern == "group" and self.flows is None:
-            raise ValueError("flows: a group source needs a flow count")
-        if self.pattern in ("poisson", "group", "incast") and self.workload is None and self.size_bytes is None:
-            raise ValueError(f"workload: a {self.pattern} source needs a workload (or size_bytes)")
-        if self.pattern == "list" and not self.flow_list and self.flows_csv is None:
-            raise ValueError("flow_list: a list source needs `flow_list` entries or `flows_csv`")
-        return self
-
 
 class Traffic(Source):
     """A source (used when ``sources`` is empty), and the defaults every entry of ``sources`` inherits."""
 
     sources: list[dict[str, Any]] = []
 
-    @model_validator(mode="after")
-    def _pattern_needs(self) -> "Traffic":  # type: ignore[override]
-        if not self.sources:
-            Source._pattern_needs(self)
-        return self
-
 
 class Sampler(_Strict):
-    interval_us: float = Field(100.0, gt=0)
+    interval_us: float = Field(_SAMPLER["interval_us"], gt=0)
     ports: Optional[list[int]] = None
     flows: list[int] = []
 
 
 class Run(_Strict):
-    horizon_us: Optional[float] = Field(None, gt=0)
+    horizon_us: Optional[float] = Field(_RUN["horizon_us"], gt=0)
     short_threshold_bytes: int = Field(100_000, ge=1)
     sampler: Optional[Sampler] = None
 
@@ -217,8 +200,8 @@ class Run(_Strict):
 class Lb(BaseModel):
     """``scheme`` plus the scheme's own parameters (checked against the engine's registry)."""
 
-    model_config = ConfigDict(extra="allow")
-    scheme: str = "ecmp"
+    model_config = ConfigDict(extra="allow", frozen=True)
+    scheme: str = _ENGINE["lb"]["scheme"]
 
     def params(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
@@ -261,6 +244,8 @@ class Scenario(_Strict):
 
     # Where relative paths (CDF files, flow lists) resolve; not part of the scenario's identity.
     _base_dir: Path = Path(".")
+    # What the scenario resolves to, once checked (see `resolve`).
+    _resolution: Optional["Resolution"] = None
 
     def sources(self) -> list[Source]:
         """The traffic sources, each with the ``[traffic]`` defaults filled in."""
@@ -462,7 +447,7 @@ def from_dict(raw: dict[str, Any], base_dir: Path = Path("."), name: str = "scen
     except ValidationError as e:
         raise ScenarioError(_format_validation(e, model=Scenario)) from None
     sc._base_dir = base_dir
-    _check_semantics(sc)
+    resolve(sc)
     return sc
 
 
@@ -490,99 +475,157 @@ def load_scenario(path: str | Path, overrides: list[str] | None = None, seed: in
 
 
 # --------------------------------------------------------------------------------------------------------
-# Semantics that need several fields at once
+# Resolution: files read once, the engine's check, and the engine config
 
 
-def _available_schemes() -> list[str]:
-    from . import _core
+@dataclass(frozen=True)
+class ResolvedSource:
+    """One traffic source with its host sets expanded and its files read, and where each engine item of it
+    came from (so that an engine message can name what the user wrote)."""
 
-    return [s["name"] for s in _core.schemes()]
+    field: str  # the user's name for the source: "traffic", or "traffic.sources[i]" with several
+    source: Source
+    senders: list[int]
+    receivers: list[int]
+    workloads: list[tuple[str, float, wl.Workload]]  # (user field, weight, workload), in engine order
+    listed: list[dict[str, Any]]  # the explicit flows: inline ones, then the CSV's
+    csv_path: Optional[Path]
+    csv_lines: array  # file line of each CSV flow
+
+    def engine(self) -> dict[str, Any]:
+        s = self.source
+        return {
+            "pattern": s.pattern,
+            "senders": self.senders,
+            "receivers": self.receivers,
+            "workload": [{"weight": w, "points": [list(p) for p in c.points]} for _, w, c in self.workloads],
+            "size_bytes": s.size_bytes,
+            "load": s.load,
+            "load_basis": s.load_basis,
+            "flows": s.flows,
+            "start_us": s.start_us,
+            "duration_us": s.duration_us,
+            "spread_us": s.spread_us,
+            "rounds": s.rounds,
+            "period_us": s.period_us,
+            "transport": s.transport,
+            "udp_rate_gbps": s.udp_rate_gbps,
+            "best_effort": s.best_effort,
+            "deadline": s.deadline.engine(),
+            "inter_leaf_only": s.inter_leaf_only,
+            "list": self.listed,
+        }
+
+    def item_origin(self, kind: str, index: int) -> str:
+        """Where engine item ``workload[index]`` or ``list[index]`` came from."""
+        if kind == "workload":
+            return self.workloads[index][0]
+        inline = len(self.source.flow_list)
+        if index < inline:
+            return f"{self.field}.flow_list[{index}]"
+        return f"{self.csv_path}:{self.csv_lines[index - inline]}"
 
 
-def _capacities(sc: Scenario, senders: list[int]) -> tuple[float, float]:
-    """(access, fabric) capacity in bit/s of a sender set: host links, and the working uplinks of their leaves."""
+# An engine field path inside a source, and an item (a workload component, a listed flow) inside that.
+_ENGINE_SOURCE = re.compile(r"traffic\.sources\[(\d+)\](.*)")
+_ENGINE_ITEM = re.compile(r"\.(workload|list)\[(\d+)\](.*)")
+#: Source fields the engine names differently.
+_ENGINE_NAMES = {".list": ".flow_list"}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a scenario resolves to: its sources read once, and the engine config built from them.
+
+    (Not to be confused with :meth:`Scenario.resolved`, the plain data that identifies a run.)"""
+
+    sources: list[ResolvedSource]
+    config: dict[str, Any]
+
+    def user_field(self, path: str) -> str:
+        """The user's name for an engine field path: ``traffic.sources[0].load`` is ``traffic.load`` in a
+        single-source scenario, a listed flow is its CSV line, a workload component its mixture key."""
+        m = _ENGINE_SOURCE.fullmatch(path)
+        if m is None:
+            return path
+        source, rest = self.sources[int(m[1])], m[2]
+        item = _ENGINE_ITEM.fullmatch(rest)
+        if item is not None:
+            return source.item_origin(item[1], int(item[2])) + item[3]
+        return source.field + _ENGINE_NAMES.get(rest, rest)
+
+    def user_message(self, message: str) -> str:
+        """An engine message (``field: what; allowed``) with the field named as the user wrote it."""
+        field, sep, rest = message.partition(": ")
+        return f"{self.user_field(field)}{sep}{rest}" if sep else message
+
+
+def resolve(sc: Scenario) -> Resolution:
+    """Resolves ``sc`` once (host sets, workloads, flow lists) and checks it with the engine's one check;
+    raises ScenarioError naming the user's field. Later calls return the same resolution."""
+    if sc._resolution is None:
+        loaded: dict[str, wl.Workload] = {}
+        sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
+        resolution = Resolution(sources, _engine_config(sc, sources))
+        try:
+            _core.check_config(json.dumps(resolution.config))
+        except ValueError as e:
+            raise ScenarioError(resolution.user_message(str(e))) from None
+        sc._resolution = resolution
+    return sc._resolution
+
+
+def _resolve_source(sc: Scenario, i: int, s: Source, loaded: dict[str, wl.Workload]) -> ResolvedSource:
+    """Source ``i``; ``loaded`` holds the workloads read so far (sources often share one)."""
     t = sc.topology
-    access = len(senders) * t.host_rate_gbps * 1e9
-    rates: dict[tuple[int, int, int], float] = {}
-    for leaf in {h // t.hosts_per_leaf for h in senders}:
-        for spine in range(t.spines):
-            for k in range(t.links_per_pair):
-                rates[(leaf, spine, k)] = t.fabric_rate_gbps * 1e9
-    for o in t.links:
-        if o.direction == "down":
-            continue
-        for k in ([o.link] if o.link is not None else range(t.links_per_pair)):
-            key = (o.leaf, o.spine, k)
-            if key in rates:
-                rates[key] = 0.0 if o.failed else (o.rate_gbps * 1e9 if o.rate_gbps else rates[key])
-    return access, sum(rates.values())
+    field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
+    workloads = []
+    if s.workload is not None and s.size_bytes is None:
+        workloads = _workload_components(s.workload, sc._base_dir, f"{field}.workload", loaded)
+    listed = [f.model_dump() for f in s.flow_list]
+    csv_path, csv_lines = None, array("L")
+    if s.flows_csv:
+        csv_path, rows, csv_lines = _read_flow_csv(s.flows_csv, sc._base_dir, f"{field}.flows_csv")
+        listed += rows
+    return ResolvedSource(
+        field=field,
+        source=s,
+        senders=parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders"),
+        receivers=parse_hosts(s.receivers, t.leaves, t.hosts_per_leaf, f"{field}.receivers"),
+        workloads=workloads,
+        listed=listed,
+        csv_path=csv_path,
+        csv_lines=csv_lines,
+    )
 
 
-def _check_semantics(sc: Scenario) -> None:
-    names = _available_schemes()
-    if sc.lb.scheme not in names:
-        raise ScenarioError(f"lb.scheme: unknown scheme '{sc.lb.scheme}'; available: {', '.join(names)}")
-    sources = sc.sources()
-    t = sc.topology
-    total_fabric_load = 0.0
-    for i, s in enumerate(sources):
-        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
-        senders = parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders")
-        receivers = parse_hosts(s.receivers, t.leaves, t.hosts_per_leaf, f"{field}.receivers")
-        if s.workload is not None:
-            _workload_components(s.workload, sc._base_dir, f"{field}.workload")
-        if s.pattern == "list" and s.flows_csv:
-            _read_flow_csv(s.flows_csv, sc._base_dir, f"{field}.flows_csv", t.hosts)
-        for j, f in enumerate(s.flow_list):
-            if f.src >= t.hosts or f.dst >= t.hosts:
-                raise ScenarioError(f"{field}.flow_list[{j}]: host out of range (hosts are 0..{t.hosts - 1})")
-        if s.pattern == "poisson" and s.load is not None:
-            access, fabric = _capacities(sc, senders)
-            offered = s.load * (access if s.load_basis == "access" else fabric)
-            if fabric <= 0:
-                raise ScenarioError(f"{field}.senders: the senders' leaves have no working uplink")
-            crosses = s.inter_leaf_only or any(r // t.hosts_per_leaf != h // t.hosts_per_leaf for h in senders for r in receivers)
-            fabric_load = offered / fabric if crosses else 0.0
-            total_fabric_load += fabric_load
-            if fabric_load > 1.0 + 1e-9:
-                raise ScenarioError(
-                    f"{field}.load: {s.load:g} of the {s.load_basis} capacity offers {offered / 1e9:.1f} Gbps, more than the "
-                    f"{fabric / 1e9:.1f} Gbps the senders' leaf uplinks can carry (fabric load {fabric_load:.2f}); "
-                    f"the load must be in (0, 1] and the fabric must be able to carry it"
-                )
-    if total_fabric_load > 1.0 + 1e-9:
-        raise ScenarioError(f"traffic: the sources together offer a fabric load of {total_fabric_load:.2f}, more than the fabric can carry (1.0)")
-    needs_horizon = any(s.pattern == "long_lived" for s in sources)
-    if needs_horizon and sc.run.horizon_us is None:
-        raise ScenarioError("run.horizon_us: long-lived flows never end, so the run needs a horizon")
+def _workload_components(spec: str | dict[str, float], base_dir: Path, field: str, loaded: dict[str, wl.Workload]) -> list[tuple[str, float, wl.Workload]]:
+    """A workload name or file, or a mixture of them by weight: (user field, weight, workload) each."""
 
+    def load(name: str, where: str) -> wl.Workload:
+        if name not in loaded:
+            loaded[name] = wl.load(name, base_dir, where)
+        return loaded[name]
 
-def _workload_components(spec: Any, base_dir: Path, field: str) -> list[tuple[float, wl.Workload]]:
     if isinstance(spec, str):
-        return [(1.0, wl.load(spec, base_dir, field))]
-    if not spec:
-        raise ScenarioError(f"{field}: a mixture needs at least one workload")
-    out = []
-    for name, weight in spec.items():
-        if not isinstance(weight, (int, float)) or weight <= 0:
-            raise ScenarioError(f"{field}.{name}: mixture weights must be positive numbers, got {weight!r}")
-        out.append((float(weight), wl.load(name, base_dir, f"{field}.{name}")))
-    return out
+        return [(field, 1.0, load(spec, field))]
+    return [(f"{field}.{name}", float(weight), load(name, f"{field}.{name}")) for name, weight in spec.items()]
 
 
-def _read_flow_csv(spec: str, base_dir: Path, field: str, hosts: int) -> list[dict[str, Any]]:
+def _read_flow_csv(spec: str, base_dir: Path, field: str) -> tuple[Path, list[dict[str, Any]], array]:
+    """The flows of a CSV list (header ``start_us,src,dst,size_bytes[,deadline_us]``) and their file lines."""
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = base_dir / path
     if not path.is_file():
         raise ScenarioError(f"{field}: no such file {path}")
-    rows = []
+    rows, lines = [], array("L")
     with path.open(newline="") as fh:
         reader = csv.DictReader(fh)
         need = {"start_us", "src", "dst", "size_bytes"}
         if not reader.fieldnames or not need.issubset(reader.fieldnames):
             raise ScenarioError(f"{field}: {path} needs a header with columns start_us, src, dst, size_bytes (deadline_us optional)")
-        for n, row in enumerate(reader, start=2):
+        for row in reader:
             try:
                 flow = ListedFlow(
                     start_us=float(row["start_us"]),
@@ -592,60 +635,19 @@ def _read_flow_csv(spec: str, base_dir: Path, field: str, hosts: int) -> list[di
                     deadline_us=float(row["deadline_us"]) if row.get("deadline_us") not in (None, "") else None,
                 )
             except (ValueError, ValidationError) as e:
-                raise ScenarioError(f"{path}:{n}: bad flow row ({str(e).splitlines()[0]})") from None
-            if flow.src >= hosts or flow.dst >= hosts or flow.src == flow.dst:
-                raise ScenarioError(f"{path}:{n}: src and dst must be different hosts in 0..{hosts - 1}")
+                raise ScenarioError(f"{path}:{reader.line_num}: bad flow row ({str(e).splitlines()[0]})") from None
             rows.append(flow.model_dump())
-    return rows
+            lines.append(reader.line_num)
+    return path, rows, lines
 
 
-# --------------------------------------------------------------------------------------------------------
-# The engine's config
-
-
-def engine_config(sc: Scenario) -> dict[str, Any]:
-    """The resolved config the Rust engine takes (see ``crates/dclb-core/src/config.rs``)."""
-    t = sc.topology
-    topo = t.model_dump()
-    topo["links"] = [l.model_dump() for l in t.links]
-    engine_sources = []
-    for i, s in enumerate(sc.sources()):
-        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
-        workload = []
-        if s.workload is not None and s.size_bytes is None:
-            workload = [{"weight": w, "points": [list(p) for p in comp.points]} for w, comp in _workload_components(s.workload, sc._base_dir, f"{field}.workload")]
-        listed = [f.model_dump() for f in s.flow_list]
-        if s.flows_csv:
-            listed += _read_flow_csv(s.flows_csv, sc._base_dir, f"{field}.flows_csv", t.hosts)
-        engine_sources.append(
-            {
-                "pattern": s.pattern,
-                "senders": parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders"),
-                "receivers": parse_hosts(s.receivers, t.leaves, t.hosts_per_leaf, f"{field}.receivers"),
-                "workload": workload,
-                "size_bytes": s.size_bytes,
-                "load": s.load,
-                "load_basis": s.load_basis,
-                "flows": s.flows,
-                "start_us": s.start_us,
-                "duration_us": s.duration_us,
-                "spread_us": s.spread_us,
-                "rounds": s.rounds,
-                "period_us": s.period_us,
-                "transport": s.transport,
-                "udp_rate_gbps": s.udp_rate_gbps,
-                "best_effort": s.best_effort,
-                "deadline": s.deadline.engine(),
-                "inter_leaf_only": s.inter_leaf_only,
-                "list": listed,
-            }
-        )
+def _engine_config(sc: Scenario, sources: list[ResolvedSource]) -> dict[str, Any]:
     return {
         "seed": sc.seed,
-        "topology": topo,
+        "topology": sc.topology.model_dump(),
         "transport": sc.transport.model_dump(),
         "lb": {"scheme": sc.lb.scheme, "params": sc.lb.params()},
-        "sources": engine_sources,
+        "sources": [s.engine() for s in sources],
         "run": {
             "horizon_us": sc.run.horizon_us,
             "sampler": sc.run.sampler.model_dump() if sc.run.sampler else None,
@@ -653,28 +655,29 @@ def engine_config(sc: Scenario) -> dict[str, Any]:
     }
 
 
+def engine_config(sc: Scenario) -> dict[str, Any]:
+    """The resolved config the Rust engine takes (see ``crates/dclb-core/src/config.rs``)."""
+    return resolve(sc).config
+
+
 def describe_load(sc: Scenario) -> list[str]:
-    """One line per source: pattern, workload mean and the load on both bases."""
-    t = sc.topology
+    """One line per source: pattern, workload mean and the load on both bases, as the engine computes them."""
+    resolution = resolve(sc)
+    facts = _core.describe_sources(json.dumps(resolution.config))
     lines = []
-    for i, s in enumerate(sc.sources()):
-        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
-        senders = parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders")
-        text = f"source {i}: {s.pattern}, {len(senders)} senders, {s.transport}"
-        if s.workload is not None and s.size_bytes is None:
-            comps = _workload_components(s.workload, sc._base_dir, f"{field}.workload")
-            mean = sum(w * c.mean_bytes for w, c in comps) / sum(w for w, _ in comps)
+    for i, (src, fact) in enumerate(zip(resolution.sources, facts)):
+        s = src.source
+        text = f"source {i}: {s.pattern}, {len(src.senders)} senders, {s.transport}"
+        if src.workloads:
             label = s.workload if isinstance(s.workload, str) else " + ".join(f"{w:g}x{n}" for n, w in s.workload.items())
-            text += f", workload {label} (mean {mean / 1e6:.3f} MB)"
+            text += f", workload {label} (mean {fact['mean_bytes'] / 1e6:.3f} MB)"
         elif s.size_bytes:
             text += f", {s.size_bytes:,} B per flow"
-        if s.pattern == "poisson" and s.load is not None:
-            access, fabric = _capacities(sc, senders)
-            offered = s.load * (access if s.load_basis == "access" else fabric)
-            text += f", load {s.load:g} of {s.load_basis} = {offered / 1e9:.1f} Gbps (access load {offered / access:.2f}, fabric load {offered / fabric:.2f})"
+        if s.pattern == "poisson":
+            offered = fact["offered_bps"]
+            text += (
+                f", load {s.load:g} of {s.load_basis} = {offered / 1e9:.1f} Gbps "
+                f"(access load {offered / fact['access_capacity_bps']:.2f}, fabric load {offered / fact['fabric_capacity_bps']:.2f})"
+            )
         lines.append(text)
     return lines
-
-
-def dumps_engine_config(sc: Scenario) -> str:
-    return json.dumps(engine_config(sc))

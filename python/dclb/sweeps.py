@@ -17,9 +17,11 @@ product of the fields, in the order given, times the seeds.
 part of a run's identity.
 
 **Validation.** Grid field names are checked against the scenario schema before anything runs (an unknown
-field, or a malformed range, is an error for the whole sweep). Each point is then validated on its own: a
-point whose values are invalid (say ``traffic.load = 3.0``) becomes a *failed* run with the validation
-message as its error, and the other points run. If no point at all is valid, the sweep is an error.
+field, or a malformed range, is an error for the whole sweep). Each point is then validated on its own,
+exactly as ``dclb run`` validates (the schema, then the engine's one check): a point whose values are
+invalid (say ``traffic.load = 3.0``, or ``lb.d = 0`` for DRILL) becomes a *failed* run with the validation
+message as its error. The coordinator records it; it never reaches a worker, and the other points run. If
+no point at all is valid, the sweep is an error.
 
 **Where work runs.** By default a local :class:`concurrent.futures.ProcessPoolExecutor` (spawn context)
 with one process per core (``jobs`` to limit). With ``dask="tcp://HOST:8786"`` the same tasks go to an
@@ -30,8 +32,8 @@ themselves, so the store directory must be reachable at the same path from every
 system for a remote cluster).
 
 **The store.** Each worker writes its run's folder (:meth:`~dclb.store.Store.write_run`, or
-:meth:`~dclb.store.Store.write_failed` with the error message for a failure); only the coordinating
-process writes catalog rows, as results come back. A point is *done* iff its run folder is complete
+:meth:`~dclb.store.Store.write_failed` with the error message for a failure), and the coordinator writes the
+failed folders of invalid points; only the coordinating process writes catalog rows, as results come back. A point is *done* iff its run folder is complete
 (``COMPLETE`` marker), so re-running a sweep runs only the points that are missing or failed; since folders
 are published by an atomic rename, a killed sweep leaves nothing half-written that counts as done. A worker
 checks again just before running, and if another sweep published the same run meanwhile it uses that one.
@@ -349,8 +351,15 @@ def failed_record(task: Mapping[str, Any], error: str, started: str, wall_s: flo
     }
 
 
+def invalid_point_reply(store: Any, p: Point) -> dict[str, Any]:
+    """Records a point that failed validation as a failed run, in the coordinator: nothing to run."""
+    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": None, "raw": p.raw}, p.error, _now(), 0.0)
+    store.write_failed(p.run_id, record)
+    return {"run_id": p.run_id, "status": "failed", "reused": False, "error": p.error, "record": record, "sim_s": 0.0, "worker_s": 0.0}
+
+
 def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs one sweep point in a worker and writes its run folder; returns what the coordinator needs.
+    """Runs one valid sweep point in a worker and writes its run folder; returns what the coordinator needs.
 
     Never raises for a failed point (the failure is written to the store and returned); only an
     interrupt, or a store that cannot be written at all, propagates."""
@@ -362,12 +371,8 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     store = Store(task["store"])
     run_id = task["run_id"]
     reply: dict[str, Any] = {"run_id": run_id, "status": "failed", "reused": False, "error": None, "record": None, "sim_s": 0.0, "worker_s": 0.0, "pid": os.getpid()}
-    if task.get("error") is None and store.is_complete(run_id):
+    if store.is_complete(run_id):
         reply.update(status="completed", reused=True, record=store.read_record(run_id))
-    elif task.get("error") is not None:
-        record = failed_record(task, task["error"], started, 0.0)
-        store.write_failed(run_id, record)
-        reply.update(error=task["error"], record=record)
     else:
         try:
             result = run(task["scenario"], out=store.path, catalog=False, config=task["config"])
@@ -589,26 +594,46 @@ def execute(
             replies[p.run_id] = {"run_id": p.run_id, "status": "completed", "reused": True, "record": store.read_record(p.run_id), "error": None, "sim_s": 0.0, "worker_s": 0.0}
         else:
             todo.append(p)
+    to_run = [p for p in todo if p.error is None]
+    invalid = len(todo) - len(to_run)
     state = SweepState(total=len(plan.points), done=len(replies), reused=len(replies))
     t0 = time.perf_counter()
     executor: Any = None
-    if todo:
-        executor = _DaskCluster(dask, jobs) if dask is not None else _LocalPool(min(jobs, len(todo)))
+    if to_run:
+        executor = _DaskCluster(dask, jobs) if dask is not None else _LocalPool(min(jobs, len(to_run)))
+    where = executor.description if executor else "the coordinator"
+    if invalid:
+        where += f" ({invalid} invalid point{'s' if invalid != 1 else ''} recorded as failed without running)"
     if on_start is not None:
-        on_start(len(plan.points), len(todo), executor.description if executor else "nothing to run")
+        on_start(len(plan.points), len(todo), where)
     bar = _RichProgress(state.total) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)
+
+    def finished(p: Point, reply: dict[str, Any]) -> None:
+        if reply.get("record") is not None:
+            store.record_in_catalog(reply["record"])
+        replies[p.run_id] = reply
+        state.done += 1
+        state.ran += 0 if reply.get("reused") else 1
+        state.reused += 1 if reply.get("reused") else 0
+        state.failed += reply["status"] == "failed"
+
     interrupted = True
     try:
         if bar is not None:
             bar.__enter__()
         pending: dict[Any, Point] = {}
         for p in todo:
-            task = {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw, "error": p.error}
+            if p.error is not None:
+                finished(p, invalid_point_reply(store, p))
+                continue
+            task = {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw}
             pending[executor.submit(task)] = p
+        if report is not None:
+            report(state)
         while pending:
-            finished = [f for f in pending if f.done()]
-            for fut in finished:
+            done = [f for f in pending if f.done()]
+            for fut in done:
                 p = pending.pop(fut)
                 try:
                     reply = fut.result()
@@ -620,17 +645,11 @@ def execute(
                     except OSError:
                         pass
                     reply = {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record, "sim_s": 0.0, "worker_s": 0.0}
-                if reply.get("record") is not None:
-                    store.record_in_catalog(reply["record"])
-                replies[p.run_id] = reply
-                state.done += 1
-                state.ran += 0 if reply.get("reused") else 1
-                state.reused += 1 if reply.get("reused") else 0
-                state.failed += reply["status"] == "failed"
+                finished(p, reply)
             state.running = executor.running(pending) if pending else 0
             if report is not None:
                 report(state)
-            if pending and not finished:
+            if pending and not done:
                 time.sleep(0.1)
         interrupted = False
     finally:

@@ -2,10 +2,11 @@
 
 A workload file lists ``<size_bytes> <cumulative_probability>`` points, one per line; ``#`` starts a comment.
 The ns-2 three-column form ``<size> <anything> <cdf>`` is accepted too. Probabilities are fractions in [0, 1];
-a file whose last probability is exactly 100 is read as percent. Sizes and probabilities must not decrease and
-the last probability must be 1: repeated sizes (point masses) and repeated probabilities (flat segments) are
-legal. Sampling interpolates linearly between points (see the engine's ``traffic::cdf``), and the mean used to
-calibrate load is the mean of that same interpolated distribution.
+a file whose last probability is exactly 100 is read as percent. This module reads the file; whether the points
+form a CDF (sizes and probabilities must not decrease, the last probability must be 1; repeated sizes and
+probabilities, i.e. point masses and flat segments, are legal) is the engine's rule (``check::cdf_problem``),
+reported here with the file's line. Sampling interpolates linearly between points (``traffic::cdf``), and the
+mean used to calibrate load, :attr:`Workload.mean_bytes`, is the engine's mean of that same distribution.
 
 Shipped workloads (``dclb workloads`` lists them with their means and sources): ``websearch``, ``datamining``,
 ``cachefollower``, ``webserver``, ``hadoop``, and the variants under ``alternates/`` (named by file stem, e.g.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from . import _core
 from .errors import ScenarioError
 
 MAIN_WORKLOADS = ("websearch", "datamining", "cachefollower", "webserver", "hadoop")
@@ -33,7 +35,7 @@ class Workload:
 
     @property
     def mean_bytes(self) -> float:
-        return cdf_mean(self.points)
+        return _core.cdf_mean(list(self.points))
 
 
 def _data_dir() -> Path:
@@ -51,14 +53,6 @@ def builtin_paths() -> dict[str, Path]:
     return ordered
 
 
-def cdf_mean(points: tuple[tuple[float, float], ...] | list[tuple[float, float]]) -> float:
-    """Mean of the piecewise-linear distribution: the first point's mass plus each segment's trapezoid."""
-    mean = points[0][0] * points[0][1]
-    for (x0, p0), (x1, p1) in zip(points, points[1:]):
-        mean += (p1 - p0) * (x0 + x1) / 2.0
-    return mean
-
-
 def parse_cdf(text: str, origin: str) -> tuple[tuple[float, float], ...]:
     """Parses and checks CDF text; errors name ``origin`` and the line."""
     rows: list[tuple[float, float, int]] = []
@@ -74,21 +68,15 @@ def parse_cdf(text: str, origin: str) -> tuple[tuple[float, float], ...]:
         except ValueError:
             raise ScenarioError(f"{origin}:{lineno}: not a number in {raw.strip()!r}") from None
         rows.append((size, prob, lineno))
-    if len(rows) < 2:
-        raise ScenarioError(f"{origin}: a CDF needs at least two points, found {len(rows)}")
-    if rows[-1][1] == 100.0:
+    if rows and rows[-1][1] == 100.0:
         rows = [(s, p / 100.0, n) for s, p, n in rows]
-    for (s0, p0, _), (s1, p1, n1) in zip(rows, rows[1:]):
-        if s1 < s0:
-            raise ScenarioError(f"{origin}:{n1}: sizes must not decrease ({s1:g} after {s0:g}); the CDF is not monotonic")
-        if p1 < p0:
-            raise ScenarioError(f"{origin}:{n1}: probabilities must not decrease ({p1:g} after {p0:g}); the CDF is not monotonic")
-    first, last = rows[0], rows[-1]
-    if first[0] < 0 or not 0.0 <= first[1] <= 1.0:
-        raise ScenarioError(f"{origin}:{first[2]}: sizes must be >= 0 and probabilities in [0, 1]")
-    if abs(last[1] - 1.0) > 1e-9:
-        raise ScenarioError(f"{origin}:{last[2]}: the last probability must be 1 (the CDF must end at 1), got {last[1]:g}")
-    return tuple((s, p) for s, p, _ in rows)
+    points = tuple((s, p) for s, p, _ in rows)
+    problem = _core.cdf_problem(list(points))
+    if problem is not None:
+        index, what = problem
+        where = f"{origin}:{rows[index][2]}" if index is not None else origin
+        raise ScenarioError(f"{where}: {what}")
+    return points
 
 
 def _header(text: str) -> tuple[str, str]:

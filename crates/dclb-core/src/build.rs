@@ -1,7 +1,7 @@
 //! Building a simulation from a validated config: the fabric, the scheme's balancers (with source routing
 //! at the switches for an edge scheme), the flows from the traffic generators, timers and the sampler.
 
-use crate::config::{Config, Pattern, TransportKind};
+use crate::config::{Config, TransportKind};
 use crate::fabric::{Fabric, PortRole};
 use crate::host::{EdgeState, Flow};
 use crate::lb::source_route::SourceRoute;
@@ -38,24 +38,26 @@ fn install(spec: &SchemeSpec, cx: &BuildCx, params: &Params) -> (SwitchBalancers
 }
 
 impl Simulation {
+    /// Checks the config ([`Config::check`]), then builds the fabric, the scheme's balancers and the flows,
+    /// and schedules the start.
     pub fn new(cfg: &Config) -> Result<Simulation, String> {
-        Self::with_scheme(cfg, find_scheme(&cfg.lb.scheme)?)
+        cfg.check()?;
+        Self::build(cfg, find_scheme(&cfg.lb.scheme)?)
     }
 
     /// Like [`Simulation::new`], with a scheme given directly instead of looked up by `cfg.lb.scheme`: for
     /// a scheme under development outside the registry, and for tests of the engine's balancer interface.
     pub fn with_scheme(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
-        cfg.validate()?;
+        cfg.check_except_scheme()?;
+        Self::build(cfg, scheme)
+    }
+
+    /// Builds a checked config. The only error left is the scheme's parameters (for `with_scheme`, whose
+    /// scheme the check did not see).
+    fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
         let mut fabric = Fabric::build(&cfg.topology, &cfg.transport);
         fabric.seed_wire_faults(cfg.seed);
         let nl = cfg.topology.leaves;
-        for a in 0..nl {
-            for b in 0..nl {
-                if a != b && fabric.leaf_candidates(a, b).is_empty() {
-                    return Err(format!("topology.links: the failed links leave no path from leaf {a} to leaf {b}"));
-                }
-            }
-        }
         let tp = TcpParams::from_config(&cfg.transport);
         let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params)?;
 
@@ -86,10 +88,6 @@ impl Simulation {
         let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState { lb, rng: Rng::derive(cfg.seed, Stream::Edge, h as u64) }).collect();
 
         let (specs, infos) = traffic::generate(cfg, &fabric, &tp);
-        let unbounded = specs.iter().any(|f| f.size >= UNBOUNDED) || cfg.sources.iter().any(|s| s.pattern == Pattern::LongLived);
-        if unbounded && cfg.run.horizon_us.is_none() {
-            return Err("run.horizon_us: long-lived flows never end, so the run needs a horizon".into());
-        }
         let mut port_rng = Rng::derive(cfg.seed, Stream::FlowPorts, 0);
         let flows: Vec<Flow> = specs
             .into_iter()
@@ -164,18 +162,8 @@ impl Simulation {
             }
         }
         if let Some(sc) = &cfg.run.sampler {
-            let ports = match &sc.ports {
-                Some(v) => {
-                    if let Some(p) = v.iter().find(|&&p| p as usize >= sim.fabric.ports.len()) {
-                        return Err(format!("run.sampler.ports: port {p} does not exist (0..{})", sim.fabric.ports.len()));
-                    }
-                    v.clone()
-                }
-                None => (0..sim.fabric.ports.len() as u32).filter(|&p| sim.fabric.ports[p as usize].role != PortRole::HostUp).collect(),
-            };
-            if let Some(f) = sc.flows.iter().find(|&&f| f as usize >= sim.flows.len()) {
-                return Err(format!("run.sampler.flows: flow {f} does not exist (the scenario has {} flows)", sim.flows.len()));
-            }
+            // Default: every switch port (host NICs are rarely what a user wants to watch).
+            let ports = sc.ports.clone().unwrap_or_else(|| (0..sim.fabric.ports.len() as u32).filter(|&p| sim.fabric.ports[p as usize].role != PortRole::HostUp).collect());
             sim.sampler = Some(Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone()));
             sim.sched.at(Time::ZERO, Event::Sample);
         }

@@ -2,11 +2,12 @@
 //!
 //! The Python front validates what a user writes (TOML, `--set` overrides, file paths, host-set syntax) and
 //! hands the engine this structure as JSON, with every default filled in and every unit explicit in the field
-//! name (`_us` microseconds, `_gbps` gigabits per second, `_bytes`). The engine still checks it
-//! ([`Config::validate`]) and answers with an error message naming the field, never a panic.
+//! name (`_us` microseconds, `_gbps` gigabits per second, `_bytes`). Whether a config can run is decided in
+//! one place, [`Config::check`](crate::check) in `check.rs`, which answers with an error message naming the
+//! field, never a panic or a hang.
 //!
-//! The `Default` values here are the documented defaults of dclb; the Python schema carries the same ones and
-//! a test keeps the two in step.
+//! The `Default` values here are the documented defaults of dclb; the Python schema reads them from the engine
+//! (`default_config`, `default_source`) rather than repeating them.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -202,6 +203,19 @@ pub enum Pattern {
     List,
 }
 
+impl Pattern {
+    /// The name a scenario gives the pattern.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Poisson => "poisson",
+            Pattern::Group => "group",
+            Pattern::Incast => "incast",
+            Pattern::LongLived => "long_lived",
+            Pattern::List => "list",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TransportKind {
@@ -219,6 +233,16 @@ pub enum LoadBasis {
     /// Offered bytes over the uplink capacity of the senders' leaves.
     #[default]
     Fabric,
+}
+
+impl LoadBasis {
+    /// The name a scenario gives the basis.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadBasis::Access => "access",
+            LoadBasis::Fabric => "fabric",
+        }
+    }
 }
 
 /// How a flow's deadline is drawn.
@@ -346,232 +370,4 @@ impl Default for RunConfig {
     fn default() -> Self {
         RunConfig { horizon_us: None, sampler: None }
     }
-}
-
-fn positive(v: f64, field: &str) -> Result<(), String> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(format!("{field}: must be a positive number, got {v}"))
-    }
-}
-
-fn non_negative(v: f64, field: &str) -> Result<(), String> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(format!("{field}: must be zero or positive, got {v}"))
-    }
-}
-
-impl Config {
-    /// Checks everything the engine relies on. Messages start with the field's dotted name.
-    pub fn validate(&self) -> Result<(), String> {
-        let t = &self.topology;
-        for (v, f) in [(t.leaves, "topology.leaves"), (t.spines, "topology.spines"), (t.hosts_per_leaf, "topology.hosts_per_leaf"), (t.links_per_pair, "topology.links_per_pair")] {
-            if v == 0 {
-                return Err(format!("{f}: must be at least 1, got 0"));
-            }
-        }
-        if t.spines * t.links_per_pair > 512 {
-            return Err("topology: at most 512 uplinks per leaf (spines x links_per_pair)".into());
-        }
-        positive(t.host_rate_gbps, "topology.host_rate_gbps")?;
-        positive(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
-        non_negative(t.host_delay_us, "topology.host_delay_us")?;
-        non_negative(t.fabric_delay_us, "topology.fabric_delay_us")?;
-        if t.buffer_packets == 0 && t.buffer_bytes.is_none() {
-            return Err("topology.buffer_packets: must be at least 1".into());
-        }
-        if let Some(k) = t.ecn_k_packets {
-            non_negative(k, "topology.ecn_k_packets")?;
-        }
-        for (role, k) in &t.ecn_k_by_role {
-            if !["host_up", "leaf_up", "leaf_down", "spine_down"].contains(&role.as_str()) {
-                return Err(format!("topology.ecn_k_by_role.{role}: unknown port role; allowed: host_up, leaf_up, leaf_down, spine_down"));
-            }
-            non_negative(*k, &format!("topology.ecn_k_by_role.{role}"))?;
-        }
-        for (i, l) in t.links.iter().enumerate() {
-            let f = format!("topology.links[{i}]");
-            if l.leaf >= t.leaves {
-                return Err(format!("{f}.leaf: {} is out of range (0..{})", l.leaf, t.leaves));
-            }
-            if l.spine >= t.spines {
-                return Err(format!("{f}.spine: {} is out of range (0..{})", l.spine, t.spines));
-            }
-            if let Some(k) = l.link {
-                if k >= t.links_per_pair {
-                    return Err(format!("{f}.link: {k} is out of range (0..{})", t.links_per_pair));
-                }
-            }
-            if let Some(r) = l.rate_gbps {
-                positive(r, &format!("{f}.rate_gbps"))?;
-            }
-            if let Some(d) = l.delay_us {
-                non_negative(d, &format!("{f}.delay_us"))?;
-            }
-        }
-        let tp = &self.transport;
-        if tp.mss_bytes == 0 || tp.mss_bytes > 65_000 {
-            return Err(format!("transport.mss_bytes: must be in 1..=65000, got {}", tp.mss_bytes));
-        }
-        if tp.ack_bytes == 0 {
-            return Err("transport.ack_bytes: must be at least 1".into());
-        }
-        if tp.init_cwnd_packets == 0 {
-            return Err("transport.init_cwnd_packets: must be at least 1".into());
-        }
-        if tp.dupack_threshold == 0 {
-            return Err("transport.dupack_threshold: must be at least 1".into());
-        }
-        positive(tp.min_rto_us, "transport.min_rto_us")?;
-        positive(tp.init_rto_us, "transport.init_rto_us")?;
-        positive(tp.max_rto_us, "transport.max_rto_us")?;
-        non_negative(tp.rto_granularity_us, "transport.rto_granularity_us")?;
-        if !(tp.dctcp_g > 0.0 && tp.dctcp_g <= 1.0) {
-            return Err(format!("transport.dctcp_g: must be in (0, 1], got {}", tp.dctcp_g));
-        }
-        if !(0.0..=1.0).contains(&tp.dctcp_alpha_init) {
-            return Err(format!("transport.dctcp_alpha_init: must be in [0, 1], got {}", tp.dctcp_alpha_init));
-        }
-        if tp.nic_queue_packets == 0 {
-            return Err("transport.nic_queue_packets: must be at least 1".into());
-        }
-        non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")?;
-        if let Some(h) = self.run.horizon_us {
-            positive(h, "run.horizon_us")?;
-        }
-        if let Some(s) = &self.run.sampler {
-            positive(s.interval_us, "run.sampler.interval_us")?;
-        }
-        let hosts = t.leaves * t.hosts_per_leaf;
-        for (i, s) in self.sources.iter().enumerate() {
-            s.validate(&format!("traffic.sources[{i}]"), hosts, t.hosts_per_leaf)?;
-        }
-        Ok(())
-    }
-}
-
-impl SourceConfig {
-    fn validate(&self, f: &str, hosts: u32, hosts_per_leaf: u32) -> Result<(), String> {
-        for (set, name) in [(&self.senders, "senders"), (&self.receivers, "receivers")] {
-            if let Some(h) = set.iter().find(|&&h| h >= hosts) {
-                return Err(format!("{f}.{name}: host {h} does not exist (the fabric has hosts 0..{})", hosts));
-            }
-        }
-        if self.pattern != Pattern::List {
-            if self.senders.is_empty() {
-                return Err(format!("{f}.senders: must name at least one host"));
-            }
-            if self.receivers.is_empty() {
-                return Err(format!("{f}.receivers: must name at least one host"));
-            }
-        }
-        if matches!(self.pattern, Pattern::Poisson | Pattern::Group) && self.inter_leaf_only {
-            let leaf = |h: u32| h / hosts_per_leaf;
-            let ok = self.senders.iter().any(|&s| self.receivers.iter().any(|&r| leaf(r) != leaf(s)));
-            if !ok {
-                return Err(format!("{f}: no sender/receiver pair lies on different leaves (set inter_leaf_only = false to allow same-leaf pairs)"));
-            }
-        }
-        for (i, c) in self.workload.iter().enumerate() {
-            validate_cdf(&c.points).map_err(|e| format!("{f}.workload[{i}]: {e}"))?;
-            positive(c.weight, &format!("{f}.workload[{i}].weight"))?;
-        }
-        let needs_size = !matches!(self.pattern, Pattern::List | Pattern::LongLived);
-        if needs_size && self.workload.is_empty() && self.size_bytes.is_none() {
-            return Err(format!("{f}: needs a workload (flow-size CDF) or size_bytes"));
-        }
-        if self.size_bytes == Some(0) {
-            return Err(format!("{f}.size_bytes: must be at least 1"));
-        }
-        non_negative(self.start_us, &format!("{f}.start_us"))?;
-        non_negative(self.spread_us, &format!("{f}.spread_us"))?;
-        non_negative(self.period_us, &format!("{f}.period_us"))?;
-        if self.transport == TransportKind::Udp {
-            positive(self.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
-        }
-        match self.pattern {
-            Pattern::Poisson => {
-                let load = self.load.ok_or_else(|| format!("{f}.load: a poisson source needs a load"))?;
-                if !(load > 0.0 && load <= 1.0) {
-                    return Err(format!("{f}.load: must be in (0, 1] of its basis ({:?}), got {load}", self.load_basis).to_lowercase());
-                }
-                if self.flows.is_none() && self.duration_us.is_none() {
-                    return Err(format!("{f}: a poisson source needs `flows` or `duration_us`"));
-                }
-            }
-            Pattern::Group => {
-                if self.flows.is_none() {
-                    return Err(format!("{f}.flows: a group source needs a flow count"));
-                }
-            }
-            Pattern::Incast => {
-                if self.rounds == 0 {
-                    return Err(format!("{f}.rounds: must be at least 1"));
-                }
-            }
-            Pattern::LongLived | Pattern::List => {}
-        }
-        if let Some(0) = self.flows {
-            return Err(format!("{f}.flows: must be at least 1"));
-        }
-        match &self.deadline {
-            DeadlineModel::None => {}
-            DeadlineModel::Fixed { us } => positive(*us, &format!("{f}.deadline.us"))?,
-            DeadlineModel::Uniform { lo_us, hi_us } => {
-                positive(*lo_us, &format!("{f}.deadline.lo_us"))?;
-                if hi_us < lo_us {
-                    return Err(format!("{f}.deadline.hi_us: must be at least lo_us"));
-                }
-            }
-            DeadlineModel::Slack { factor } => positive(*factor, &format!("{f}.deadline.factor"))?,
-        }
-        for (i, l) in self.list.iter().enumerate() {
-            let lf = format!("{f}.list[{i}]");
-            if l.src >= hosts || l.dst >= hosts {
-                return Err(format!("{lf}: host out of range (0..{hosts})"));
-            }
-            if l.src == l.dst {
-                return Err(format!("{lf}: src and dst are the same host"));
-            }
-            if l.size_bytes == 0 {
-                return Err(format!("{lf}.size_bytes: must be at least 1"));
-            }
-            non_negative(l.start_us, &format!("{lf}.start_us"))?;
-        }
-        Ok(())
-    }
-}
-
-/// A CDF must be non-decreasing in size and probability, start at probability >= 0 and end at exactly 1.
-/// Repeated sizes (point masses) and repeated probabilities (flat segments) are legal.
-pub fn validate_cdf(points: &[(f64, f64)]) -> Result<(), String> {
-    if points.len() < 2 {
-        return Err("a CDF needs at least two points".into());
-    }
-    for (i, w) in points.windows(2).enumerate() {
-        if !(w[1].0 >= w[0].0) {
-            return Err(format!("sizes must not decrease (point {} has {} after {})", i + 1, w[1].0, w[0].0));
-        }
-        if !(w[1].1 >= w[0].1) {
-            return Err(format!("probabilities must not decrease (point {} has {} after {})", i + 1, w[1].1, w[0].1));
-        }
-    }
-    let (x0, p0) = points[0];
-    if !(x0 >= 0.0 && x0.is_finite()) {
-        return Err(format!("sizes must be non-negative, got {x0}"));
-    }
-    if !(0.0..=1.0).contains(&p0) {
-        return Err(format!("probabilities must lie in [0, 1], got {p0}"));
-    }
-    let last = points[points.len() - 1].1;
-    if (last - 1.0).abs() > 1e-9 {
-        return Err(format!("the last probability must be 1, got {last}"));
-    }
-    if !points[points.len() - 1].0.is_finite() {
-        return Err("sizes must be finite".into());
-    }
-    Ok(())
 }

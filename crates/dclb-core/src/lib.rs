@@ -4,6 +4,7 @@
 //! no file or network I/O; the Python front (`dclb`) owns files, validation messages, storage and plots.
 //!
 //! Module map:
+//! * [`check`] — [`Config::check`], the one authority for whether a config can run.
 //! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`.
 //! * [`sched`] — the event queue with deterministic tie-breaking.
 //! * [`packet`] — packets, their balancer header, the packet arena.
@@ -17,6 +18,7 @@
 //! * [`metrics`] — the result tables.
 
 pub mod build;
+pub mod check;
 pub mod config;
 pub mod fabric;
 pub mod host;
@@ -36,7 +38,7 @@ pub use config::Config;
 pub use metrics::Results;
 pub use sim::Simulation;
 
-/// Runs a scenario to the end.
+/// Checks a scenario ([`Config::check`]) and runs it to the end.
 pub fn simulate(cfg: &Config) -> Result<Results, String> {
     let mut sim = Simulation::new(cfg)?;
     sim.run_to_end();

@@ -4,6 +4,9 @@
 //! GIL released (so Python can draw a progress bar between chunks and other threads keep running), and hands
 //! result columns back as raw little-endian buffers that Python wraps with numpy without copying per value.
 
+use dclb_core::check;
+use dclb_core::config::{SamplerConfig, SourceConfig};
+use dclb_core::fabric::Fabric;
 use dclb_core::lb::{ParamValue, SCHEMES};
 use dclb_core::metrics::{Column, Table};
 use dclb_core::{Config, Simulation};
@@ -155,17 +158,55 @@ fn default_config() -> String {
     serde_json::to_string(&Config::default()).expect("config serialises")
 }
 
+/// The defaults of the parts `default_config` leaves out (a traffic source, the sampler) as JSON:
+/// `{"source": {...}, "sampler": {...}}`.
+#[pyfunction]
+fn default_parts() -> String {
+    serde_json::json!({"source": SourceConfig::default(), "sampler": SamplerConfig::default()}).to_string()
+}
+
+fn parse_config(config_json: &str) -> PyResult<Config> {
+    serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("engine config: {e}")))
+}
+
+/// Checks a resolved config (JSON) with the engine's one authority, `Config::check`; raises ValueError
+/// with a one-line message naming the field.
+#[pyfunction]
+fn check_config(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let cfg = parse_config(config_json)?;
+    py.allow_threads(|| cfg.check()).map_err(PyValueError::new_err)
+}
+
+/// Per source of a checked config: mean flow size, offered load and the capacities of both load bases,
+/// as the engine computes them (a list of dicts).
+#[pyfunction]
+fn describe_sources<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyList>> {
+    let cfg = parse_config(config_json)?;
+    let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+    let out = PyList::empty(py);
+    for s in &cfg.sources {
+        let info = dclb_core::traffic::source_info(&fabric, s);
+        let d = PyDict::new(py);
+        d.set_item("mean_bytes", info.mean_size)?;
+        d.set_item("offered_bps", info.offered_bps)?;
+        d.set_item("access_capacity_bps", info.access_capacity_bps)?;
+        d.set_item("fabric_capacity_bps", info.fabric_capacity_bps)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// Mean (bytes) of a piecewise-linear flow-size CDF, exactly as the engine calibrates load with it.
 #[pyfunction]
 fn cdf_mean(points: Vec<(f64, f64)>) -> PyResult<f64> {
-    dclb_core::config::validate_cdf(&points).map_err(PyValueError::new_err)?;
+    check::validate_cdf(&points, "points").map_err(PyValueError::new_err)?;
     Ok(dclb_core::traffic::cdf::Cdf::new(points).mean())
 }
 
-/// Checks a CDF; raises ValueError with the reason.
+/// What is wrong with a flow-size CDF: None, or (index of the offending point or None, message).
 #[pyfunction]
-fn validate_cdf(points: Vec<(f64, f64)>) -> PyResult<()> {
-    dclb_core::config::validate_cdf(&points).map_err(PyValueError::new_err)
+fn cdf_problem(points: Vec<(f64, f64)>) -> Option<(Option<usize>, String)> {
+    check::cdf_problem(&points)
 }
 
 #[pymodule]
@@ -173,8 +214,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(default_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(describe_sources, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(validate_cdf, m)?)?;
+    m.add_function(wrap_pyfunction!(cdf_problem, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -14,7 +14,7 @@ pub struct Cdf {
 }
 
 impl Cdf {
-    /// `points` must already satisfy [`crate::config::validate_cdf`].
+    /// `points` must already satisfy [`crate::check::cdf_problem`] (have no problem).
     pub fn new(points: Vec<(f64, f64)>) -> Cdf {
         Cdf { points }
     }

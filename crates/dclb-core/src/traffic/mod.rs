@@ -55,6 +55,68 @@ fn size_model(s: &SourceConfig) -> Option<Mixture> {
     }
 }
 
+/// Whether `src -> dst` may carry a flow of a poisson or group source: two different hosts, on different
+/// leaves when the source is inter-leaf only.
+pub fn admissible(s: &SourceConfig, hosts_per_leaf: u32, src: u32, dst: u32) -> bool {
+    src != dst && (!s.inter_leaf_only || src / hosts_per_leaf != dst / hosts_per_leaf)
+}
+
+/// Whether some sender and some receiver differ in `key`. With both sets non-empty, this fails exactly
+/// when every sender and every receiver has one and the same key (if a sender and a receiver always agree,
+/// all of them agree with the first receiver), so one pass over the hosts answers it.
+pub fn some_pair_differs(s: &SourceConfig, key: impl Fn(u32) -> u32) -> bool {
+    let mut keys = s.senders.iter().chain(&s.receivers).map(|&h| key(h));
+    match keys.next() {
+        Some(first) => !s.senders.is_empty() && !s.receivers.is_empty() && keys.any(|k| k != first),
+        None => false,
+    }
+}
+
+/// Whether a poisson or group source has an [`admissible`] pair at all, i.e. whether drawing pairs until
+/// one is admissible ever ends. An admissible pair differs in host (in leaf, when inter-leaf only).
+pub fn has_admissible_pair(s: &SourceConfig, hosts_per_leaf: u32) -> bool {
+    if s.inter_leaf_only {
+        some_pair_differs(s, |h| h / hosts_per_leaf)
+    } else {
+        some_pair_differs(s, |h| h)
+    }
+}
+
+/// The senders of an incast: every sender but the receiver (the first of `receivers`).
+fn incast_senders(s: &SourceConfig) -> impl Iterator<Item = u32> + '_ {
+    let dst = s.receivers[0];
+    s.senders.iter().copied().filter(move |&a| a != dst)
+}
+
+/// The pairs of a long-lived source: sender `i` to receiver `i mod n`, skipping a host paired with itself.
+fn long_lived_pairs(s: &SourceConfig) -> impl Iterator<Item = (u32, u32)> + '_ {
+    s.senders.iter().enumerate().map(|(i, &a)| (a, s.receivers[i % s.receivers.len()])).filter(|(a, b)| a != b)
+}
+
+/// How many flows source `s` makes, when that is known without drawing them: for every pattern but a
+/// poisson source bounded by `duration_us`, whose count depends on its random arrivals.
+pub fn planned_flows(s: &SourceConfig) -> Option<u64> {
+    match s.pattern {
+        Pattern::Poisson if s.duration_us.is_some() => None,
+        Pattern::Poisson | Pattern::Group => s.flows,
+        Pattern::Incast => Some(s.rounds as u64 * incast_senders(s).count() as u64),
+        Pattern::LongLived => Some(long_lived_pairs(s).count() as u64),
+        Pattern::List => Some(s.list.len() as u64),
+    }
+}
+
+/// The facts that set source `s`'s arrival rate (its `flows` count is filled in by [`generate`]).
+pub fn source_info(fabric: &Fabric, s: &SourceConfig) -> SourceInfo {
+    let mean = size_model(s).map(|m| m.mean()).or(s.size_bytes.map(|b| b as f64)).unwrap_or(0.0);
+    let (access, fab) = capacities(fabric, &s.senders);
+    let offered = match (s.pattern, s.load_basis) {
+        (Pattern::Poisson, LoadBasis::Access) => s.load.unwrap_or(0.0) * access,
+        (Pattern::Poisson, LoadBasis::Fabric) => s.load.unwrap_or(0.0) * fab,
+        _ => 0.0,
+    };
+    SourceInfo { mean_size: mean, offered_bps: offered, access_capacity_bps: access, fabric_capacity_bps: fab, flows: 0 }
+}
+
 /// Capacity of the senders' access links and of their leaves' working uplinks, in bits per second.
 pub fn capacities(fabric: &Fabric, senders: &[u32]) -> (f64, f64) {
     let access: f64 = senders.iter().map(|&h| fabric.ports[fabric.host_nic(h) as usize].rate.bps() as f64).sum();
@@ -81,9 +143,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
     for (si, s) in cfg.sources.iter().enumerate() {
         let mut rng = Rng::derive(cfg.seed, Stream::Traffic, si as u64);
         let sizes = size_model(s);
-        let mean = sizes.as_ref().map(|m| m.mean()).or(s.size_bytes.map(|b| b as f64)).unwrap_or(0.0);
-        let (access, fab) = capacities(fabric, &s.senders);
-        let mut info = SourceInfo { mean_size: mean, offered_bps: 0.0, access_capacity_bps: access, fabric_capacity_bps: fab, flows: 0 };
+        let mut info = source_info(fabric, s);
         let draw_size = |rng: &mut Rng| -> u64 {
             match (s.size_bytes, &sizes) {
                 (Some(b), _) => b,
@@ -95,7 +155,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
             loop {
                 let a = s.senders[rng.below(s.senders.len())];
                 let b = s.receivers[rng.below(s.receivers.len())];
-                if a != b && (!s.inter_leaf_only || a / hpl != b / hpl) {
+                if admissible(s, hpl, a, b) {
                     return (a, b);
                 }
             }
@@ -126,13 +186,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
         let before = flows.len();
         match s.pattern {
             Pattern::Poisson => {
-                let basis = match s.load_basis {
-                    LoadBasis::Access => access,
-                    LoadBasis::Fabric => fab,
-                };
-                let offered = s.load.unwrap_or(0.0) * basis;
-                info.offered_bps = offered;
-                let mean_gap_s = 8.0 * mean / offered;
+                let mean_gap_s = 8.0 * info.mean_size / info.offered_bps;
                 let end = s.duration_us.map(|d| start0 + Time::from_us_f64(d));
                 let max_flows = s.flows.unwrap_or(u64::MAX);
                 let mut t = start0;
@@ -160,18 +214,14 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                 let dst = s.receivers[0];
                 for r in 0..s.rounds {
                     let t = start0 + Time::from_us_f64(s.period_us * r as f64);
-                    for &a in s.senders.iter().filter(|&&a| a != dst) {
+                    for a in incast_senders(s) {
                         let size = draw_size(&mut rng);
                         push(&mut rng, a, dst, size, t, &mut flows);
                     }
                 }
             }
             Pattern::LongLived => {
-                for (i, &a) in s.senders.iter().enumerate() {
-                    let b = s.receivers[i % s.receivers.len()];
-                    if a == b {
-                        continue;
-                    }
+                for (a, b) in long_lived_pairs(s) {
                     let size = s.size_bytes.unwrap_or(UNBOUNDED);
                     push(&mut rng, a, b, size, start0, &mut flows);
                 }
@@ -200,4 +250,50 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
     let _ = tp;
     flows.sort_by_key(|f| f.start);
     (flows, infos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ListedFlow, WorkloadComponent};
+
+    #[test]
+    fn an_admissible_pair_exists_exactly_when_one_is_drawn_by_brute_force() {
+        // Every sender and receiver set drawn from hosts 0..4 on leaves of 2 hosts, both pairing rules.
+        let sets: Vec<Vec<u32>> = (1u32..16).map(|m| (0..4).filter(|h| m & (1 << h) != 0).collect()).collect();
+        for inter_leaf_only in [false, true] {
+            for senders in &sets {
+                for receivers in &sets {
+                    let s = SourceConfig { senders: senders.clone(), receivers: receivers.clone(), inter_leaf_only, ..Default::default() };
+                    let brute = senders.iter().any(|&a| receivers.iter().any(|&b| admissible(&s, 2, a, b)));
+                    assert_eq!(has_admissible_pair(&s, 2), brute, "{senders:?} -> {receivers:?}, inter-leaf only: {inter_leaf_only}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn planned_counts_are_what_the_generator_makes() {
+        let mut cfg = Config::default();
+        (cfg.topology.leaves, cfg.topology.hosts_per_leaf) = (2, 4);
+        let workload = vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (9000.0, 1.0)] }];
+        let flow = |src, dst| ListedFlow { start_us: 0.0, src, dst, size_bytes: 100, deadline_us: None };
+        let sources = [
+            SourceConfig { senders: (0..8).collect(), receivers: (0..8).collect(), workload: workload.clone(), load: Some(0.3), flows: Some(17), ..Default::default() },
+            SourceConfig { pattern: Pattern::Group, senders: vec![0, 1], receivers: vec![5], size_bytes: Some(10), flows: Some(9), ..Default::default() },
+            SourceConfig { pattern: Pattern::Incast, senders: (0..6).collect(), receivers: vec![3], size_bytes: Some(10), rounds: 3, ..Default::default() },
+            SourceConfig { pattern: Pattern::LongLived, senders: (0..6).collect(), receivers: vec![0, 7, 2], ..Default::default() },
+            SourceConfig { pattern: Pattern::List, list: vec![flow(0, 4), flow(5, 1)], ..Default::default() },
+        ];
+        let expected = [17, 9, 15, 4, 2];
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let tp = TcpParams::from_config(&cfg.transport);
+        for (s, n) in sources.into_iter().zip(expected) {
+            assert_eq!(planned_flows(&s), Some(n), "{:?}", s.pattern);
+            cfg.sources = vec![s];
+            assert_eq!(generate(&cfg, &fabric, &tp).0.len() as u64, n);
+        }
+        let by_time = SourceConfig { duration_us: Some(100.0), ..SourceConfig::default() };
+        assert_eq!(planned_flows(&by_time), None, "a poisson source bounded by time has no count before it is drawn");
+    }
 }

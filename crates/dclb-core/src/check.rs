@@ -1,0 +1,754 @@
+//! One authority for "is this scenario valid".
+//!
+//! [`Config::check`] decides whether a config can run, and nothing else does. The Python front calls it
+//! through the binding (`check_config`) when it validates a scenario, which serves `dclb run`, `--dry-run`
+//! and the planning of every sweep point, and [`crate::simulate`] calls it before building anything. Python
+//! keeps syntax, types and file messages (a CDF or flow-list line); every rule that relates values to one
+//! another lives here. An error is one line, `field.path: what is wrong; what is allowed`, where the path is
+//! this config's (`traffic.sources[0].load`); the front renames it to what the user wrote (`traffic.load`,
+//! `flows.csv:7`).
+//!
+//! The checks run in stages, each relying on those before it:
+//!
+//! ```text
+//!  fields    Config::validate: each value alone and with its neighbours (ranges, host indices, id space,
+//!            CDFs, what each pattern needs), without building anything
+//!  fabric    built from the topology: the failed links leave every pair of leaves a path
+//!  scheme    it exists, and its parameters resolve within their declared ranges
+//!  run       a horizon when flows never end; sampled ports exist
+//!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
+//!            sizes below the "never ends" size, a load its leaf uplinks carry, arrivals no finer than
+//!            the 1 ps clock, a flow count within the 32-bit flow ids
+//!  sampler   sampled flow ids exist
+//! ```
+//!
+//! The last stage needs the run's flow count. It is known in closed form for every source except a
+//! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
+//! the sampler names flows, are the flows generated, exactly as the run will generate them.
+
+use crate::config::{Config, DeadlineModel, LbConfig, Pattern, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
+use crate::fabric::Fabric;
+use crate::lb::{find_scheme, Params};
+use crate::traffic::{self, SourceInfo, UNBOUNDED};
+use crate::transport::TcpParams;
+
+/// Most flows a run can have: flows are numbered with 32-bit ids.
+const MAX_FLOWS: u64 = u32::MAX as u64;
+
+/// Most uplinks a leaf can have (path tags and per-flow uplink counters are sized for it).
+const MAX_UPLINKS: u64 = 512;
+
+/// Port roles that take their own ECN threshold.
+const ECN_ROLES: [&str; 4] = ["host_up", "leaf_up", "leaf_down", "spine_down"];
+
+impl Config {
+    /// Every rule this config must satisfy to run; the first one broken, as a one-line message.
+    pub fn check(&self) -> Result<(), String> {
+        self.check_stages(true)
+    }
+
+    /// Every rule of [`Config::check`] but the scheme's, for a scheme given to the engine directly
+    /// ([`crate::Simulation::with_scheme`]) rather than named in `lb.scheme`.
+    pub fn check_except_scheme(&self) -> Result<(), String> {
+        self.check_stages(false)
+    }
+
+    fn check_stages(&self, scheme: bool) -> Result<(), String> {
+        self.validate()?;
+        let fabric = Fabric::build(&self.topology, &self.transport);
+        check_connected(&fabric)?;
+        if scheme {
+            check_scheme(&self.lb)?;
+        }
+        check_run(self, &fabric)?;
+        check_traffic(self, &fabric)?;
+        check_sampled_flows(self, &fabric)
+    }
+
+    /// The first stage of [`Config::check`]: each field alone and with its neighbours. Everything later
+    /// stages build (the fabric, host and flow indices) is safe once this has passed.
+    pub fn validate(&self) -> Result<(), String> {
+        validate_topology(&self.topology)?;
+        validate_transport(&self.transport)?;
+        validate_run(&self.run)?;
+        let hosts = self.topology.leaves * self.topology.hosts_per_leaf;
+        for (i, s) in self.sources.iter().enumerate() {
+            validate_source(s, &source_field(i), hosts)?;
+        }
+        Ok(())
+    }
+}
+
+/// The field path of source `i`.
+fn source_field(i: usize) -> String {
+    format!("traffic.sources[{i}]")
+}
+
+fn positive(v: f64, field: &str) -> Result<(), String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{field}: must be a positive number, got {v}"))
+    }
+}
+
+fn non_negative(v: f64, field: &str) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{field}: must be zero or positive, got {v}"))
+    }
+}
+
+fn at_least_one(v: u64, field: &str) -> Result<(), String> {
+    if v >= 1 {
+        Ok(())
+    } else {
+        Err(format!("{field}: must be at least 1"))
+    }
+}
+
+fn index_below(v: u32, limit: u32, field: &str) -> Result<(), String> {
+    if v < limit {
+        Ok(())
+    } else {
+        Err(format!("{field}: {v} is out of range (0..{})", limit - 1))
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------
+// Fields
+
+fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
+    for (v, f) in [(t.leaves, "topology.leaves"), (t.spines, "topology.spines"), (t.hosts_per_leaf, "topology.hosts_per_leaf"), (t.links_per_pair, "topology.links_per_pair")] {
+        if v == 0 {
+            return Err(format!("{f}: must be at least 1, got 0"));
+        }
+    }
+    let uplinks = t.spines as u64 * t.links_per_pair as u64;
+    if uplinks > MAX_UPLINKS {
+        return Err(format!("topology: at most {MAX_UPLINKS} uplinks per leaf (spines x links_per_pair), got {uplinks}"));
+    }
+    // Hosts, leaves and spines each own ports, numbered with 32-bit ids (host indices are a subset).
+    let (l, s, h, k) = (t.leaves as u128, t.spines as u128, t.hosts_per_leaf as u128, t.links_per_pair as u128);
+    let ports = l * h + l * (h + s * k) + s * l * k;
+    if ports > u32::MAX as u128 {
+        return Err(format!("topology: the fabric would have {ports} ports, more than the engine's 32-bit port ids; use fewer leaves, hosts or spines"));
+    }
+    positive(t.host_rate_gbps, "topology.host_rate_gbps")?;
+    positive(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
+    non_negative(t.host_delay_us, "topology.host_delay_us")?;
+    non_negative(t.fabric_delay_us, "topology.fabric_delay_us")?;
+    if t.buffer_packets == 0 && t.buffer_bytes.is_none() {
+        return Err("topology.buffer_packets: must be at least 1".into());
+    }
+    if let Some(b) = t.buffer_bytes {
+        at_least_one(b, "topology.buffer_bytes")?;
+    }
+    if let Some(k) = t.ecn_k_packets {
+        non_negative(k, "topology.ecn_k_packets")?;
+    }
+    for (role, k) in &t.ecn_k_by_role {
+        if !ECN_ROLES.contains(&role.as_str()) {
+            return Err(format!("topology.ecn_k_by_role.{role}: unknown port role; allowed: {}", ECN_ROLES.join(", ")));
+        }
+        non_negative(*k, &format!("topology.ecn_k_by_role.{role}"))?;
+    }
+    for (i, o) in t.links.iter().enumerate() {
+        let f = format!("topology.links[{i}]");
+        index_below(o.leaf, t.leaves, &format!("{f}.leaf"))?;
+        index_below(o.spine, t.spines, &format!("{f}.spine"))?;
+        if let Some(k) = o.link {
+            index_below(k, t.links_per_pair, &format!("{f}.link"))?;
+        }
+        if let Some(r) = o.rate_gbps {
+            positive(r, &format!("{f}.rate_gbps"))?;
+        }
+        if let Some(d) = o.delay_us {
+            non_negative(d, &format!("{f}.delay_us"))?;
+        }
+        if !(0.0..=1.0).contains(&o.loss_rate) {
+            return Err(format!("{f}.loss_rate: must be a probability in [0, 1], got {}", o.loss_rate));
+        }
+    }
+    Ok(())
+}
+
+fn validate_transport(tp: &TransportConfig) -> Result<(), String> {
+    if tp.mss_bytes == 0 || tp.mss_bytes > 65_000 {
+        return Err(format!("transport.mss_bytes: must be in 1..=65000, got {}", tp.mss_bytes));
+    }
+    at_least_one(tp.ack_bytes as u64, "transport.ack_bytes")?;
+    at_least_one(tp.init_cwnd_packets as u64, "transport.init_cwnd_packets")?;
+    at_least_one(tp.dupack_threshold as u64, "transport.dupack_threshold")?;
+    if let Some(b) = tp.init_ssthresh_bytes {
+        at_least_one(b, "transport.init_ssthresh_bytes")?;
+    }
+    positive(tp.min_rto_us, "transport.min_rto_us")?;
+    positive(tp.init_rto_us, "transport.init_rto_us")?;
+    positive(tp.max_rto_us, "transport.max_rto_us")?;
+    non_negative(tp.rto_granularity_us, "transport.rto_granularity_us")?;
+    if !(tp.dctcp_g > 0.0 && tp.dctcp_g <= 1.0) {
+        return Err(format!("transport.dctcp_g: must be in (0, 1], got {}", tp.dctcp_g));
+    }
+    if !(0.0..=1.0).contains(&tp.dctcp_alpha_init) {
+        return Err(format!("transport.dctcp_alpha_init: must be in [0, 1], got {}", tp.dctcp_alpha_init));
+    }
+    at_least_one(tp.nic_queue_packets as u64, "transport.nic_queue_packets")?;
+    non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")
+}
+
+fn validate_run(r: &RunConfig) -> Result<(), String> {
+    if let Some(h) = r.horizon_us {
+        positive(h, "run.horizon_us")?;
+    }
+    if let Some(s) = &r.sampler {
+        positive(s.interval_us, "run.sampler.interval_us")?;
+    }
+    Ok(())
+}
+
+fn validate_source(s: &SourceConfig, f: &str, hosts: u32) -> Result<(), String> {
+    validate_hosts(s, f, hosts)?;
+    validate_sizes(s, f)?;
+    validate_pattern_needs(s, f)?;
+    non_negative(s.start_us, &format!("{f}.start_us"))?;
+    non_negative(s.spread_us, &format!("{f}.spread_us"))?;
+    non_negative(s.period_us, &format!("{f}.period_us"))?;
+    if s.transport == TransportKind::Udp {
+        positive(s.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
+    }
+    validate_deadline(&s.deadline, &format!("{f}.deadline"))?;
+    for (i, l) in s.list.iter().enumerate() {
+        let lf = format!("{f}.list[{i}]");
+        for h in [l.src, l.dst] {
+            if h >= hosts {
+                return Err(format!("{lf}: host {h} does not exist (hosts are 0..{})", hosts - 1));
+            }
+        }
+        if l.src == l.dst {
+            return Err(format!("{lf}: src and dst are the same host ({}); a flow needs two different hosts", l.src));
+        }
+        non_negative(l.start_us, &format!("{lf}.start_us"))?;
+        if let Some(d) = l.deadline_us {
+            positive(d, &format!("{lf}.deadline_us"))?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_hosts(s: &SourceConfig, f: &str, hosts: u32) -> Result<(), String> {
+    for (set, name) in [(&s.senders, "senders"), (&s.receivers, "receivers")] {
+        if let Some(h) = set.iter().find(|&&h| h >= hosts) {
+            return Err(format!("{f}.{name}: host {h} does not exist (hosts are 0..{})", hosts - 1));
+        }
+        if set.is_empty() && s.pattern != Pattern::List {
+            return Err(format!("{f}.{name}: must name at least one host"));
+        }
+    }
+    Ok(())
+}
+
+/// Sizes are at least one byte and below [`UNBOUNDED`], the size that marks a flow that never ends.
+fn validate_sizes(s: &SourceConfig, f: &str) -> Result<(), String> {
+    let bounded = |size: f64, field: String| {
+        if size < UNBOUNDED as f64 {
+            Ok(())
+        } else {
+            Err(format!("{field}: {size} bytes is too large; sizes must be below {UNBOUNDED} bytes (the size that means 'never ends')"))
+        }
+    };
+    if let Some(b) = s.size_bytes {
+        at_least_one(b, &format!("{f}.size_bytes"))?;
+        bounded(b as f64, format!("{f}.size_bytes"))?;
+    }
+    for (i, c) in s.workload.iter().enumerate() {
+        let wf = format!("{f}.workload[{i}]");
+        validate_cdf(&c.points, &wf)?;
+        positive(c.weight, &format!("{wf}.weight"))?;
+        bounded(c.points[c.points.len() - 1].0, wf)?;
+    }
+    for (i, l) in s.list.iter().enumerate() {
+        at_least_one(l.size_bytes, &format!("{f}.list[{i}].size_bytes"))?;
+        bounded(l.size_bytes as f64, format!("{f}.list[{i}].size_bytes"))?;
+    }
+    Ok(())
+}
+
+/// The fields each pattern cannot do without.
+fn validate_pattern_needs(s: &SourceConfig, f: &str) -> Result<(), String> {
+    let needs_size = !matches!(s.pattern, Pattern::List | Pattern::LongLived);
+    if needs_size && s.workload.is_empty() && s.size_bytes.is_none() {
+        return Err(format!("{f}.workload: a {} source needs a workload (flow-size CDF) or size_bytes", s.pattern.name()));
+    }
+    if let Some(n) = s.flows {
+        at_least_one(n, &format!("{f}.flows"))?;
+    }
+    match s.pattern {
+        Pattern::Poisson => {
+            let load = s.load.ok_or_else(|| format!("{f}.load: a poisson source needs a load in (0, 1] of its load_basis capacity"))?;
+            if !(load > 0.0 && load <= 1.0) {
+                return Err(format!("{f}.load: must be in (0, 1] of its load_basis capacity ({}), got {load}", s.load_basis.name()));
+            }
+            if s.flows.is_none() && s.duration_us.is_none() {
+                return Err(format!("{f}.flows: a poisson source needs `flows` (a count) or `duration_us`"));
+            }
+            if let Some(d) = s.duration_us {
+                positive(d, &format!("{f}.duration_us"))?;
+            }
+        }
+        Pattern::Group if s.flows.is_none() => return Err(format!("{f}.flows: a group source needs a flow count")),
+        Pattern::Incast => at_least_one(s.rounds as u64, &format!("{f}.rounds"))?,
+        Pattern::List if s.list.is_empty() => return Err(format!("{f}.list: a list source needs at least one flow")),
+        _ => {}
+    }
+    Ok(())
+}
+
+fn validate_deadline(d: &DeadlineModel, f: &str) -> Result<(), String> {
+    match d {
+        DeadlineModel::None => Ok(()),
+        DeadlineModel::Fixed { us } => positive(*us, &format!("{f}.us")),
+        DeadlineModel::Uniform { lo_us, hi_us } => {
+            positive(*lo_us, &format!("{f}.lo_us"))?;
+            if hi_us >= lo_us {
+                Ok(())
+            } else {
+                Err(format!("{f}.hi_us: must be at least lo_us ({lo_us}), got {hi_us}"))
+            }
+        }
+        DeadlineModel::Slack { factor } => positive(*factor, &format!("{f}.factor")),
+    }
+}
+
+/// Why `points` is not a flow-size CDF: the index of the offending point (`None` when the problem is the
+/// list as a whole) and what is wrong. A CDF is non-decreasing in size and in probability, starts at a
+/// finite size >= 0 with a probability in [0, 1] and ends at probability 1 with a finite size. Repeated
+/// sizes (point masses) and repeated probabilities (flat segments) are legal.
+pub fn cdf_problem(points: &[(f64, f64)]) -> Option<(Option<usize>, String)> {
+    if points.len() < 2 {
+        return Some((None, format!("a CDF needs at least two points, found {}", points.len())));
+    }
+    for (i, w) in points.windows(2).enumerate() {
+        let ((x0, p0), (x1, p1)) = (w[0], w[1]);
+        // Written as negated `>=` so that NaN fails too.
+        if !(x1 >= x0) {
+            return Some((Some(i + 1), format!("sizes must not decrease ({x1} after {x0}); the CDF is not monotonic")));
+        }
+        if !(p1 >= p0) {
+            return Some((Some(i + 1), format!("probabilities must not decrease ({p1} after {p0}); the CDF is not monotonic")));
+        }
+    }
+    let (x0, p0) = points[0];
+    if !(x0 >= 0.0 && x0.is_finite() && (0.0..=1.0).contains(&p0)) {
+        return Some((Some(0), format!("sizes must be >= 0 and probabilities in [0, 1], got size {x0} at probability {p0}")));
+    }
+    let last = points.len() - 1;
+    let (xn, pn) = points[last];
+    if (pn - 1.0).abs() > 1e-9 {
+        return Some((Some(last), format!("the last probability must be 1 (the CDF must end at 1), got {pn}")));
+    }
+    if !xn.is_finite() {
+        return Some((Some(last), format!("sizes must be finite, got {xn}")));
+    }
+    None
+}
+
+/// [`cdf_problem`] as an error under `field`, the CDF's path (a point is named `field.points[i]`).
+pub fn validate_cdf(points: &[(f64, f64)], field: &str) -> Result<(), String> {
+    match cdf_problem(points) {
+        None => Ok(()),
+        Some((Some(i), what)) => Err(format!("{field}.points[{i}]: {what}")),
+        Some((None, what)) => Err(format!("{field}: {what}")),
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------
+// Fabric, scheme, run
+
+fn check_connected(fabric: &Fabric) -> Result<(), String> {
+    let leaves = fabric.facts.leaves;
+    for a in 0..leaves {
+        for b in (0..leaves).filter(|&b| b != a) {
+            if fabric.leaf_candidates(a, b).is_empty() {
+                return Err(format!("topology.links: the failed links leave no path from leaf {a} to leaf {b}; every leaf needs a working path to every other leaf"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_scheme(lb: &LbConfig) -> Result<(), String> {
+    let spec = find_scheme(&lb.scheme)?;
+    Params::resolve(spec.name, spec.params, &lb.params).map(|_| ())
+}
+
+fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+    if cfg.run.horizon_us.is_none() && cfg.sources.iter().any(|s| s.pattern == Pattern::LongLived) {
+        return Err("run.horizon_us: long-lived flows never end, so the run needs a horizon".into());
+    }
+    let ports = fabric.ports.len();
+    let sampled = cfg.run.sampler.as_ref().and_then(|s| s.ports.as_deref()).unwrap_or_default();
+    if let Some(p) = sampled.iter().find(|&&p| p as usize >= ports) {
+        return Err(format!("run.sampler.ports: port {p} does not exist (ports are 0..{})", ports - 1));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------------------
+// Traffic
+
+fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+    let hpl = cfg.topology.hosts_per_leaf;
+    let mut fabric_load = 0.0;
+    let mut flows = 0.0;
+    for (i, s) in cfg.sources.iter().enumerate() {
+        let f = source_field(i);
+        check_makes_flows(s, hpl, &f)?;
+        let info = traffic::source_info(fabric, s);
+        if s.pattern == Pattern::Poisson {
+            fabric_load += check_poisson(s, &info, hpl, &f)?;
+        }
+        let (n, field) = flow_count(s, &info);
+        flows += n;
+        if flows > MAX_FLOWS as f64 {
+            return Err(format!("{f}.{field}: the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows"));
+        }
+    }
+    if fabric_load > 1.0 + 1e-9 {
+        return Err(format!("traffic: the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)"));
+    }
+    Ok(())
+}
+
+/// A source must be able to make a flow: drawing pairs from sets without an admissible pair would never
+/// end, and an incast or long-lived source whose every pair is a host with itself makes nothing.
+fn check_makes_flows(s: &SourceConfig, hosts_per_leaf: u32, f: &str) -> Result<(), String> {
+    match s.pattern {
+        Pattern::Poisson | Pattern::Group if !traffic::has_admissible_pair(s, hosts_per_leaf) => {
+            let host = s.senders[0];
+            Err(if s.inter_leaf_only {
+                format!("{f}.receivers: every sender and receiver is on leaf {}, and inter_leaf_only pairs hosts on different leaves; add hosts on another leaf or set inter_leaf_only = false", host / hosts_per_leaf)
+            } else {
+                format!("{f}.receivers: the only sender is also the only receiver (host {host}); a flow needs two different hosts")
+            })
+        }
+        Pattern::Incast if traffic::planned_flows(s) == Some(0) => {
+            Err(format!("{f}.senders: every sender is the receiver (host {}); an incast needs a sender other than the first receiver", s.receivers[0]))
+        }
+        Pattern::LongLived if traffic::planned_flows(s) == Some(0) => Err(format!(
+            "{f}.receivers: sender i sends to receiver i mod {}, which here is always the sender itself; give receivers that differ from the senders",
+            s.receivers.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A poisson source's load must be carried by its senders' leaf uplinks, and its arrivals must be no
+/// finer than the 1 ps clock: below that the gaps round to zero and a source bounded by time would never
+/// reach its end. Returns the fabric load the source adds (none when no pair crosses the fabric).
+fn check_poisson(s: &SourceConfig, info: &SourceInfo, hosts_per_leaf: u32, f: &str) -> Result<f64, String> {
+    let (offered, fabric) = (info.offered_bps, info.fabric_capacity_bps);
+    if fabric <= 0.0 {
+        return Err(format!("{f}.senders: the senders' leaves have no working uplink; a poisson source needs uplinks to carry its load"));
+    }
+    let crosses = s.inter_leaf_only || traffic::some_pair_differs(s, |h| h / hosts_per_leaf);
+    let load = if crosses { offered / fabric } else { 0.0 };
+    if load > 1.0 + 1e-9 {
+        return Err(format!(
+            "{f}.load: {} of the {} capacity offers {:.1} Gbps, more than the {:.1} Gbps the senders' leaf uplinks can carry (fabric load {load:.2}); the load must be in (0, 1] and the fabric must be able to carry it",
+            s.load.unwrap_or(0.0),
+            s.load_basis.name(),
+            offered / 1e9,
+            fabric / 1e9
+        ));
+    }
+    let gap_ps = 8.0 * info.mean_size / offered * 1e12;
+    if !(gap_ps >= 1.0) {
+        return Err(format!(
+            "{f}.load: {:.1} Gbps of flows of {} bytes on average arrive every {gap_ps:.3} ps, finer than the engine's 1 ps clock; lower the load or use larger flows",
+            offered / 1e9,
+            info.mean_size
+        ));
+    }
+    Ok(load)
+}
+
+/// How many flows source `s` makes (the expected number for a poisson source bounded by time) and the
+/// field that sets that number.
+fn flow_count(s: &SourceConfig, info: &SourceInfo) -> (f64, &'static str) {
+    if let Some(n) = traffic::planned_flows(s) {
+        let field = match s.pattern {
+            Pattern::Poisson | Pattern::Group => "flows",
+            Pattern::Incast => "rounds",
+            Pattern::LongLived => "senders",
+            Pattern::List => "list",
+        };
+        return (n as f64, field);
+    }
+    let arrivals = info.offered_bps / (8.0 * info.mean_size) * s.duration_us.unwrap_or(0.0) / 1e6;
+    match s.flows {
+        Some(n) if (n as f64) < arrivals => (n as f64, "flows"),
+        _ => (arrivals, "duration_us"),
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------
+// Sampler
+
+fn check_sampled_flows(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+    let wanted = cfg.run.sampler.as_ref().map(|s| s.flows.as_slice()).unwrap_or_default();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let count = flows_made(cfg, fabric);
+    match wanted.iter().find(|&&id| id as u64 >= count) {
+        Some(id) => Err(format!("run.sampler.flows: flow {id} does not exist (the scenario has {count} flows)")),
+        None => Ok(()),
+    }
+}
+
+/// Exactly how many flows the run will have: in closed form when every source has one, else by generating
+/// the traffic as the run will.
+fn flows_made(cfg: &Config, fabric: &Fabric) -> u64 {
+    match cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() {
+        Some(n) => n,
+        None => traffic::generate(cfg, fabric, &TcpParams::from_config(&cfg.transport)).0.len() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Direction, LinkOverride, ListedFlow, LoadBasis, SamplerConfig, WorkloadComponent};
+    use serde_json::json;
+
+    /// 2 leaves x 2 spines x 4 hosts; one poisson source between all hosts at fabric load 0.4.
+    fn base() -> Config {
+        let mut cfg = Config::default();
+        cfg.topology.leaves = 2;
+        cfg.topology.spines = 2;
+        cfg.topology.hosts_per_leaf = 4;
+        cfg.sources = vec![SourceConfig {
+            senders: (0..8).collect(),
+            receivers: (0..8).collect(),
+            workload: vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (100_000.0, 1.0)] }],
+            load: Some(0.4),
+            flows: Some(50),
+            ..Default::default()
+        }];
+        cfg
+    }
+
+    fn error(cfg: &Config) -> String {
+        cfg.check().expect_err("the config must be rejected")
+    }
+
+    #[test]
+    fn a_valid_config_passes() {
+        base().check().unwrap();
+    }
+
+    #[test]
+    fn field_rules_are_the_first_stage() {
+        let mut cfg = base();
+        cfg.topology.links = vec![LinkOverride { leaf: 0, spine: 9, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Both }];
+        assert_eq!(error(&cfg), "topology.links[0].spine: 9 is out of range (0..1)");
+        let mut cfg = base();
+        cfg.sources[0].load = Some(1.5);
+        assert_eq!(error(&cfg), "traffic.sources[0].load: must be in (0, 1] of its load_basis capacity (fabric), got 1.5");
+        let mut cfg = base();
+        cfg.sources[0].workload[0].points = vec![(1000.0, 0.0), (900.0, 0.5), (5000.0, 1.0)];
+        assert_eq!(error(&cfg), "traffic.sources[0].workload[0].points[1]: sizes must not decrease (900 after 1000); the CDF is not monotonic");
+    }
+
+    #[test]
+    fn a_fabric_too_large_for_32_bit_ids_is_refused_before_it_is_built() {
+        let mut cfg = base();
+        cfg.topology.leaves = 100_000;
+        cfg.topology.hosts_per_leaf = 100_000;
+        assert!(error(&cfg).starts_with("topology: the fabric would have 20000400000 ports, more than the engine's 32-bit port ids"));
+    }
+
+    #[test]
+    fn failed_links_must_leave_every_leaf_pair_connected() {
+        let mut cfg = base();
+        for spine in 0..2 {
+            cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Down });
+        }
+        assert_eq!(error(&cfg), "topology.links: the failed links leave no path from leaf 0 to leaf 1; every leaf needs a working path to every other leaf");
+    }
+
+    #[test]
+    fn the_scheme_and_its_parameters_must_resolve() {
+        let mut cfg = base();
+        cfg.lb.scheme = "magic".into();
+        assert!(error(&cfg).starts_with("lb.scheme: unknown scheme 'magic'; available: ecmp, "));
+        let mut cfg = base();
+        cfg.lb.scheme = "drill".into();
+        cfg.lb.params.insert("d".into(), json!(0));
+        assert_eq!(error(&cfg), "lb.d: must be in [1, 64], got 0");
+        cfg.lb.params.insert("d".into(), json!(2));
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn long_lived_flows_need_a_horizon() {
+        let mut cfg = base();
+        cfg.sources[0] = SourceConfig { pattern: Pattern::LongLived, senders: vec![0, 1], receivers: vec![4, 5], ..Default::default() };
+        assert_eq!(error(&cfg), "run.horizon_us: long-lived flows never end, so the run needs a horizon");
+        cfg.run.horizon_us = Some(1000.0);
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn sampled_ports_must_exist() {
+        let mut cfg = base();
+        // 8 NICs + 2 leaves x (4 + 2) + 2 spines x 2 = 24 ports.
+        cfg.run.sampler = Some(SamplerConfig { ports: Some(vec![3, 24]), ..Default::default() });
+        assert_eq!(error(&cfg), "run.sampler.ports: port 24 does not exist (ports are 0..23)");
+    }
+
+    #[test]
+    fn sampled_flows_must_exist_counted_or_generated() {
+        let mut cfg = base();
+        cfg.run.sampler = Some(SamplerConfig { flows: vec![49], ..Default::default() });
+        cfg.check().unwrap();
+        cfg.run.sampler = Some(SamplerConfig { flows: vec![50], ..Default::default() });
+        assert_eq!(error(&cfg), "run.sampler.flows: flow 50 does not exist (the scenario has 50 flows)");
+        // Bounded by time, the count is what the generator makes: check against the flows themselves.
+        cfg.sources[0].flows = None;
+        cfg.sources[0].duration_us = Some(2000.0);
+        let tp = TcpParams::from_config(&cfg.transport);
+        let made = traffic::generate(&cfg, &Fabric::build(&cfg.topology, &cfg.transport), &tp).0.len() as u32;
+        assert!(made > 10);
+        cfg.run.sampler = Some(SamplerConfig { flows: vec![made - 1], ..Default::default() });
+        cfg.check().unwrap();
+        cfg.run.sampler = Some(SamplerConfig { flows: vec![made], ..Default::default() });
+        assert_eq!(error(&cfg), format!("run.sampler.flows: flow {made} does not exist (the scenario has {made} flows)"));
+    }
+
+    #[test]
+    fn one_host_on_both_sides_is_an_error_not_a_hang() {
+        for pattern in [Pattern::Poisson, Pattern::Group] {
+            let mut cfg = base();
+            let s = &mut cfg.sources[0];
+            (s.pattern, s.senders, s.receivers, s.inter_leaf_only) = (pattern, vec![3], vec![3, 3], false);
+            let expected = "traffic.sources[0].receivers: the only sender is also the only receiver (host 3); a flow needs two different hosts";
+            assert_eq!(error(&cfg), expected);
+            // The simulation checks first: before, drawing a pair looped forever here.
+            assert_eq!(crate::simulate(&cfg).err().as_deref(), Some(expected));
+        }
+    }
+
+    #[test]
+    fn inter_leaf_only_needs_hosts_on_two_leaves() {
+        let mut cfg = base();
+        (cfg.sources[0].senders, cfg.sources[0].receivers) = (vec![4, 5], vec![6, 7]);
+        assert_eq!(
+            error(&cfg),
+            "traffic.sources[0].receivers: every sender and receiver is on leaf 1, and inter_leaf_only pairs hosts on different leaves; add hosts on another leaf or set inter_leaf_only = false"
+        );
+        cfg.sources[0].inter_leaf_only = false;
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn incast_and_long_lived_sources_must_pair_different_hosts() {
+        let mut cfg = base();
+        cfg.sources[0] = SourceConfig { pattern: Pattern::Incast, senders: vec![5], receivers: vec![5, 1], size_bytes: Some(1000), ..Default::default() };
+        assert_eq!(error(&cfg), "traffic.sources[0].senders: every sender is the receiver (host 5); an incast needs a sender other than the first receiver");
+        cfg.sources[0] = SourceConfig { pattern: Pattern::LongLived, senders: (0..8).collect(), receivers: (0..8).collect(), ..Default::default() };
+        cfg.run.horizon_us = Some(1000.0);
+        assert_eq!(
+            error(&cfg),
+            "traffic.sources[0].receivers: sender i sends to receiver i mod 8, which here is always the sender itself; give receivers that differ from the senders"
+        );
+        cfg.sources[0].receivers.rotate_left(1);
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn a_list_source_needs_flows_between_existing_different_hosts() {
+        let mut cfg = base();
+        cfg.sources[0] = SourceConfig { pattern: Pattern::List, ..Default::default() };
+        assert_eq!(error(&cfg), "traffic.sources[0].list: a list source needs at least one flow");
+        let flow = |src, dst| ListedFlow { start_us: 0.0, src, dst, size_bytes: 1000, deadline_us: None };
+        cfg.sources[0].list = vec![flow(0, 4), flow(2, 2)];
+        assert_eq!(error(&cfg), "traffic.sources[0].list[1]: src and dst are the same host (2); a flow needs two different hosts");
+        cfg.sources[0].list[1] = flow(2, 8);
+        assert_eq!(error(&cfg), "traffic.sources[0].list[1]: host 8 does not exist (hosts are 0..7)");
+    }
+
+    #[test]
+    fn sizes_must_stay_below_the_never_ends_size() {
+        let mut cfg = base();
+        cfg.sources[0].workload[0].points[1].0 = 1e19;
+        assert_eq!(error(&cfg), "traffic.sources[0].workload[0]: 10000000000000000000 bytes is too large; sizes must be below 4611686018427387903 bytes (the size that means 'never ends')");
+    }
+
+    #[test]
+    fn the_fabric_must_carry_each_load_and_all_of_them() {
+        // 8 hosts x 10G of access at 0.6 is 48 Gbps over 2 leaves x 2 uplinks x 10G.
+        let mut cfg = base();
+        (cfg.sources[0].load, cfg.sources[0].load_basis) = (Some(0.6), LoadBasis::Access);
+        assert_eq!(
+            error(&cfg),
+            "traffic.sources[0].load: 0.6 of the access capacity offers 48.0 Gbps, more than the 40.0 Gbps the senders' leaf uplinks can carry (fabric load 1.20); the load must be in (0, 1] and the fabric must be able to carry it"
+        );
+        let mut cfg = base();
+        cfg.sources.push(cfg.sources[0].clone());
+        cfg.sources[1].load = Some(0.7);
+        assert_eq!(error(&cfg), "traffic: the sources together offer a fabric load of 1.10, more than the fabric can carry (1.0)");
+        // Pairs that never leave their leaf do not load the fabric.
+        (cfg.sources[1].senders, cfg.sources[1].receivers, cfg.sources[1].inter_leaf_only) = (vec![0, 1], vec![2, 3], false);
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn senders_without_a_working_uplink_cannot_carry_a_load() {
+        let mut cfg = base();
+        cfg.topology.leaves = 1;
+        (cfg.sources[0].senders, cfg.sources[0].receivers, cfg.sources[0].inter_leaf_only) = ((0..4).collect(), (0..4).collect(), false);
+        cfg.check().unwrap();
+        for spine in 0..2 {
+            cfg.topology.links.push(LinkOverride { leaf: 0, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Up });
+        }
+        assert_eq!(error(&cfg), "traffic.sources[0].senders: the senders' leaves have no working uplink; a poisson source needs uplinks to carry its load");
+    }
+
+    #[test]
+    fn arrivals_finer_than_the_clock_are_an_error_not_a_hang() {
+        // A CDF whose every flow is 0 bytes has mean 0: arrivals would all fall at one instant, and a source
+        // bounded by time would never reach its end.
+        let mut cfg = base();
+        cfg.sources[0].workload[0].points = vec![(0.0, 0.0), (0.0, 1.0)];
+        (cfg.sources[0].flows, cfg.sources[0].duration_us) = (None, Some(1000.0));
+        let expected = "traffic.sources[0].load: 16.0 Gbps of flows of 0 bytes on average arrive every 0.000 ps, finer than the engine's 1 ps clock; lower the load or use larger flows";
+        assert_eq!(error(&cfg), expected);
+        assert_eq!(crate::simulate(&cfg).err().as_deref(), Some(expected));
+    }
+
+    #[test]
+    fn the_flow_count_must_fit_the_flow_ids() {
+        let mut cfg = base();
+        cfg.sources[0].pattern = Pattern::Group;
+        cfg.sources[0].flows = Some(5_000_000_000);
+        assert_eq!(error(&cfg), "traffic.sources[0].flows: the sources would make about 5000000000 flows, more than the engine's 4294967295 flow ids; make fewer flows");
+        // A poisson source bounded by time: the expected count, 16 Gbps of 50.5 KB flows for 10^6 s.
+        let mut cfg = base();
+        (cfg.sources[0].flows, cfg.sources[0].duration_us) = (None, Some(1e12));
+        assert!(error(&cfg).starts_with("traffic.sources[0].duration_us: the sources would make about 39603960396 flows"));
+    }
+
+    #[test]
+    fn cdf_problems_name_the_point() {
+        assert_eq!(cdf_problem(&[(0.0, 0.0), (10.0, 1.0)]), None);
+        assert_eq!(cdf_problem(&[(5.0, 1.0)]), Some((None, "a CDF needs at least two points, found 1".into())));
+        assert_eq!(cdf_problem(&[(0.0, 0.0), (10.0, 0.5), (20.0, 0.4), (30.0, 1.0)]).unwrap().0, Some(2));
+        assert_eq!(cdf_problem(&[(-1.0, 0.0), (10.0, 1.0)]).unwrap().0, Some(0));
+        assert_eq!(cdf_problem(&[(0.0, 0.0), (10.0, 0.9)]), Some((Some(1), "the last probability must be 1 (the CDF must end at 1), got 0.9".into())));
+        assert_eq!(cdf_problem(&[(0.0, 0.0), (f64::NAN, 1.0)]).unwrap().0, Some(1));
+        assert_eq!(cdf_problem(&[(0.0, 0.0), (f64::INFINITY, 1.0)]), Some((Some(1), "sizes must be finite, got inf".into())));
+    }
+}
