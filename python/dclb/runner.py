@@ -2,7 +2,8 @@
 
 :func:`run` validates nothing itself (a :class:`~dclb.scenario.Scenario` is already valid), builds the engine
 config, and drives the engine in chunks of events with the GIL released, updating a progress bar between
-chunks. The engine's columns come back as raw buffers and become Arrow tables here (units in column names).
+chunks. The engine's tables come back as Arrow record batches (units in column names) and its statistics
+as JSON.
 The run is written to the result store only when it has finished: a failed or interrupted run leaves the
 store as it was.
 """
@@ -43,26 +44,8 @@ class RunResult:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def _column(spec: tuple) -> pa.Array:
-    kind = spec[0]
-    if kind == "str":
-        return pa.array(spec[1], type=pa.string())
-    if kind == "bool":
-        return pa.array(np.frombuffer(spec[1], dtype=np.uint8).astype(bool))
-    if kind == "list<u8>":
-        width, buf = spec[1], spec[2]
-        values = np.frombuffer(buf, dtype="<u8").astype(np.int64)
-        if width == 0:
-            return pa.array([[]] * 0, type=pa.list_(pa.int64()))
-        return pa.FixedSizeListArray.from_arrays(pa.array(values), width).cast(pa.list_(pa.int64()))
-    arr = np.frombuffer(spec[1], dtype=kind)
-    if arr.dtype == np.dtype("<u8"):
-        arr = arr.astype(np.int64)
-    return pa.array(arr)
-
-
-def _table(columns: dict[str, tuple]) -> pa.Table:
-    return pa.table({name: _column(spec) for name, spec in columns.items()})
+def _table(batch: pa.RecordBatch) -> pa.Table:
+    return pa.Table.from_batches([batch])
 
 
 def _with_deadline_met(flows: pa.Table) -> pa.Table:
@@ -105,6 +88,7 @@ def simulate(
         progress(*sim.progress())
     wall = time.perf_counter() - t0
     raw = sim.results()
+    raw["stats"] = json.loads(raw["stats"])
     _check_conservation(raw["stats"])
     return raw, wall
 

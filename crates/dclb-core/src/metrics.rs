@@ -97,8 +97,9 @@ impl Table {
     }
 }
 
-/// Per-run numbers.
-#[derive(Clone, Debug, Default)]
+/// Per-run numbers. They cross to Python as one serialised value, so a field added here reaches the front
+/// without touching the binding.
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct RunStats {
     pub events: u64,
     pub sim_time_us: f64,
