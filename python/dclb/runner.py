@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import numpy as np
 import pyarrow as pa
 
 from . import __version__
@@ -46,16 +45,6 @@ class RunResult:
 
 def _table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
-
-
-def _with_deadline_met(flows: pa.Table) -> pa.Table:
-    if flows.num_rows == 0:
-        return flows.append_column("deadline_met", pa.array([], type=pa.bool_()))
-    deadline = flows["deadline_us"].to_numpy()
-    fct = flows["fct_us"].to_numpy()
-    has = ~np.isnan(deadline)
-    met = np.where(np.isnan(fct), False, fct <= np.nan_to_num(deadline, nan=0.0))
-    return flows.append_column("deadline_met", pa.array(met, mask=~has))
 
 
 def run_id_for(sc: Scenario) -> str:
@@ -118,7 +107,7 @@ def run(
     raw, wall = simulate(sc, progress, config)
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
-    flows = _with_deadline_met(_table(raw["flows"]))
+    flows = _table(raw["flows"])
     ports = _table(raw["ports"])
     switches = _table(raw["switches"])
     samples = _table(raw["samples"])

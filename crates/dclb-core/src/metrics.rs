@@ -86,6 +86,20 @@ impl Table {
             _ => panic!("no f64 column {name}"),
         }
     }
+    /// A nullable float column (`None` where the row has no value).
+    pub fn opt_f64s(&self, name: &str) -> &[Option<f64>] {
+        match self.get(name) {
+            Some(Column::OptF64(v)) => v,
+            _ => panic!("no nullable f64 column {name}"),
+        }
+    }
+    /// A nullable boolean column (`None` where the row has no value).
+    pub fn opt_bools(&self, name: &str) -> &[Option<bool>] {
+        match self.get(name) {
+            Some(Column::OptBool(v)) => v,
+            _ => panic!("no nullable bool column {name}"),
+        }
+    }
     pub fn strs(&self, name: &str) -> &[String] {
         match self.get(name) {
             Some(Column::Str(v)) => v,

@@ -869,15 +869,20 @@ impl Simulation {
             ),
         );
         t.push("best_effort", Column::Bool(self.flows.iter().map(|f| f.spec.best_effort).collect()));
-        t.push("deadline_us", Column::F64(self.flows.iter().map(|f| if f.spec.deadline == Time::ZERO { f64::NAN } else { us(f.spec.deadline - f.spec.start) }).collect()));
-        t.push("start_us", Column::F64(self.flows.iter().map(|f| us(f.spec.start)).collect()));
         let completed = |f: &Flow| f.state == Some(FlowState::Completed);
-        t.push("finish_us", Column::F64(self.flows.iter().map(|f| if completed(f) { us(f.finish) } else { f64::NAN }).collect()));
-        t.push("fct_us", Column::F64(self.flows.iter().map(|f| if completed(f) { us(f.finish - f.spec.start) } else { f64::NAN }).collect()));
-        t.push("ideal_fct_us", Column::F64(self.flows.iter().map(|f| if f.ideal_fct == Time::MAX { f64::NAN } else { us(f.ideal_fct) }).collect()));
+        let deadline: Vec<Option<f64>> = self.flows.iter().map(|f| (f.spec.deadline != Time::ZERO).then(|| us(f.spec.deadline - f.spec.start))).collect();
+        let fct: Vec<Option<f64>> = self.flows.iter().map(|f| completed(f).then(|| us(f.finish - f.spec.start))).collect();
+        // Compared on the µs values the table shows, so the column always agrees with them; a flow that did
+        // not complete missed its deadline.
+        let deadline_met: Vec<Option<bool>> = deadline.iter().zip(&fct).map(|(d, f)| d.map(|d| f.is_some_and(|f| f <= d))).collect();
+        t.push("deadline_us", Column::OptF64(deadline));
+        t.push("start_us", Column::F64(self.flows.iter().map(|f| us(f.spec.start)).collect()));
+        t.push("finish_us", Column::OptF64(self.flows.iter().map(|f| completed(f).then(|| us(f.finish))).collect()));
+        t.push("fct_us", Column::OptF64(fct));
+        t.push("ideal_fct_us", Column::OptF64(self.flows.iter().map(|f| (f.ideal_fct != Time::MAX).then(|| us(f.ideal_fct))).collect()));
         t.push(
             "slowdown",
-            Column::F64(self.flows.iter().map(|f| if completed(f) && f.ideal_fct != Time::MAX { ((f.finish - f.spec.start).0 as f64 / f.ideal_fct.0 as f64).max(1.0) } else { f64::NAN }).collect()),
+            Column::OptF64(self.flows.iter().map(|f| (completed(f) && f.ideal_fct != Time::MAX).then(|| ((f.finish - f.spec.start).0 as f64 / f.ideal_fct.0 as f64).max(1.0))).collect()),
         );
         t.push("state", Column::Str(self.flows.iter().map(|f| f.state.unwrap_or(FlowState::Unfinished).name().to_string()).collect()));
         t.push("bytes_sent", Column::U64(self.flows.iter().map(|f| f.bytes_sent).collect()));
@@ -889,6 +894,7 @@ impl Simulation {
         t.push("out_of_order", Column::U64(self.flows.iter().map(|f| f.out_of_order).collect()));
         t.push("queueing_delay_us", Column::F64(self.flows.iter().map(|f| us(f.queue_delay)).collect()));
         t.push("uplink_bytes", Column::U64List { width: self.uplinks, values: self.uplink_bytes.clone() });
+        t.push("deadline_met", Column::OptBool(deadline_met));
 
         let mut ports = Table::default();
         let pl = &self.fabric.ports;

@@ -15,7 +15,6 @@ use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::fabric::Fabric;
 use dclb_core::lb::clove::{self, Clove, CloveConfig};
 use dclb_core::lb::{EdgeBalancer, EdgeCx, FlowView, Params, ProbeRequest};
-use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::rng::Rng;
 use dclb_core::units::Time;
@@ -189,8 +188,7 @@ fn slow_link(scheme: &str) -> Config {
 fn clove_completes_all_flows_deterministically_with_bytes_conserved() {
     let r = run(&slow_link("clove"));
     let again = run(&slow_link("clove"));
-    let bits = |r: &Results| r.flows.f64s("fct_us").iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&r), bits(&again), "same seed, same result");
+    assert_eq!(fct_bits(&r), fct_bits(&again), "same seed, same result");
     assert_eq!(r.stats.flows_completed, 400);
     let rows = uplink_rows(&r);
     let slow: u64 = rows.iter().map(|row| row[1]).sum();

@@ -14,8 +14,8 @@ fn lone_flow_within_initial_window_finishes_in_its_ideal_fct() {
     // Ten full segments: exactly the initial window. Host 0 is on leaf 0, host 2 on leaf 1: four links.
     cfg.sources = vec![listed(&[(0.0, 0, 2, 10 * 1460)], TransportKind::Dctcp)];
     let r = run(&cfg);
-    let fct = r.flows.f64s("fct_us")[0];
-    let ideal = r.flows.f64s("ideal_fct_us")[0];
+    let fct = fct(&r, 0);
+    let ideal = r.flows.opt_f64s("ideal_fct_us")[0].expect("a listed flow has an ideal FCT");
     // By hand: the NIC serialises all ten packets, the last one then crosses three more links; four 1 µs hops.
     let by_hand = 10.0 * TX_1500_AT_10G_US + 3.0 * TX_1500_AT_10G_US + 4.0 * 1.0;
     assert!((ideal - by_hand).abs() / by_hand < 1e-6, "ideal {ideal} vs hand {by_hand}");
@@ -32,7 +32,7 @@ fn larger_lone_flow_follows_the_slow_start_model() {
     let packets = 150u64; // rounds of 10, 20, 40, 80 segments: IW 10, doubling per RTT (one MSS per ACK)
     cfg.sources = vec![listed(&[(0.0, 0, 2, packets * 1460)], TransportKind::Dctcp)];
     let r = run(&cfg);
-    let fct = r.flows.f64s("fct_us")[0];
+    let fct = fct(&r, 0);
     // No handshake is modelled. Round k starts when the ACK of round k-1's first packet returns, one RTT R
     // after it was sent; R = data one way (4 serialisations + 40 µs) + ACK one way (4 serialisations + 40 µs).
     let rtt = 4.0 * TX_1500_AT_10G_US + 40.0 + 4.0 * TX_ACK_AT_10G_US + 40.0;
@@ -131,9 +131,25 @@ fn horizon_leaves_flows_unfinished_and_says_so() {
     cfg.run.horizon_us = Some(1_000.0);
     let r = run(&cfg);
     assert_eq!(r.flows.strs("state")[0], "unfinished");
-    assert!(r.flows.f64s("fct_us")[0].is_nan());
+    assert_eq!(r.flows.opt_f64s("fct_us")[0], None);
     assert!((r.stats.sim_time_us - 1_000.0).abs() < 1e-6);
     assert!(r.stats.wire_bytes_in_flight > 0);
+}
+
+#[test]
+fn deadline_met_is_null_without_a_deadline_and_false_when_late_or_unfinished() {
+    let mut cfg = fabric(2, 2, 2);
+    let mut source = listed(&[(0.0, 0, 2, 14_600), (0.0, 1, 3, 14_600), (0.0, 0, 3, 14_600), (0.0, 1, 2, 50_000_000)], TransportKind::Dctcp);
+    // A generous deadline, one shorter than any FCT, none, and one on a flow the horizon cuts off.
+    for (flow, deadline_us) in source.list.iter_mut().zip([Some(1_000.0), Some(1.0), None, Some(500.0)]) {
+        flow.deadline_us = deadline_us;
+    }
+    cfg.sources = vec![source];
+    cfg.run.horizon_us = Some(1_000.0);
+    let r = run(&cfg);
+    assert_eq!(r.flows.strs("state"), ["completed", "completed", "completed", "unfinished"]);
+    assert_eq!(r.flows.opt_bools("deadline_met"), [Some(true), Some(false), None, Some(false)]);
+    assert_eq!(r.flows.opt_f64s("deadline_us")[2], None);
 }
 
 #[test]
@@ -148,7 +164,7 @@ fn udp_source_sends_at_its_rate() {
     }];
     let r = run(&cfg);
     // 1000 packets of 1500 B at 2 Gbps: 6 ms of sending (the last packet departs 999 gaps after the first).
-    let fct = r.flows.f64s("fct_us")[0];
+    let fct = fct(&r, 0);
     let expect = 999.0 * 6.0 + 4.0 * 1.2 + 4.0;
     assert!((fct - expect).abs() / expect < 0.01, "{fct} vs {expect}");
 }
