@@ -10,19 +10,17 @@ store as it was.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pyarrow as pa
 
-from . import __version__
 from .errors import ScenarioError
 from .scenario import Scenario, engine_config
-from .store import Store, open_store, scenario_hash
+from .store import RunRecord, Store, open_store, scenario_hash, utc_now
 from .summary import summarize
 
 #: Events per engine call between progress updates (about 0.1-0.3 s of work).
@@ -39,8 +37,8 @@ class RunResult:
     samples: pa.Table
     stats: dict[str, Any]
     summary: dict[str, Any]
+    record: RunRecord
     path: Optional[Path] = None
-    record: dict[str, Any] = field(default_factory=dict)
 
 
 def _table(batch: pa.RecordBatch) -> pa.Table:
@@ -103,7 +101,7 @@ def run(
 
     With ``catalog=False`` only the run folder is written (sweep workers do this; the process that
     coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`."""
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = utc_now()
     raw, wall = simulate(sc, progress, config)
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
@@ -112,21 +110,11 @@ def run(
     switches = _table(raw["switches"])
     samples = _table(raw["samples"])
     summary = summarize(flows, ports, stats, short_threshold_bytes=sc.run.short_threshold_bytes)
-    result = RunResult(run_id_for(sc), sc, flows, ports, switches, samples, stats, summary)
-    result.record = {
-        "run_id": result.run_id,
-        "name": sc.name,
-        "status": "completed",
-        "scenario": sc.resolved(),
-        "scenario_hash": scenario_hash(sc.resolved()),
-        "seed": sc.seed,
-        "summary": summary,
-        "dclb_version": __version__,
-        "started_at": started,
-        "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "wall_s": wall,
-        "error": None,
-    }
+    record = RunRecord(
+        run_id=run_id_for(sc), name=sc.name, status="completed", seed=sc.seed, scenario=sc.resolved(),
+        summary=summary, started_at=started, wall_s=wall,
+    )
+    result = RunResult(record.run_id, sc, flows, ports, switches, samples, stats, summary, record)
     if out is not None:
         store: Store = open_store(out, create=True)
         tables = {"flows": flows, "ports": ports, "switches": switches}

@@ -30,10 +30,15 @@ folders are never read; a kill may leave one behind, to be deleted by hand.
 (This guards against a killed process, not against power loss: nothing is
 fsync'ed.)  Only one process should write a given run id at a time.
 
-**The catalog** ``runs`` table has the record fields ``run_id`` (primary
-key), ``name``, ``status``, ``seed``, ``scenario_hash``, ``dclb_version``,
-``started_at``, ``finished_at`` (ISO-8601 text), ``wall_s`` and ``error``,
-then every scenario field flattened to dotted names (``"lb.scheme"``,
+**The run record** (:class:`RunRecord`) is the one definition of what a
+run leaves behind: ``dclb run`` and sweep workers both build one, it is
+written as ``run.json`` and it is what a catalog row is made of.
+
+**The catalog** ``runs`` table has the record's scalar fields ``run_id``
+(primary key), ``name``, ``status``, ``seed``, ``scenario_hash``,
+``dclb_version``, ``started_at``, ``finished_at`` (ISO-8601 text),
+``wall_s`` and ``error``, then every scenario field flattened to dotted
+names (``"lb.scheme"``,
 ``"traffic.load"``; lists and empty dicts as JSON text), then every summary
 metric under its own name (``"short_afct_us"``).  A scenario or summary key
 that would clash with an earlier column is prefixed with ``scenario.`` or
@@ -65,6 +70,7 @@ Reading a path that is not a store raises :class:`StoreError` (a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -75,6 +81,7 @@ import secrets
 import shutil
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -85,7 +92,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import __version__
+
 __all__ = [
+    "RunRecord",
     "Store",
     "StoreError",
     "open_store",
@@ -104,20 +114,6 @@ STAGING_PREFIX = ".tmp-"
 RETIRED_PREFIX = ".old-"
 LOCK_TIMEOUT_S = 600.0
 QUERYABLE_TABLES = ("flows", "ports", "samples")
-
-#: Record fields that become the leading catalog columns, with their types.
-RECORD_COLUMNS: dict[str, str] = {
-    "run_id": "VARCHAR",
-    "name": "VARCHAR",
-    "status": "VARCHAR",
-    "seed": "BIGINT",
-    "scenario_hash": "VARCHAR",
-    "dclb_version": "VARCHAR",
-    "started_at": "VARCHAR",
-    "finished_at": "VARCHAR",
-    "wall_s": "DOUBLE",
-    "error": "VARCHAR",
-}
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,=+@-]{0,199}")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -169,6 +165,53 @@ def scenario_hash(scenario: Mapping[str, Any]) -> str:
     return digest.hexdigest()[:16]
 
 
+def utc_now() -> str:
+    """The current UTC time as ISO-8601 text to the second (the record's time stamps)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _catalog_field(sql_type: str, **options: Any) -> Any:
+    """A record field that is also one of the leading catalog columns, of type ``sql_type``."""
+    return field(metadata={"catalog": sql_type}, **options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """What one run leaves behind, completed or failed: ``run.json`` and the catalog row.
+
+    The fields with a catalog type are the leading catalog columns, in this order; ``scenario`` and
+    ``summary`` are flattened into the columns after them (see the module documentation).
+    ``scenario_hash`` is derived from ``scenario``, so the two can never disagree."""
+
+    run_id: str = _catalog_field("VARCHAR")
+    name: str = _catalog_field("VARCHAR")
+    status: str = _catalog_field("VARCHAR")  # "completed" or "failed"
+    seed: int = _catalog_field("BIGINT")
+    scenario_hash: str = _catalog_field("VARCHAR", init=False)
+    dclb_version: str = _catalog_field("VARCHAR", default=__version__)
+    started_at: str = _catalog_field("VARCHAR")
+    finished_at: str = _catalog_field("VARCHAR", default_factory=utc_now)
+    wall_s: float = _catalog_field("DOUBLE")
+    error: str | None = _catalog_field("VARCHAR", default=None)
+    #: The resolved scenario (nested, as ``Scenario.resolved()`` gives it; a failed point's raw data).
+    scenario: dict[str, Any]
+    #: The summary metrics (:func:`dclb.summary.summarize`); empty for a failed run.
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scenario_hash", scenario_hash(self.scenario))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as plain data, the form ``run.json`` and the store's methods take."""
+        return dataclasses.asdict(self)
+
+
+#: Record fields that become the leading catalog columns, with their types.
+RECORD_COLUMNS: dict[str, str] = {
+    f.name: f.metadata["catalog"] for f in dataclasses.fields(RunRecord) if "catalog" in f.metadata
+}
+
+
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested mappings to one level with dotted keys.
 
@@ -185,10 +228,18 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _normalized_record(record: Mapping[str, Any], run_id: str | None = None) -> dict[str, Any]:
+RecordLike = RunRecord | Mapping[str, Any]
+
+
+def _plain(record: RecordLike) -> dict[str, Any]:
+    return record.as_dict() if isinstance(record, RunRecord) else dict(record)
+
+
+def _normalized_record(record: RecordLike, run_id: str | None = None) -> dict[str, Any]:
     """JSON-clean copy of a record with ``run_id``, ``status`` and
-    ``scenario_hash`` filled in where missing."""
-    clean = to_jsonable(dict(record))
+    ``scenario_hash`` filled in where missing (a mapping from elsewhere may
+    lack them; a :class:`RunRecord` never does)."""
+    clean = to_jsonable(_plain(record))
     given = clean.get("run_id")
     if run_id is not None:
         if given not in (None, run_id):
@@ -203,7 +254,7 @@ def _normalized_record(record: Mapping[str, Any], run_id: str | None = None) -> 
     return clean
 
 
-def catalog_row(record: Mapping[str, Any]) -> dict[str, Any]:
+def catalog_row(record: RecordLike) -> dict[str, Any]:
     """The catalog row of a run record (column name -> plain value)."""
     clean = _normalized_record(record)
     row = {column: clean.get(column) for column in RECORD_COLUMNS}
@@ -432,7 +483,7 @@ class Store:
     def write_run(
         self,
         run_id: str,
-        record: Mapping[str, Any],
+        record: RecordLike,
         tables: Mapping[str, TableLike],
     ) -> Path:
         """Write (or atomically replace) the folder of a finished run.
@@ -461,11 +512,11 @@ class Store:
 
         return self._publish(run_id, fill)
 
-    def write_failed(self, run_id: str, record: Mapping[str, Any]) -> Path:
+    def write_failed(self, run_id: str, record: RecordLike) -> Path:
         """Write the folder of a failed run: ``run.json`` only, with status
         ``"failed"``, and no ``COMPLETE``.  It replaces any earlier folder of
         that run id.  The record must carry a non-empty ``error``."""
-        clean = _normalized_record({**record, "status": "failed"}, run_id)
+        clean = _normalized_record({**_plain(record), "status": "failed"}, run_id)
         if not clean.get("error"):
             raise ValueError("a failed run record needs a non-empty 'error'")
         return self._publish(run_id, lambda folder: _write_json(folder / RECORD_FILE, clean))
@@ -602,7 +653,7 @@ class Store:
         if not self.catalog_path.is_file():
             self._rebuild_locked()
 
-    def record_in_catalog(self, record: Mapping[str, Any]) -> None:
+    def record_in_catalog(self, record: RecordLike) -> None:
         """Insert or replace the catalog row of one run record.
 
         If the catalog file is missing it is first rebuilt from the run

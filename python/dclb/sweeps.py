@@ -43,7 +43,6 @@ out of date (e.g. written by a sweep that was killed before recording it) is rec
 from __future__ import annotations
 
 import copy
-import datetime as _dt
 import itertools
 import math
 import multiprocessing
@@ -55,10 +54,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from . import __version__
 from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from .store import RunRecord
 
 #: Metrics shown in sweep and results summaries (every summary key is in the catalog).
 HEADLINE_METRICS = ["short_afct_us", "short_p99_fct_us", "long_afct_us", "long_goodput_gbps", "drops"]
@@ -321,10 +322,6 @@ def plan_sweep(
 # The worker side
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
 def _one_line(error: BaseException) -> str:
     from .errors import ScenarioError as _SE
 
@@ -332,21 +329,16 @@ def _one_line(error: BaseException) -> str:
     return " ".join(text.split()) or type(error).__name__
 
 
-def failed_record(task: Mapping[str, Any], error: str, started: str, wall_s: float) -> dict[str, Any]:
+def failed_record(task: Mapping[str, Any], error: str, started: str, wall_s: float) -> RunRecord:
+    """The record of a point that failed: its validated scenario if it has one, else its raw data."""
+    from .store import RunRecord
+
     sc = task.get("scenario")
-    return {
-        "run_id": task["run_id"],
-        "name": sc.name if sc is not None else task["raw"].get("name"),
-        "status": "failed",
-        "scenario": sc.resolved() if sc is not None else task["raw"],
-        "seed": task["seed"],
-        "summary": {},
-        "dclb_version": __version__,
-        "started_at": started,
-        "finished_at": _now(),
-        "wall_s": wall_s,
-        "error": error,
-    }
+    return RunRecord(
+        run_id=task["run_id"], name=sc.name if sc is not None else task["raw"].get("name"), status="failed",
+        seed=task["seed"], scenario=sc.resolved() if sc is not None else task["raw"],
+        started_at=started, wall_s=wall_s, error=error,
+    )
 
 
 def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
@@ -355,10 +347,10 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     Never raises for a failed point (the failure is written to the store and returned); only an
     interrupt, or a store that cannot be written at all, propagates."""
     from .runner import run
-    from .store import Store
+    from .store import Store, utc_now
 
     t0 = time.perf_counter()
-    started = _now()
+    started = utc_now()
     store = Store(task["store"])
     run_id = task["run_id"]
     reply: dict[str, Any] = {"run_id": run_id, "status": "failed", "reused": False, "error": None, "record": None, "sim_s": 0.0, "worker_s": 0.0, "pid": os.getpid()}
@@ -367,11 +359,11 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     elif task.get("error") is not None:
         record = failed_record(task, task["error"], started, 0.0)
         store.write_failed(run_id, record)
-        reply.update(error=task["error"], record=record)
+        reply.update(error=task["error"], record=record.as_dict())
     else:
         try:
             result = run(task["scenario"], out=store.path, catalog=False, config=task["config"])
-            reply.update(status="completed", record=result.record, sim_s=float(result.stats.get("wall_s", 0.0)))
+            reply.update(status="completed", record=result.record.as_dict(), sim_s=float(result.stats.get("wall_s", 0.0)))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as error:  # noqa: BLE001 -- the engine may raise a PanicException
@@ -381,7 +373,7 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
                 message = _one_line(error)
                 record = failed_record(task, message, started, time.perf_counter() - t0)
                 store.write_failed(run_id, record)
-                reply.update(error=message, record=record)
+                reply.update(error=message, record=record.as_dict())
     reply["worker_s"] = time.perf_counter() - t0
     return reply
 
@@ -576,7 +568,7 @@ def execute(
     """Runs the points of ``plan`` that are not complete in the store ``out``; returns the summary frame."""
     import pandas as pd
 
-    from .store import open_store
+    from .store import open_store, utc_now
 
     store = open_store(out, create=True)
     jobs = default_jobs() if jobs is None else jobs
@@ -614,12 +606,12 @@ def execute(
                     reply = fut.result()
                 except Exception as error:  # the worker process died or the task could not run
                     message = f"worker failed: {_one_line(error)}"
-                    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "raw": p.raw}, message, _now(), 0.0)
+                    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "raw": p.raw}, message, utc_now(), 0.0)
                     try:
                         store.write_failed(p.run_id, record)
                     except OSError:
                         pass
-                    reply = {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record, "sim_s": 0.0, "worker_s": 0.0}
+                    reply = {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
                 if reply.get("record") is not None:
                     store.record_in_catalog(reply["record"])
                 replies[p.run_id] = reply
