@@ -6,6 +6,7 @@ A store is a directory ``DIR``::
 
     DIR/runs/<run_id>/flows.parquet    per-flow table
     DIR/runs/<run_id>/ports.parquet    per-port table
+    DIR/runs/<run_id>/switches.parquet per-switch table
     DIR/runs/<run_id>/samples.parquet  optional time series (any schema)
     DIR/runs/<run_id>/run.json         the run record
     DIR/runs/<run_id>/COMPLETE         written last; marks the folder valid
@@ -60,8 +61,12 @@ need no lock: each is published by a single rename.
 
 **Queries.**  :meth:`Store.sql` runs SQL in a fresh in-memory DuckDB that
 attaches the catalog read-only and defines the views ``runs`` (the catalog),
-and ``flows``, ``ports``, ``samples`` over the Parquet files of the complete
-runs, each with a leading ``run_id`` column taken from the folder name.
+and ``flows``, ``ports``, ``switches``, ``samples`` over the Parquet files of
+the complete runs, each with a leading ``run_id`` column taken from the
+folder name.  :meth:`Store.table` (and its shorthands :meth:`Store.flows`,
+:meth:`Store.ports`, :meth:`Store.switches`, :meth:`Store.samples`) reads
+the same tables into pandas, optionally only some columns: figures, the
+report and the CLI read runs' tables this way, never by file path.
 
 Reading a path that is not a store raises :class:`StoreError` (a
 ``ValueError``) that names the path.
@@ -80,7 +85,7 @@ import re
 import secrets
 import shutil
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -113,7 +118,7 @@ COMPLETE_FILE = "COMPLETE"
 STAGING_PREFIX = ".tmp-"
 RETIRED_PREFIX = ".old-"
 LOCK_TIMEOUT_S = 600.0
-QUERYABLE_TABLES = ("flows", "ports", "samples")
+QUERYABLE_TABLES = ("flows", "ports", "switches", "samples")
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,=+@-]{0,199}")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -444,6 +449,21 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> 
 
 
 # --------------------------------------------------------------------------
+# per-run tables
+# --------------------------------------------------------------------------
+
+
+def _tagged_table(run_id: str, path: Path, columns: Sequence[str] | None) -> pa.Table:
+    """One run's table (of the requested columns, those it has) with a leading ``run_id`` column."""
+    with pq.ParquetFile(path) as file:
+        names = file.schema_arrow.names
+        table = file.read(columns=None if columns is None else [c for c in columns if c in names])
+    if "run_id" in table.column_names:
+        table = table.drop_columns(["run_id"])
+    return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
+
+
+# --------------------------------------------------------------------------
 # the store
 # --------------------------------------------------------------------------
 
@@ -713,31 +733,46 @@ class Store:
 
     # ---- per-run tables ----------------------------------------------------
 
-    def table(self, name: str, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def table(
+        self,
+        name: str,
+        run_ids: str | Iterable[str] | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
         """The ``<name>.parquet`` tables of complete runs, concatenated, with
         a leading ``run_id`` column.  ``run_ids=None`` means every complete
         run; naming a run that is not complete raises StoreError.  Runs
-        without that table are skipped."""
+        without that table are skipped.  ``columns`` reads only those
+        columns (a run whose table lacks one gets nulls); a column that no
+        selected run has raises StoreError listing the columns there are."""
         if not _TABLE_NAME.fullmatch(name):
             raise ValueError(f"invalid table name {name!r}")
-        parts = [
-            self._tagged_table(run_id, path) for run_id, path in self._table_files(name, run_ids)
-        ]
+        files = self._table_files(name, run_ids)
+        parts = [_tagged_table(run_id, path, columns) for run_id, path in files]
         if not parts:
             return pd.DataFrame({"run_id": pd.Series(dtype="str")})
+        found = {column for part in parts for column in part.column_names}
+        missing = [column for column in columns or () if column not in found]
+        if missing:
+            there = pq.read_schema(files[0][1]).names
+            raise StoreError(f"no column {', '.join(missing)} in the {name} table; its columns: {', '.join(there)}")
         return pa.concat_tables(parts, promote_options="permissive").to_pandas()
 
-    def flows(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def flows(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Per-flow tables of complete runs with a ``run_id`` column."""
-        return self.table("flows", run_ids)
+        return self.table("flows", run_ids, columns)
 
-    def ports(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def ports(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Per-port tables of complete runs with a ``run_id`` column."""
-        return self.table("ports", run_ids)
+        return self.table("ports", run_ids, columns)
 
-    def samples(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def switches(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per-switch tables of complete runs with a ``run_id`` column."""
+        return self.table("switches", run_ids, columns)
+
+    def samples(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Sample tables of complete runs that have one, with ``run_id``."""
-        return self.table("samples", run_ids)
+        return self.table("samples", run_ids, columns)
 
     def _table_files(
         self, name: str, run_ids: str | Iterable[str] | None = None
@@ -753,19 +788,12 @@ class Store:
         files = [(run_id, self.runs_path / run_id / f"{name}.parquet") for run_id in chosen]
         return [(run_id, path) for run_id, path in files if path.is_file()]
 
-    @staticmethod
-    def _tagged_table(run_id: str, path: Path) -> pa.Table:
-        table = pq.read_table(path)
-        if "run_id" in table.column_names:
-            table = table.drop_columns(["run_id"])
-        return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
-
     # ---- SQL -----------------------------------------------------------------
 
     def sql(self, query: str) -> pd.DataFrame:
         """Run SQL over the catalog (view ``runs``, read-only) and the
         Parquet files of complete runs (views ``flows``, ``ports``,
-        ``samples``, each with a ``run_id`` column).  A view is defined only
+        ``switches``, ``samples``, each with a ``run_id`` column).  A view is defined only
         if at least one complete run has that table."""
         self._require_store()
         with self._locked():
