@@ -616,8 +616,10 @@ class Store:
             if entry.is_dir() and not entry.name.startswith(".")
         )
 
-    def _catalogued_records(self) -> Iterator[dict[str, Any]]:
-        """Records of complete runs and failed runs, in run id order."""
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Records of complete runs and failed runs (what the catalog
+        indexes), in run id order; an unreadable record is skipped with a
+        warning."""
         for folder in self._run_folders():
             record_path = folder / RECORD_FILE
             if not record_path.is_file():
@@ -699,7 +701,7 @@ class Store:
             return self._rebuild_locked()
 
     def _rebuild_locked(self) -> int:
-        rows = [catalog_row(record) for record in self._catalogued_records()]
+        rows = [catalog_row(record) for record in self.records()]
         temp = self.path / f".{CATALOG_FILE}.{secrets.token_hex(4)}.part"
         temp_wal = temp.with_name(temp.name + ".wal")
         try:

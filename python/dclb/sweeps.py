@@ -468,30 +468,14 @@ class _DaskCluster:
 
 
 def reconcile(store: Any) -> int:
-    """Records in the catalog every complete or failed run folder whose row is missing or has another
-    status; returns how many rows it wrote."""
-    from .store import COMPLETE_FILE, RECORD_FILE, StoreError
-
-    if not store.runs_path.is_dir():
-        return 0
+    """Records in the catalog every complete or failed run whose row is missing or has another status;
+    returns how many rows it wrote."""
     catalog = store.runs()
-    known = dict(zip(catalog["run_id"], catalog["status"])) if len(catalog) else {}
-    written = 0
-    for folder in sorted(store.runs_path.iterdir()):
-        if folder.name.startswith(".") or not folder.is_dir() or not (folder / RECORD_FILE).is_file():
-            continue
-        try:
-            record = store.read_record(folder.name)
-        except StoreError:
-            continue
-        complete = (folder / COMPLETE_FILE).is_file()
-        status = record.get("status")
-        if not complete and status != "failed":
-            continue
-        if known.get(folder.name) != status:
-            store.record_in_catalog({**record, "run_id": folder.name})
-            written += 1
-    return written
+    known = dict(zip(catalog["run_id"], catalog["status"]))
+    stale = [record for record in store.records() if known.get(record["run_id"]) != record.get("status")]
+    for record in stale:
+        store.record_in_catalog(record)
+    return len(stale)
 
 
 # --------------------------------------------------------------------------------------------------------
