@@ -179,6 +179,31 @@ def test_a_failing_point_is_recorded_and_the_rest_completes(tiny, tmp_path):
     assert again.returncode == 1 and "1 already complete; running 1" in again.stderr
 
 
+def test_the_coordinator_waits_on_futures_without_polling(tiny, tmp_path, monkeypatch):
+    def no_sleep(seconds):
+        raise AssertionError(f"the coordinator slept {seconds} s instead of waiting on its futures")
+
+    monkeypatch.setattr(time, "sleep", no_sleep)  # the workers are other processes: only the coordinator
+    frame = dclb.sweep(tiny, grid={"lb.scheme": ["ecmp", "rps"]}, out=tmp_path / "res", jobs=2)
+    assert list(frame["status"]) == ["completed", "completed"]
+
+
+def test_a_point_whose_worker_died_is_stored_as_failed(tiny, tmp_path):
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from dclb.sweeps import _reply_of
+
+    point = plan_sweep(tiny).points[0]
+    died: Future = Future()
+    died.set_exception(BrokenProcessPool("a worker process terminated abruptly"))
+    store = dclb.open_store(tmp_path / "res", create=True)
+    reply = _reply_of(died, point, store)
+    assert reply["status"] == "failed" and reply["error"].startswith("worker failed: ")
+    assert store.status(point.run_id) == "failed"
+    assert store.read_record(point.run_id)["error"] == reply["error"] == reply["record"]["error"]
+
+
 def _complete_folders(runs_dir: Path) -> list[Path]:
     return [d for d in runs_dir.iterdir() if not d.name.startswith(".") and (d / "COMPLETE").is_file()]
 

@@ -31,8 +31,10 @@ system for a remote cluster).
 
 **The store.** Each worker writes its run's folder (:meth:`~dclb.store.Store.write_run`, or
 :meth:`~dclb.store.Store.write_failed` with the error message for a failure); only the coordinating
-process writes catalog rows, as results come back. A point is *done* iff its run folder is complete
-(``COMPLETE`` marker), so re-running a sweep runs only the points that are missing or failed; since folders
+process writes catalog rows, each as its point's future completes (it blocks on the futures with
+``as_completed`` from :mod:`concurrent.futures` or :mod:`distributed`; nothing polls). A point is *done*
+iff its run folder is complete (``COMPLETE`` marker), so re-running a sweep runs only the points that are
+missing or failed; since folders
 are published by an atomic rename, a killed sweep leaves nothing half-written that counts as done. A worker
 checks again just before running, and if another sweep published the same run meanwhile it uses that one.
 A point whose worker process died (so wrote nothing) is recorded as failed by the coordinator. At the end
@@ -50,8 +52,8 @@ import os
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -415,6 +417,9 @@ class _LocalPool:
     def submit(self, task: dict[str, Any]) -> Any:
         return self.pool.submit(run_point, task)
 
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        return as_completed(futures)
+
     def running(self, futures: Iterable[Any]) -> int:
         return min(self.slots, sum(1 for f in futures if f.running()))
 
@@ -452,6 +457,11 @@ class _DaskCluster:
 
     def submit(self, task: dict[str, Any]) -> Any:
         return self.client.submit(run_point, task, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed as dask_as_completed
+
+        return iter(dask_as_completed(futures))
 
     def running(self, futures: Iterable[Any]) -> int:
         return min(self.slots, sum(1 for f in futures if not f.done()))
@@ -491,6 +501,13 @@ class SweepState:
     reused: int = 0
     ran: int = 0
     started: float = field(default_factory=time.perf_counter)
+
+    def count(self, reply: Mapping[str, Any]) -> None:
+        """Counts a point that came back from a worker."""
+        self.done += 1
+        self.ran += 0 if reply.get("reused") else 1
+        self.reused += 1 if reply.get("reused") else 0
+        self.failed += reply["status"] == "failed"
 
     @property
     def eta_s(self) -> float | None:
@@ -541,6 +558,46 @@ class _RichProgress:
 # Running a sweep
 
 
+def _task(store: Any, p: Point) -> dict[str, Any]:
+    """What a worker needs to run (or record the failure of) point ``p`` into ``store``."""
+    return {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw, "error": p.error}
+
+
+def _reply_of(future: Any, p: Point, store: Any) -> dict[str, Any]:
+    """The worker's reply for ``p``; if the worker died or the task could not run, the point is stored
+    as failed here (the worker wrote nothing)."""
+    from .store import utc_now
+
+    try:
+        return future.result()
+    except Exception as error:
+        message = f"worker failed: {_one_line(error)}"
+    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "raw": p.raw}, message, utc_now(), 0.0)
+    try:
+        store.write_failed(p.run_id, record)
+    except OSError:
+        pass  # the store itself is failing: the catalog row and reconcile still say what happened
+    return {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
+
+
+def _run_points(executor: Any, todo: list[Point], store: Any, state: SweepState, report: Callable[[SweepState], None] | None) -> dict[str, dict[str, Any]]:
+    """Submits every point, then records each one in the catalog as its future completes (the coordinator
+    blocks on the futures, it never polls); returns the replies by run id."""
+    pending = {executor.submit(_task(store, p)): p for p in todo}
+    replies: dict[str, dict[str, Any]] = {}
+    for future in executor.as_completed(list(pending)):
+        p = pending.pop(future)
+        reply = _reply_of(future, p, store)
+        if reply.get("record") is not None:
+            store.record_in_catalog(reply["record"])
+        replies[p.run_id] = reply
+        state.count(reply)
+        state.running = executor.running(pending)
+        if report is not None:
+            report(state)
+    return replies
+
+
 def execute(
     plan: Plan,
     out: str | os.PathLike[str] = "dclb-results",
@@ -552,7 +609,7 @@ def execute(
     """Runs the points of ``plan`` that are not complete in the store ``out``; returns the summary frame."""
     import pandas as pd
 
-    from .store import open_store, utc_now
+    from .store import open_store
 
     store = open_store(out, create=True)
     jobs = default_jobs() if jobs is None else jobs
@@ -578,36 +635,8 @@ def execute(
     try:
         if bar is not None:
             bar.__enter__()
-        pending: dict[Any, Point] = {}
-        for p in todo:
-            task = {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw, "error": p.error}
-            pending[executor.submit(task)] = p
-        while pending:
-            finished = [f for f in pending if f.done()]
-            for fut in finished:
-                p = pending.pop(fut)
-                try:
-                    reply = fut.result()
-                except Exception as error:  # the worker process died or the task could not run
-                    message = f"worker failed: {_one_line(error)}"
-                    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "raw": p.raw}, message, utc_now(), 0.0)
-                    try:
-                        store.write_failed(p.run_id, record)
-                    except OSError:
-                        pass
-                    reply = {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
-                if reply.get("record") is not None:
-                    store.record_in_catalog(reply["record"])
-                replies[p.run_id] = reply
-                state.done += 1
-                state.ran += 0 if reply.get("reused") else 1
-                state.reused += 1 if reply.get("reused") else 0
-                state.failed += reply["status"] == "failed"
-            state.running = executor.running(pending) if pending else 0
-            if report is not None:
-                report(state)
-            if pending and not finished:
-                time.sleep(0.1)
+        if executor is not None:
+            replies.update(_run_points(executor, todo, store, state, report))
         interrupted = False
     finally:
         if bar is not None:
