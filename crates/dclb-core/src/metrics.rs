@@ -1,7 +1,8 @@
 //! What a run returns: columnar tables (per flow, per port, per switch, sampler rows) and run statistics.
 //!
-//! Columns are plain vectors so the binding can hand them to Python as buffers without a per-value
-//! conversion; the Python side names the units in its column names and writes Parquet. Definitions live here
+//! Columns are plain vectors so the binding can hand them to Python as Arrow arrays without a per-value
+//! conversion; a value that may be missing is an `Option` (null in Arrow and Parquet, never NaN). Column
+//! names carry their units; the Python side writes Parquet. Definitions live here
 //! once: FCT is flow start to the arrival of the last byte at the receiver; a packet's queueing delay is the
 //! time it waited in queues before serialisation, summed over hops.
 
