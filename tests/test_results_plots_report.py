@@ -74,6 +74,8 @@ def test_results_table_and_sql(pool_sweep):
     assert json.loads(query.stdout) == [{"scheme": "ecmp", "n": 4}, {"scheme": "rps", "n": 4}]
     flows = dclb.open_store(store_dir).sql("select count(*) as n from flows")
     assert int(flows["n"][0]) == 8 * 60
+    switches = dclb_cli("results", str(store_dir), "--sql", "select kind, count(*) as n from switches group by 1 order by 1", "--format", "json")
+    assert json.loads(switches.stdout) == [{"kind": "leaf", "n": 8 * 2}, {"kind": "spine", "n": 8 * 2}]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -214,4 +216,5 @@ def test_plot_bad_fields(pool_sweep):
     _one_line_error(dclb_cli("plot", str(store_dir), "--x", "traffic.lod", "--y", "short_afct_us"), "traffic.lod", "did you mean")
     _one_line_error(dclb_cli("plot", str(store_dir), "--x", "traffic.load", "--y", "short_afct_us", "--normalize-to", "lb.scheme=magic"), "lb.scheme", "magic")
     _one_line_error(dclb_cli("plot", str(store_dir), "--x", "traffic.load", "--y", "short_afct_us", "--out", "x.gif"), ".png")
+    _one_line_error(dclb_cli("plot", str(store_dir), "--kind", "cdf", "--y", "fct_ms"), "--y fct_ms", "flows table", "fct_us")
     _one_line_error(dclb_cli("results", str(store_dir), "--sql", "select nope from runs"), "nope")

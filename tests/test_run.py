@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -37,24 +39,28 @@ def test_run_returns_tables_and_a_summary(tiny, tmp_path):
     assert runs["lb.scheme"][0] == "ecmp"
 
 
-def _same_table(a, b) -> bool:
-    """Column-by-column equality where NaN equals NaN (Arrow's equals says NaN != NaN)."""
-    if a.column_names != b.column_names or a.num_rows != b.num_rows:
-        return False
-    for name in a.column_names:
-        x, y = a[name].to_pylist(), b[name].to_pylist()
-        for u, v in zip(x, y):
-            if u != v and not (isinstance(u, float) and isinstance(v, float) and np.isnan(u) and np.isnan(v)):
-                return False
-    return True
-
-
 def test_same_seed_identical_flow_tables_different_seed_not(tiny):
     a = dclb.run(load_scenario(tiny), out=None).flows
     b = dclb.run(load_scenario(tiny), out=None).flows
-    assert _same_table(a, b)
+    assert a.equals(b)
     c = dclb.run(load_scenario(tiny, seed=8), out=None).flows
-    assert not _same_table(a, c)
+    assert not a.equals(c)
+
+
+def test_identical_runs_store_equal_flow_tables_with_nulls_not_nan(tiny, tmp_path):
+    # The horizon leaves flows unfinished (no FCT) and no flow has a deadline: missing values of both kinds.
+    scenario = load_scenario(tiny, ["run.horizon_us=20000"])
+    stored = [pq.read_table(dclb.run(scenario, out=tmp_path / name).path / "flows.parquet") for name in ("a", "b")]
+    flows = stored[0]
+    assert flows.equals(stored[1]), "Arrow's equals says NaN != NaN: a NaN anywhere would fail this"
+    states = flows["state"].to_pylist()
+    assert "completed" in states and "unfinished" in states
+    for name in ("finish_us", "fct_us", "slowdown"):
+        assert flows[name].null_count == states.count("unfinished"), name
+    assert flows["deadline_us"].null_count == flows["deadline_met"].null_count == flows.num_rows
+    for name in flows.column_names:
+        if pa.types.is_floating(flows[name].type):
+            assert not pc.any(pc.is_nan(flows[name])).as_py(), f"{name} holds NaN"
 
 
 def test_overrides_reach_the_engine(tiny):

@@ -109,6 +109,17 @@ def test_flows_of_several_runs_are_concatenated(tmp_path):
     assert store.run_ids() == ["a", "b"]
 
 
+def test_a_table_reads_only_the_columns_asked_for(tmp_path):
+    store = Store(tmp_path)
+    store.write_run("a", record("a"), {"flows": flows_table(2), "ports": ports_table(1)})
+    store.write_run("b", record("b"), {"flows": flows_table(3).drop_columns(["fct_us"]), "ports": ports_table(1)})
+    frame = store.flows(columns=["fct_us"])
+    assert list(frame.columns) == ["run_id", "fct_us"]
+    assert frame["fct_us"].isna().tolist() == [False, False, True, True, True]  # b has no fct_us: nulls
+    with pytest.raises(StoreError, match="no column fct_ms in the flows table; its columns: .*fct_us"):
+        store.flows(columns=["fct_ms"])
+
+
 def test_replacing_a_run(tmp_path):
     store = Store(tmp_path)
     store.write_run(
@@ -333,6 +344,17 @@ def test_sql_over_catalog_and_flows_view(tmp_path):
         "FROM ports p JOIN runs r USING (run_id) GROUP BY load ORDER BY load"
     )
     assert joined.values.tolist() == [[0.2, 21], [0.8, 21]]
+
+
+def test_switches_are_queryable_like_flows_and_ports(tmp_path):
+    store = Store(tmp_path)
+    switches = pa.table({"node": [8, 9], "kind": ["leaf", "spine"], "decisions": [5, 6]})
+    for run_id in ("a", "b"):
+        store.write_run(run_id, record(run_id), {"flows": flows_table(1), "ports": ports_table(1), "switches": switches})
+        store.record_in_catalog({**record(run_id), "run_id": run_id})
+    decided = store.sql("SELECT run_id, sum(decisions) AS n FROM switches GROUP BY run_id ORDER BY run_id")
+    assert decided.values.tolist() == [["a", 11], ["b", 11]]
+    assert store.switches("b", columns=["kind"]).values.tolist() == [["b", "leaf"], ["b", "spine"]]
 
 
 def test_sql_cannot_write_the_catalog(tmp_path):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import math
 import os
 import signal
 import subprocess
@@ -19,6 +19,7 @@ import dclb
 from dclb.errors import ScenarioError
 from dclb.runner import run_id_for
 from dclb.scenario import load_scenario
+from dclb.store import RunRecord
 from dclb.sweeps import expand_range, normalize_grid, parse_grid_option, plan_sweep
 
 from conftest import GRID, TINY, dclb_cli
@@ -113,16 +114,6 @@ def _summary_without_timing(record: dict) -> dict:
     return {k: v for k, v in record["summary"].items() if k not in ("wall_s", "events_per_s")}
 
 
-def _tables_equal(a, b) -> bool:
-    if a.column_names != b.column_names or a.num_rows != b.num_rows:
-        return False
-    for name in a.column_names:
-        for u, v in zip(a[name].to_pylist(), b[name].to_pylist()):
-            if u != v and not (isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)):
-                return False
-    return True
-
-
 def test_pool_sweep_stores_every_point(pool_sweep):
     _, store_dir, frame = pool_sweep
     assert len(frame) == 8 and set(frame["status"]) == {"completed"} and not frame["reused"].any()
@@ -141,10 +132,21 @@ def test_dask_local_cluster_gives_identical_results(pool_sweep, tmp_path):
     a, b = dclb.open_store(store_dir), dclb.open_store(tmp_path / "dask")
     for run_id in pool_frame["run_id"]:
         assert _summary_without_timing(a.read_record(run_id)) == _summary_without_timing(b.read_record(run_id)), run_id
-        for table in ("flows", "ports", "samples"):
+        for table in ("flows", "ports", "switches", "samples"):
             ta = pq.read_table(a.run_path(run_id) / f"{table}.parquet")
             tb = pq.read_table(b.run_path(run_id) / f"{table}.parquet")
-            assert _tables_equal(ta, tb), (run_id, table)
+            assert ta.equals(tb), (run_id, table)
+
+
+def test_a_sweep_point_has_the_record_dclb_run_writes(pool_sweep, tmp_path):
+    scenario, store_dir, _ = pool_sweep
+    result = dclb.run(load_scenario(scenario, ["lb.scheme=ecmp", "traffic.load=0.2"]), out=tmp_path / "alone")
+    alone = dclb.open_store(tmp_path / "alone").read_record(result.run_id)
+    swept = dclb.open_store(store_dir).read_record(result.run_id)
+    assert set(alone) == set(swept) == {f.name for f in dataclasses.fields(RunRecord)}
+    timing = {"started_at", "finished_at", "wall_s", "summary"}
+    assert {k: v for k, v in alone.items() if k not in timing} == {k: v for k, v in swept.items() if k not in timing}
+    assert _summary_without_timing(alone) == _summary_without_timing(swept)
 
 
 def test_rerunning_a_finished_sweep_runs_nothing(pool_sweep):
@@ -170,10 +172,36 @@ def test_a_failing_point_is_recorded_and_the_rest_completes(tiny, tmp_path):
     failed_id = runs.loc[3.0, "run_id"]
     folder = out / "runs" / failed_id
     assert not (folder / "COMPLETE").exists()
-    assert json.loads((folder / "run.json").read_text())["status"] == "failed"
+    record = json.loads((folder / "run.json").read_text())
+    assert record["status"] == "failed" and set(record) == {f.name for f in dataclasses.fields(RunRecord)}
     # Re-running retries only the failed point.
     again = dclb_cli("sweep", str(tiny), "--grid", "traffic.load=0.3,3.0", "--out", str(out), "-q")
     assert again.returncode == 1 and "1 already complete; running 1" in again.stderr
+
+
+def test_the_coordinator_waits_on_futures_without_polling(tiny, tmp_path, monkeypatch):
+    def no_sleep(seconds):
+        raise AssertionError(f"the coordinator slept {seconds} s instead of waiting on its futures")
+
+    monkeypatch.setattr(time, "sleep", no_sleep)  # the workers are other processes: only the coordinator
+    frame = dclb.sweep(tiny, grid={"lb.scheme": ["ecmp", "rps"]}, out=tmp_path / "res", jobs=2)
+    assert list(frame["status"]) == ["completed", "completed"]
+
+
+def test_a_point_whose_worker_died_is_stored_as_failed(tiny, tmp_path):
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from dclb.sweeps import _reply_of
+
+    point = plan_sweep(tiny).points[0]
+    died: Future = Future()
+    died.set_exception(BrokenProcessPool("a worker process terminated abruptly"))
+    store = dclb.open_store(tmp_path / "res", create=True)
+    reply = _reply_of(died, point, store)
+    assert reply["status"] == "failed" and reply["error"].startswith("worker failed: ")
+    assert store.status(point.run_id) == "failed"
+    assert store.read_record(point.run_id)["error"] == reply["error"] == reply["record"]["error"]
 
 
 def _complete_folders(runs_dir: Path) -> list[Path]:
@@ -282,6 +310,9 @@ class _InlinePool:
         future = Future()
         future.set_result(run_point(task))
         return future
+
+    def as_completed(self, futures):
+        return iter(futures)
 
     def running(self, futures) -> int:
         return 0

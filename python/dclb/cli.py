@@ -88,6 +88,7 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
     """Run one scenario and print its summary."""
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
+    from .store import Store
     from .summary import summary_rows
 
     sc = load_scenario(scenario_file, list(overrides), seed)
@@ -108,11 +109,7 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
         return
     console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, HEADLINE_KEYS)))
     if result.path is not None:
-        console.print(f"results: {result.path}  (catalog: {Path(out_dir_of(result.path)) / 'catalog.duckdb'})")
-
-
-def out_dir_of(run_path: Path) -> Path:
-    return run_path.parent.parent
+        console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})")
 
 
 @cli.command("schemes")
@@ -246,7 +243,10 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
     if dry_run:
         import pandas as pd
 
-        store_done = {p.run_id for p in plan.points if p.error is None and (out / "runs" / p.run_id / "COMPLETE").is_file()}
+        from .store import Store
+
+        store = Store(out)
+        store_done = {p.run_id for p in plan.points if p.error is None and store.is_complete(p.run_id)}
         rows = [{"run_id": p.run_id, **p.values, "seed": p.seed, "state": "complete" if p.run_id in store_done else ("invalid: " + p.error if p.error else "to run")} for p in plan.points]
         _render_frame(pd.DataFrame(rows), "table")
         return
@@ -281,7 +281,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
 @click.argument("store_dir", type=click.Path(path_type=Path))
 @click.option("--columns", default=None, metavar="A,B,...", help="Columns to show after run_id (catalog column names; default: varying fields, seed, status, headline metrics).")
 @click.option("--where", default=None, metavar="CONDITION", help="SQL condition on the catalog, e.g. \"traffic.load >= 0.4\".")
-@click.option("--sql", "query", default=None, metavar="QUERY", help="Run a query (tables: runs, flows, ports, samples) and print its result.")
+@click.option("--sql", "query", default=None, metavar="QUERY", help="Run a query (tables: runs, flows, ports, switches, samples) and print its result.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: str | None, fmt: str) -> None:
     """Summarise a result store: one row per run, or the result of a SQL query."""

@@ -10,7 +10,7 @@ Kinds (``dclb plot DIR --kind ...``):
   completed TCP flows, pooled over seeds, one line per hue.
 * ``bins`` -- the mean (``--stat p99``: 99th percentile) of a per-flow column (default ``slowdown``) by flow
   size bin, averaged over seeds with a confidence interval.
-* ``timeseries`` -- the sampler's time series (``samples.parquet``): ``queue_bytes`` (ports, default),
+* ``timeseries`` -- the sampler's time series (the runs' ``samples`` tables): ``queue_bytes`` (ports, default),
   ``throughput_gbps`` (ports, from the bytes sent per interval) or ``bytes`` (flows, delivered); the mean
   (``--stat max``/``sum``) over the sampled ports or flows, averaged over seeds.
 
@@ -41,6 +41,7 @@ from .analysis import (
     varying_fields,
 )
 from .errors import ScenarioError
+from .store import StoreError
 
 KINDS = ("line", "cdf", "bins", "timeseries")
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
@@ -206,23 +207,14 @@ def plot_line(store: Any, x: str, y: str, hue: str | None = None, facet: str | N
 
 def _flow_rows(store: Any, runs: pd.DataFrame, column: str) -> pd.DataFrame:
     """Completed TCP flows of ``runs`` with ``run_id``, ``size_bytes`` and ``column``."""
-    ids = list(runs["run_id"])
-    frames = []
-    for run_id in ids:
-        path = store.runs_path / run_id / "flows.parquet"
-        if not path.is_file():
-            continue
-        import pyarrow.parquet as pq
-
-        names = pq.read_schema(path).names
-        if column not in names:
-            raise ScenarioError(f"--y {column}: not a column of the flows table; columns: {', '.join(names)}")
-        table = pq.read_table(path, columns=sorted({column, "size_bytes", "state", "transport"})).to_pandas()
-        table = table[(table["state"] == "completed") & (table["transport"] != "udp")]
-        frames.append(table.assign(run_id=run_id)[["run_id", "size_bytes", column]])
-    if not frames:
+    try:
+        flows = store.flows(list(runs["run_id"]), columns=sorted({column, "size_bytes", "state", "transport"}))
+    except StoreError as error:
+        raise ScenarioError(f"--y {column}: {error}") from None
+    if flows.empty:
         raise ScenarioError(f"{store.path}: the selected runs have no flows table")
-    return pd.concat(frames, ignore_index=True)
+    done = flows[(flows["state"] == "completed") & (flows["transport"] != "udp")]
+    return done[["run_id", "size_bytes", column]].reset_index(drop=True)
 
 
 def plot_cdf(store: Any, y: str = "fct_us", hue: str | None = None, facet: str | None = None, where: str | None = None):
@@ -306,9 +298,17 @@ def plot_bins(store: Any, y: str = "slowdown", hue: str | None = None, facet: st
 # Time series from the sampler
 
 
-def plot_timeseries(store: Any, y: str = "queue_bytes", hue: str | None = None, facet: str | None = None, where: str | None = None, stat: str = "mean"):
-    import pyarrow.parquet as pq
+def _series(samples: pd.DataFrame, y: str, stat: str) -> pd.DataFrame:
+    """One run's samples of one kind reduced to ``y`` per sample time (``stat`` over the ports or flows)."""
+    samples = samples.sort_values(["id", "time_us"])
+    if y == "throughput_gbps":
+        dt = samples.groupby("id")["time_us"].diff()
+        db = samples.groupby("id")["bytes"].diff()
+        samples = samples.assign(throughput_gbps=db * 8 / dt / 1e3).dropna(subset=["throughput_gbps"])
+    return samples.groupby("time_us")[y].agg(stat).reset_index()
 
+
+def plot_timeseries(store: Any, y: str = "queue_bytes", hue: str | None = None, facet: str | None = None, where: str | None = None, stat: str = "mean"):
     choices = {"queue_bytes": "port", "throughput_gbps": "port", "bytes": "flow"}
     if y not in choices:
         raise ScenarioError(f"--y {y}: the timeseries kind takes {', '.join(choices)}")
@@ -319,21 +319,10 @@ def plot_timeseries(store: Any, y: str = "queue_bytes", hue: str | None = None, 
         raise ScenarioError(f"{store.path}: no completed runs to plot")
     require_columns(runs, [hue, facet])
     kind = choices[y]
-    frames = []
-    for run_id in runs["run_id"]:
-        path = store.runs_path / run_id / "samples.parquet"
-        if not path.is_file():
-            continue
-        s = pq.read_table(path).to_pandas()
-        s = s[s["kind"] == kind].sort_values(["id", "time_us"])
-        if s.empty:
-            continue
-        if y == "throughput_gbps":
-            dt = s.groupby("id")["time_us"].diff()
-            db = s.groupby("id")["bytes"].diff()
-            s = s.assign(throughput_gbps=db * 8 / dt / 1e3).dropna(subset=["throughput_gbps"])
-        per_time = s.groupby("time_us")[y].agg(stat).reset_index()
-        frames.append(per_time.assign(run_id=run_id))
+    samples = store.samples(list(runs["run_id"]))
+    if "kind" in samples:
+        samples = samples[samples["kind"] == kind]
+    frames = [_series(part, y, stat).assign(run_id=run_id) for run_id, part in samples.groupby("run_id", sort=False)]
     if not frames:
         raise ScenarioError(f"{store.path}: the selected runs have no {kind} samples; add a [run.sampler] table to the scenario")
     split = _split_fields(runs, [facet], hue)

@@ -2,27 +2,25 @@
 
 :func:`run` validates nothing itself (a :class:`~dclb.scenario.Scenario` is already valid), builds the engine
 config, and drives the engine in chunks of events with the GIL released, updating a progress bar between
-chunks. The engine's columns come back as raw buffers and become Arrow tables here (units in column names).
+chunks. The engine's tables come back as Arrow record batches (units in column names) and its statistics
+as JSON.
 The run is written to the result store only when it has finished: a failed or interrupted run leaves the
 store as it was.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import numpy as np
 import pyarrow as pa
 
-from . import __version__
 from .errors import ScenarioError
 from .scenario import Scenario, engine_config
-from .store import Store, open_store, scenario_hash
+from .store import RunRecord, Store, open_store, scenario_hash, utc_now
 from .summary import summarize
 
 #: Events per engine call between progress updates (about 0.1-0.3 s of work).
@@ -39,33 +37,12 @@ class RunResult:
     samples: pa.Table
     stats: dict[str, Any]
     summary: dict[str, Any]
+    record: RunRecord
     path: Optional[Path] = None
-    record: dict[str, Any] = field(default_factory=dict)
 
 
-def _column(spec: tuple) -> pa.Array:
-    kind = spec[0]
-    if kind == "str":
-        return pa.array(spec[1], type=pa.string())
-    if kind == "bool":
-        return pa.array(np.frombuffer(spec[1], dtype=np.uint8).astype(bool))
-    if kind == "bool?":
-        raw = np.frombuffer(spec[1], dtype=np.uint8)
-        return pa.array(raw == 1, mask=raw == 2)
-    if kind == "list<u8>":
-        width, buf = spec[1], spec[2]
-        values = np.frombuffer(buf, dtype="<u8").astype(np.int64)
-        if width == 0:
-            return pa.array([[]] * 0, type=pa.list_(pa.int64()))
-        return pa.FixedSizeListArray.from_arrays(pa.array(values), width).cast(pa.list_(pa.int64()))
-    arr = np.frombuffer(spec[1], dtype=kind)
-    if arr.dtype == np.dtype("<u8"):
-        arr = arr.astype(np.int64)
-    return pa.array(arr)
-
-
-def _table(columns: dict[str, tuple]) -> pa.Table:
-    return pa.table({name: _column(spec) for name, spec in columns.items()})
+def _table(batch: pa.RecordBatch) -> pa.Table:
+    return pa.Table.from_batches([batch])
 
 
 def run_id_for(sc: Scenario) -> str:
@@ -98,6 +75,7 @@ def simulate(
         progress(*sim.progress())
     wall = time.perf_counter() - t0
     raw = sim.results()
+    raw["stats"] = json.loads(raw["stats"])
     _check_conservation(raw["stats"])
     return raw, wall
 
@@ -123,7 +101,7 @@ def run(
 
     With ``catalog=False`` only the run folder is written (sweep workers do this; the process that
     coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`."""
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = utc_now()
     raw, wall = simulate(sc, progress, config)
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
@@ -132,21 +110,11 @@ def run(
     switches = _table(raw["switches"])
     samples = _table(raw["samples"])
     summary = summarize(flows, ports, stats, short_threshold_bytes=sc.run.short_threshold_bytes)
-    result = RunResult(run_id_for(sc), sc, flows, ports, switches, samples, stats, summary)
-    result.record = {
-        "run_id": result.run_id,
-        "name": sc.name,
-        "status": "completed",
-        "scenario": sc.resolved(),
-        "scenario_hash": scenario_hash(sc.resolved()),
-        "seed": sc.seed,
-        "summary": summary,
-        "dclb_version": __version__,
-        "started_at": started,
-        "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "wall_s": wall,
-        "error": None,
-    }
+    record = RunRecord(
+        run_id=run_id_for(sc), name=sc.name, status="completed", seed=sc.seed, scenario=sc.resolved(),
+        summary=summary, started_at=started, wall_s=wall,
+    )
+    result = RunResult(record.run_id, sc, flows, ports, switches, samples, stats, summary, record)
     if out is not None:
         store: Store = open_store(out, create=True)
         tables = {"flows": flows, "ports": ports, "switches": switches}

@@ -6,6 +6,7 @@ A store is a directory ``DIR``::
 
     DIR/runs/<run_id>/flows.parquet    per-flow table
     DIR/runs/<run_id>/ports.parquet    per-port table
+    DIR/runs/<run_id>/switches.parquet per-switch table
     DIR/runs/<run_id>/samples.parquet  optional time series (any schema)
     DIR/runs/<run_id>/run.json         the run record
     DIR/runs/<run_id>/COMPLETE         written last; marks the folder valid
@@ -30,10 +31,15 @@ folders are never read; a kill may leave one behind, to be deleted by hand.
 (This guards against a killed process, not against power loss: nothing is
 fsync'ed.)  Only one process should write a given run id at a time.
 
-**The catalog** ``runs`` table has the record fields ``run_id`` (primary
-key), ``name``, ``status``, ``seed``, ``scenario_hash``, ``dclb_version``,
-``started_at``, ``finished_at`` (ISO-8601 text), ``wall_s`` and ``error``,
-then every scenario field flattened to dotted names (``"lb.scheme"``,
+**The run record** (:class:`RunRecord`) is the one definition of what a
+run leaves behind: ``dclb run`` and sweep workers both build one, it is
+written as ``run.json`` and it is what a catalog row is made of.
+
+**The catalog** ``runs`` table has the record's scalar fields ``run_id``
+(primary key), ``name``, ``status``, ``seed``, ``scenario_hash``,
+``dclb_version``, ``started_at``, ``finished_at`` (ISO-8601 text),
+``wall_s`` and ``error``, then every scenario field flattened to dotted
+names (``"lb.scheme"``,
 ``"traffic.load"``; lists and empty dicts as JSON text), then every summary
 metric under its own name (``"short_afct_us"``).  A scenario or summary key
 that would clash with an earlier column is prefixed with ``scenario.`` or
@@ -55,8 +61,12 @@ need no lock: each is published by a single rename.
 
 **Queries.**  :meth:`Store.sql` runs SQL in a fresh in-memory DuckDB that
 attaches the catalog read-only and defines the views ``runs`` (the catalog),
-and ``flows``, ``ports``, ``samples`` over the Parquet files of the complete
-runs, each with a leading ``run_id`` column taken from the folder name.
+and ``flows``, ``ports``, ``switches``, ``samples`` over the Parquet files of
+the complete runs, each with a leading ``run_id`` column taken from the
+folder name.  :meth:`Store.table` (and its shorthands :meth:`Store.flows`,
+:meth:`Store.ports`, :meth:`Store.switches`, :meth:`Store.samples`) reads
+the same tables into pandas, optionally only some columns: figures, the
+report and the CLI read runs' tables this way, never by file path.
 
 Reading a path that is not a store raises :class:`StoreError` (a
 ``ValueError``) that names the path.
@@ -65,6 +75,7 @@ Reading a path that is not a store raises :class:`StoreError` (a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -74,7 +85,8 @@ import re
 import secrets
 import shutil
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -85,7 +97,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import __version__
+
 __all__ = [
+    "RunRecord",
     "Store",
     "StoreError",
     "open_store",
@@ -103,21 +118,7 @@ COMPLETE_FILE = "COMPLETE"
 STAGING_PREFIX = ".tmp-"
 RETIRED_PREFIX = ".old-"
 LOCK_TIMEOUT_S = 600.0
-QUERYABLE_TABLES = ("flows", "ports", "samples")
-
-#: Record fields that become the leading catalog columns, with their types.
-RECORD_COLUMNS: dict[str, str] = {
-    "run_id": "VARCHAR",
-    "name": "VARCHAR",
-    "status": "VARCHAR",
-    "seed": "BIGINT",
-    "scenario_hash": "VARCHAR",
-    "dclb_version": "VARCHAR",
-    "started_at": "VARCHAR",
-    "finished_at": "VARCHAR",
-    "wall_s": "DOUBLE",
-    "error": "VARCHAR",
-}
+QUERYABLE_TABLES = ("flows", "ports", "switches", "samples")
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,=+@-]{0,199}")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -169,6 +170,53 @@ def scenario_hash(scenario: Mapping[str, Any]) -> str:
     return digest.hexdigest()[:16]
 
 
+def utc_now() -> str:
+    """The current UTC time as ISO-8601 text to the second (the record's time stamps)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _catalog_field(sql_type: str, **options: Any) -> Any:
+    """A record field that is also one of the leading catalog columns, of type ``sql_type``."""
+    return field(metadata={"catalog": sql_type}, **options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """What one run leaves behind, completed or failed: ``run.json`` and the catalog row.
+
+    The fields with a catalog type are the leading catalog columns, in this order; ``scenario`` and
+    ``summary`` are flattened into the columns after them (see the module documentation).
+    ``scenario_hash`` is derived from ``scenario``, so the two can never disagree."""
+
+    run_id: str = _catalog_field("VARCHAR")
+    name: str = _catalog_field("VARCHAR")
+    status: str = _catalog_field("VARCHAR")  # "completed" or "failed"
+    seed: int = _catalog_field("BIGINT")
+    scenario_hash: str = _catalog_field("VARCHAR", init=False)
+    dclb_version: str = _catalog_field("VARCHAR", default=__version__)
+    started_at: str = _catalog_field("VARCHAR")
+    finished_at: str = _catalog_field("VARCHAR", default_factory=utc_now)
+    wall_s: float = _catalog_field("DOUBLE")
+    error: str | None = _catalog_field("VARCHAR", default=None)
+    #: The resolved scenario (nested, as ``Scenario.resolved()`` gives it; a failed point's raw data).
+    scenario: dict[str, Any]
+    #: The summary metrics (:func:`dclb.summary.summarize`); empty for a failed run.
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scenario_hash", scenario_hash(self.scenario))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as plain data, the form ``run.json`` and the store's methods take."""
+        return dataclasses.asdict(self)
+
+
+#: Record fields that become the leading catalog columns, with their types.
+RECORD_COLUMNS: dict[str, str] = {
+    f.name: f.metadata["catalog"] for f in dataclasses.fields(RunRecord) if "catalog" in f.metadata
+}
+
+
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested mappings to one level with dotted keys.
 
@@ -185,10 +233,18 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _normalized_record(record: Mapping[str, Any], run_id: str | None = None) -> dict[str, Any]:
+RecordLike = RunRecord | Mapping[str, Any]
+
+
+def _plain(record: RecordLike) -> dict[str, Any]:
+    return record.as_dict() if isinstance(record, RunRecord) else dict(record)
+
+
+def _normalized_record(record: RecordLike, run_id: str | None = None) -> dict[str, Any]:
     """JSON-clean copy of a record with ``run_id``, ``status`` and
-    ``scenario_hash`` filled in where missing."""
-    clean = to_jsonable(dict(record))
+    ``scenario_hash`` filled in where missing (a mapping from elsewhere may
+    lack them; a :class:`RunRecord` never does)."""
+    clean = to_jsonable(_plain(record))
     given = clean.get("run_id")
     if run_id is not None:
         if given not in (None, run_id):
@@ -203,7 +259,7 @@ def _normalized_record(record: Mapping[str, Any], run_id: str | None = None) -> 
     return clean
 
 
-def catalog_row(record: Mapping[str, Any]) -> dict[str, Any]:
+def catalog_row(record: RecordLike) -> dict[str, Any]:
     """The catalog row of a run record (column name -> plain value)."""
     clean = _normalized_record(record)
     row = {column: clean.get(column) for column in RECORD_COLUMNS}
@@ -393,6 +449,21 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> 
 
 
 # --------------------------------------------------------------------------
+# per-run tables
+# --------------------------------------------------------------------------
+
+
+def _tagged_table(run_id: str, path: Path, columns: Sequence[str] | None) -> pa.Table:
+    """One run's table (of the requested columns, those it has) with a leading ``run_id`` column."""
+    with pq.ParquetFile(path) as file:
+        names = file.schema_arrow.names
+        table = file.read(columns=None if columns is None else [c for c in columns if c in names])
+    if "run_id" in table.column_names:
+        table = table.drop_columns(["run_id"])
+    return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
+
+
+# --------------------------------------------------------------------------
 # the store
 # --------------------------------------------------------------------------
 
@@ -432,7 +503,7 @@ class Store:
     def write_run(
         self,
         run_id: str,
-        record: Mapping[str, Any],
+        record: RecordLike,
         tables: Mapping[str, TableLike],
     ) -> Path:
         """Write (or atomically replace) the folder of a finished run.
@@ -461,11 +532,11 @@ class Store:
 
         return self._publish(run_id, fill)
 
-    def write_failed(self, run_id: str, record: Mapping[str, Any]) -> Path:
+    def write_failed(self, run_id: str, record: RecordLike) -> Path:
         """Write the folder of a failed run: ``run.json`` only, with status
         ``"failed"``, and no ``COMPLETE``.  It replaces any earlier folder of
         that run id.  The record must carry a non-empty ``error``."""
-        clean = _normalized_record({**record, "status": "failed"}, run_id)
+        clean = _normalized_record({**_plain(record), "status": "failed"}, run_id)
         if not clean.get("error"):
             raise ValueError("a failed run record needs a non-empty 'error'")
         return self._publish(run_id, lambda folder: _write_json(folder / RECORD_FILE, clean))
@@ -545,8 +616,10 @@ class Store:
             if entry.is_dir() and not entry.name.startswith(".")
         )
 
-    def _catalogued_records(self) -> Iterator[dict[str, Any]]:
-        """Records of complete runs and failed runs, in run id order."""
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Records of complete runs and failed runs (what the catalog
+        indexes), in run id order; an unreadable record is skipped with a
+        warning."""
         for folder in self._run_folders():
             record_path = folder / RECORD_FILE
             if not record_path.is_file():
@@ -602,7 +675,7 @@ class Store:
         if not self.catalog_path.is_file():
             self._rebuild_locked()
 
-    def record_in_catalog(self, record: Mapping[str, Any]) -> None:
+    def record_in_catalog(self, record: RecordLike) -> None:
         """Insert or replace the catalog row of one run record.
 
         If the catalog file is missing it is first rebuilt from the run
@@ -628,7 +701,7 @@ class Store:
             return self._rebuild_locked()
 
     def _rebuild_locked(self) -> int:
-        rows = [catalog_row(record) for record in self._catalogued_records()]
+        rows = [catalog_row(record) for record in self.records()]
         temp = self.path / f".{CATALOG_FILE}.{secrets.token_hex(4)}.part"
         temp_wal = temp.with_name(temp.name + ".wal")
         try:
@@ -662,31 +735,46 @@ class Store:
 
     # ---- per-run tables ----------------------------------------------------
 
-    def table(self, name: str, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def table(
+        self,
+        name: str,
+        run_ids: str | Iterable[str] | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
         """The ``<name>.parquet`` tables of complete runs, concatenated, with
         a leading ``run_id`` column.  ``run_ids=None`` means every complete
         run; naming a run that is not complete raises StoreError.  Runs
-        without that table are skipped."""
+        without that table are skipped.  ``columns`` reads only those
+        columns (a run whose table lacks one gets nulls); a column that no
+        selected run has raises StoreError listing the columns there are."""
         if not _TABLE_NAME.fullmatch(name):
             raise ValueError(f"invalid table name {name!r}")
-        parts = [
-            self._tagged_table(run_id, path) for run_id, path in self._table_files(name, run_ids)
-        ]
+        files = self._table_files(name, run_ids)
+        parts = [_tagged_table(run_id, path, columns) for run_id, path in files]
         if not parts:
             return pd.DataFrame({"run_id": pd.Series(dtype="str")})
+        found = {column for part in parts for column in part.column_names}
+        missing = [column for column in columns or () if column not in found]
+        if missing:
+            there = pq.read_schema(files[0][1]).names
+            raise StoreError(f"no column {', '.join(missing)} in the {name} table; its columns: {', '.join(there)}")
         return pa.concat_tables(parts, promote_options="permissive").to_pandas()
 
-    def flows(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def flows(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Per-flow tables of complete runs with a ``run_id`` column."""
-        return self.table("flows", run_ids)
+        return self.table("flows", run_ids, columns)
 
-    def ports(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def ports(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Per-port tables of complete runs with a ``run_id`` column."""
-        return self.table("ports", run_ids)
+        return self.table("ports", run_ids, columns)
 
-    def samples(self, run_ids: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def switches(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per-switch tables of complete runs with a ``run_id`` column."""
+        return self.table("switches", run_ids, columns)
+
+    def samples(self, run_ids: str | Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Sample tables of complete runs that have one, with ``run_id``."""
-        return self.table("samples", run_ids)
+        return self.table("samples", run_ids, columns)
 
     def _table_files(
         self, name: str, run_ids: str | Iterable[str] | None = None
@@ -702,19 +790,12 @@ class Store:
         files = [(run_id, self.runs_path / run_id / f"{name}.parquet") for run_id in chosen]
         return [(run_id, path) for run_id, path in files if path.is_file()]
 
-    @staticmethod
-    def _tagged_table(run_id: str, path: Path) -> pa.Table:
-        table = pq.read_table(path)
-        if "run_id" in table.column_names:
-            table = table.drop_columns(["run_id"])
-        return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
-
     # ---- SQL -----------------------------------------------------------------
 
     def sql(self, query: str) -> pd.DataFrame:
         """Run SQL over the catalog (view ``runs``, read-only) and the
         Parquet files of complete runs (views ``flows``, ``ports``,
-        ``samples``, each with a ``run_id`` column).  A view is defined only
+        ``switches``, ``samples``, each with a ``run_id`` column).  A view is defined only
         if at least one complete run has that table."""
         self._require_store()
         with self._locked():

@@ -24,7 +24,7 @@ Which flows enter which number
   100 000 B) and *long* otherwise.  The fixed size bins are right-closed,
   with KB = 1000 B: (0, 100 KB], (100 KB, 1 MB], (1 MB, inf).
 * Deadline statistics cover TCP flows with a deadline (``deadline_us`` not
-  NaN).  Such a flow meets its deadline only if it completed and the engine
+  null).  Such a flow meets its deadline only if it completed and the engine
   reported ``deadline_met`` true; a cancelled or unfinished deadline flow is
   a miss.
 * Percentiles use numpy's default (linear interpolation).  A statistic over

@@ -33,8 +33,10 @@ system for a remote cluster).
 
 **The store.** Each worker writes its run's folder (:meth:`~dclb.store.Store.write_run`, or
 :meth:`~dclb.store.Store.write_failed` with the error message for a failure), and the coordinator writes the
-failed folders of invalid points; only the coordinating process writes catalog rows, as results come back. A point is *done* iff its run folder is complete
-(``COMPLETE`` marker), so re-running a sweep runs only the points that are missing or failed; since folders
+failed folders of invalid points; only the coordinating process writes catalog rows, each as its point's future completes (it blocks on the futures with
+``as_completed`` from :mod:`concurrent.futures` or :mod:`distributed`; nothing polls). A point is *done*
+iff its run folder is complete (``COMPLETE`` marker), so re-running a sweep runs only the points that are
+missing or failed; since folders
 are published by an atomic rename, a killed sweep leaves nothing half-written that counts as done. A worker
 checks again just before running, and if another sweep published the same run meanwhile it uses that one.
 A point whose worker process died (so wrote nothing) is recorded as failed by the coordinator. At the end
@@ -45,7 +47,6 @@ out of date (e.g. written by a sweep that was killed before recording it) is rec
 from __future__ import annotations
 
 import copy
-import datetime as _dt
 import itertools
 import math
 import multiprocessing
@@ -53,14 +54,16 @@ import os
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from . import __version__
 from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from .store import RunRecord
 
 #: Metrics shown in sweep and results summaries (every summary key is in the catalog).
 HEADLINE_METRICS = ["short_afct_us", "short_p99_fct_us", "long_afct_us", "long_goodput_gbps", "drops"]
@@ -323,10 +326,6 @@ def plan_sweep(
 # The worker side
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
 def _one_line(error: BaseException) -> str:
     from .errors import ScenarioError as _SE
 
@@ -334,28 +333,25 @@ def _one_line(error: BaseException) -> str:
     return " ".join(text.split()) or type(error).__name__
 
 
-def failed_record(task: Mapping[str, Any], error: str, started: str, wall_s: float) -> dict[str, Any]:
+def failed_record(task: Mapping[str, Any], error: str, started: str, wall_s: float) -> RunRecord:
+    """The record of a point that failed: its validated scenario if it has one, else its raw data."""
+    from .store import RunRecord
+
     sc = task.get("scenario")
-    return {
-        "run_id": task["run_id"],
-        "name": sc.name if sc is not None else task["raw"].get("name"),
-        "status": "failed",
-        "scenario": sc.resolved() if sc is not None else task["raw"],
-        "seed": task["seed"],
-        "summary": {},
-        "dclb_version": __version__,
-        "started_at": started,
-        "finished_at": _now(),
-        "wall_s": wall_s,
-        "error": error,
-    }
+    return RunRecord(
+        run_id=task["run_id"], name=sc.name if sc is not None else task["raw"].get("name"), status="failed",
+        seed=task["seed"], scenario=sc.resolved() if sc is not None else task["raw"],
+        started_at=started, wall_s=wall_s, error=error,
+    )
 
 
 def invalid_point_reply(store: Any, p: Point) -> dict[str, Any]:
     """Records a point that failed validation as a failed run, in the coordinator: nothing to run."""
-    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": None, "raw": p.raw}, p.error, _now(), 0.0)
+    from .store import utc_now
+
+    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": None, "raw": p.raw}, p.error, utc_now(), 0.0)
     store.write_failed(p.run_id, record)
-    return {"run_id": p.run_id, "status": "failed", "reused": False, "error": p.error, "record": record, "sim_s": 0.0, "worker_s": 0.0}
+    return {"run_id": p.run_id, "status": "failed", "reused": False, "error": p.error, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
 
 
 def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
@@ -364,10 +360,10 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     Never raises for a failed point (the failure is written to the store and returned); only an
     interrupt, or a store that cannot be written at all, propagates."""
     from .runner import run
-    from .store import Store
+    from .store import Store, utc_now
 
     t0 = time.perf_counter()
-    started = _now()
+    started = utc_now()
     store = Store(task["store"])
     run_id = task["run_id"]
     reply: dict[str, Any] = {"run_id": run_id, "status": "failed", "reused": False, "error": None, "record": None, "sim_s": 0.0, "worker_s": 0.0, "pid": os.getpid()}
@@ -376,7 +372,7 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     else:
         try:
             result = run(task["scenario"], out=store.path, catalog=False, config=task["config"])
-            reply.update(status="completed", record=result.record, sim_s=float(result.stats.get("wall_s", 0.0)))
+            reply.update(status="completed", record=result.record.as_dict(), sim_s=float(result.stats.get("wall_s", 0.0)))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as error:  # noqa: BLE001 -- the engine may raise a PanicException
@@ -386,7 +382,7 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
                 message = _one_line(error)
                 record = failed_record(task, message, started, time.perf_counter() - t0)
                 store.write_failed(run_id, record)
-                reply.update(error=message, record=record)
+                reply.update(error=message, record=record.as_dict())
     reply["worker_s"] = time.perf_counter() - t0
     return reply
 
@@ -428,6 +424,9 @@ class _LocalPool:
     def submit(self, task: dict[str, Any]) -> Any:
         return self.pool.submit(run_point, task)
 
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        return as_completed(futures)
+
     def running(self, futures: Iterable[Any]) -> int:
         return min(self.slots, sum(1 for f in futures if f.running()))
 
@@ -466,6 +465,11 @@ class _DaskCluster:
     def submit(self, task: dict[str, Any]) -> Any:
         return self.client.submit(run_point, task, pure=False)
 
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed as dask_as_completed
+
+        return iter(dask_as_completed(futures))
+
     def running(self, futures: Iterable[Any]) -> int:
         return min(self.slots, sum(1 for f in futures if not f.done()))
 
@@ -481,30 +485,14 @@ class _DaskCluster:
 
 
 def reconcile(store: Any) -> int:
-    """Records in the catalog every complete or failed run folder whose row is missing or has another
-    status; returns how many rows it wrote."""
-    from .store import COMPLETE_FILE, RECORD_FILE, StoreError
-
-    if not store.runs_path.is_dir():
-        return 0
+    """Records in the catalog every complete or failed run whose row is missing or has another status;
+    returns how many rows it wrote."""
     catalog = store.runs()
-    known = dict(zip(catalog["run_id"], catalog["status"])) if len(catalog) else {}
-    written = 0
-    for folder in sorted(store.runs_path.iterdir()):
-        if folder.name.startswith(".") or not folder.is_dir() or not (folder / RECORD_FILE).is_file():
-            continue
-        try:
-            record = store.read_record(folder.name)
-        except StoreError:
-            continue
-        complete = (folder / COMPLETE_FILE).is_file()
-        status = record.get("status")
-        if not complete and status != "failed":
-            continue
-        if known.get(folder.name) != status:
-            store.record_in_catalog({**record, "run_id": folder.name})
-            written += 1
-    return written
+    known = dict(zip(catalog["run_id"], catalog["status"]))
+    stale = [record for record in store.records() if known.get(record["run_id"]) != record.get("status")]
+    for record in stale:
+        store.record_in_catalog(record)
+    return len(stale)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -520,6 +508,13 @@ class SweepState:
     reused: int = 0
     ran: int = 0
     started: float = field(default_factory=time.perf_counter)
+
+    def count(self, reply: Mapping[str, Any]) -> None:
+        """Counts a point that came back from a worker."""
+        self.done += 1
+        self.ran += 0 if reply.get("reused") else 1
+        self.reused += 1 if reply.get("reused") else 0
+        self.failed += reply["status"] == "failed"
 
     @property
     def eta_s(self) -> float | None:
@@ -570,6 +565,46 @@ class _RichProgress:
 # Running a sweep
 
 
+def _task(store: Any, p: Point) -> dict[str, Any]:
+    """What a worker needs to run point ``p`` (a valid one) into ``store``."""
+    return {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw}
+
+
+def _reply_of(future: Any, p: Point, store: Any) -> dict[str, Any]:
+    """The worker's reply for ``p``; if the worker died or the task could not run, the point is stored
+    as failed here (the worker wrote nothing)."""
+    from .store import utc_now
+
+    try:
+        return future.result()
+    except Exception as error:
+        message = f"worker failed: {_one_line(error)}"
+    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "raw": p.raw}, message, utc_now(), 0.0)
+    try:
+        store.write_failed(p.run_id, record)
+    except OSError:
+        pass  # the store itself is failing: the catalog row and reconcile still say what happened
+    return {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
+
+
+def _run_points(executor: Any, todo: list[Point], store: Any, state: SweepState, report: Callable[[SweepState], None] | None) -> dict[str, dict[str, Any]]:
+    """Submits every point, then records each one in the catalog as its future completes (the coordinator
+    blocks on the futures, it never polls); returns the replies by run id."""
+    pending = {executor.submit(_task(store, p)): p for p in todo}
+    replies: dict[str, dict[str, Any]] = {}
+    for future in executor.as_completed(list(pending)):
+        p = pending.pop(future)
+        reply = _reply_of(future, p, store)
+        if reply.get("record") is not None:
+            store.record_in_catalog(reply["record"])
+        replies[p.run_id] = reply
+        state.count(reply)
+        state.running = executor.running(pending)
+        if report is not None:
+            report(state)
+    return replies
+
+
 def execute(
     plan: Plan,
     out: str | os.PathLike[str] = "dclb-results",
@@ -595,7 +630,7 @@ def execute(
         else:
             todo.append(p)
     to_run = [p for p in todo if p.error is None]
-    invalid = len(todo) - len(to_run)
+    invalid = [p for p in todo if p.error is not None]
     state = SweepState(total=len(plan.points), done=len(replies), reused=len(replies))
     t0 = time.perf_counter()
     executor: Any = None
@@ -603,54 +638,24 @@ def execute(
         executor = _DaskCluster(dask, jobs) if dask is not None else _LocalPool(min(jobs, len(to_run)))
     where = executor.description if executor else "the coordinator"
     if invalid:
-        where += f" ({invalid} invalid point{'s' if invalid != 1 else ''} recorded as failed without running)"
+        where += f" ({len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} recorded as failed without running)"
     if on_start is not None:
         on_start(len(plan.points), len(todo), where)
     bar = _RichProgress(state.total) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)
-
-    def finished(p: Point, reply: dict[str, Any]) -> None:
-        if reply.get("record") is not None:
-            store.record_in_catalog(reply["record"])
-        replies[p.run_id] = reply
-        state.done += 1
-        state.ran += 0 if reply.get("reused") else 1
-        state.reused += 1 if reply.get("reused") else 0
-        state.failed += reply["status"] == "failed"
-
     interrupted = True
     try:
         if bar is not None:
             bar.__enter__()
-        pending: dict[Any, Point] = {}
-        for p in todo:
-            if p.error is not None:
-                finished(p, invalid_point_reply(store, p))
-                continue
-            task = {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw}
-            pending[executor.submit(task)] = p
+        for p in invalid:
+            reply = invalid_point_reply(store, p)
+            store.record_in_catalog(reply["record"])
+            replies[p.run_id] = reply
+            state.count(reply)
         if report is not None:
             report(state)
-        while pending:
-            done = [f for f in pending if f.done()]
-            for fut in done:
-                p = pending.pop(fut)
-                try:
-                    reply = fut.result()
-                except Exception as error:  # the worker process died or the task could not run
-                    message = f"worker failed: {_one_line(error)}"
-                    record = failed_record({"run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "raw": p.raw}, message, _now(), 0.0)
-                    try:
-                        store.write_failed(p.run_id, record)
-                    except OSError:
-                        pass
-                    reply = {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record, "sim_s": 0.0, "worker_s": 0.0}
-                finished(p, reply)
-            state.running = executor.running(pending) if pending else 0
-            if report is not None:
-                report(state)
-            if pending and not done:
-                time.sleep(0.1)
+        if executor is not None:
+            replies.update(_run_points(executor, to_run, store, state, report))
         interrupted = False
     finally:
         if bar is not None:

@@ -552,7 +552,7 @@ mod tests {
     #[test]
     fn field_rules_are_the_first_stage() {
         let mut cfg = base();
-        cfg.topology.links = vec![LinkOverride { leaf: 0, spine: 9, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Both }];
+        cfg.topology.links = vec![LinkOverride { leaf: 0, spine: 9, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Both, ..Default::default() }];
         assert_eq!(error(&cfg), "topology.links[0].spine: 9 is out of range (0..1)");
         let mut cfg = base();
         cfg.sources[0].load = Some(1.5);
@@ -574,7 +574,7 @@ mod tests {
     fn failed_links_must_leave_every_leaf_pair_connected() {
         let mut cfg = base();
         for spine in 0..2 {
-            cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Down });
+            cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Down, ..Default::default() });
         }
         assert_eq!(error(&cfg), "topology.links: the failed links leave no path from leaf 0 to leaf 1; every leaf needs a working path to every other leaf");
     }
@@ -712,7 +712,7 @@ mod tests {
         (cfg.sources[0].senders, cfg.sources[0].receivers, cfg.sources[0].inter_leaf_only) = ((0..4).collect(), (0..4).collect(), false);
         cfg.check().unwrap();
         for spine in 0..2 {
-            cfg.topology.links.push(LinkOverride { leaf: 0, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Up });
+            cfg.topology.links.push(LinkOverride { leaf: 0, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Up, ..Default::default() });
         }
         assert_eq!(error(&cfg), "traffic.sources[0].senders: the senders' leaves have no working uplink; a poisson source needs uplinks to carry its load");
     }

@@ -98,7 +98,8 @@ pub enum Direction {
     Down,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// A change to one leaf-spine link (`Default` is a no-op override of leaf 0 - spine 0, for struct update).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkOverride {
     pub leaf: u32,

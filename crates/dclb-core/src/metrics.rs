@@ -1,7 +1,8 @@
 //! What a run returns: columnar tables (per flow, per port, per switch, sampler rows) and run statistics.
 //!
-//! Columns are plain vectors so the binding can hand them to Python as buffers without a per-value
-//! conversion; the Python side names the units in its column names and writes Parquet. Definitions live here
+//! Columns are plain vectors so the binding can hand them to Python as Arrow arrays without a per-value
+//! conversion; a value that may be missing is an `Option` (null in Arrow and Parquet, never NaN). Column
+//! names carry their units; the Python side writes Parquet. Definitions live here
 //! once: FCT is flow start to the arrival of the last byte at the receiver; a packet's queueing delay is the
 //! time it waited in queues before serialisation, summed over hops; a deadline is met when the flow
 //! completed no later than its deadline. A value that does not exist for a row (the FCT of an unfinished
@@ -90,16 +91,24 @@ impl Table {
             _ => panic!("no u64 column {name}"),
         }
     }
-    pub fn opt_f64s(&self, name: &str) -> &[Option<f64>] {
-        match self.get(name) {
-            Some(Column::OptF64(v)) => v,
-            _ => panic!("no optional f64 column {name}"),
-        }
-    }
     pub fn f64s(&self, name: &str) -> &[f64] {
         match self.get(name) {
             Some(Column::F64(v)) => v,
             _ => panic!("no f64 column {name}"),
+        }
+    }
+    /// A nullable float column (`None` where the row has no value).
+    pub fn opt_f64s(&self, name: &str) -> &[Option<f64>] {
+        match self.get(name) {
+            Some(Column::OptF64(v)) => v,
+            _ => panic!("no nullable f64 column {name}"),
+        }
+    }
+    /// A nullable boolean column (`None` where the row has no value).
+    pub fn opt_bools(&self, name: &str) -> &[Option<bool>] {
+        match self.get(name) {
+            Some(Column::OptBool(v)) => v,
+            _ => panic!("no nullable bool column {name}"),
         }
     }
     pub fn strs(&self, name: &str) -> &[String] {
@@ -113,8 +122,9 @@ impl Table {
     }
 }
 
-/// Per-run numbers.
-#[derive(Clone, Debug, Default)]
+/// Per-run numbers. They cross to Python as one serialised value, so a field added here reaches the front
+/// without touching the binding.
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct RunStats {
     pub events: u64,
     pub sim_time_us: f64,

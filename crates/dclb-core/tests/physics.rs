@@ -186,3 +186,19 @@ fn a_lossy_link_loses_about_its_rate() {
     // Deterministic: same seed, same losses.
     assert_eq!(run(&faulty_link(false, 0.02, 2000)).ports.u64s("wire_losses")[up], lost as u64);
 }
+
+#[test]
+fn deadline_met_is_null_without_a_deadline_and_false_when_late_or_unfinished() {
+    let mut cfg = fabric(2, 2, 2);
+    let mut source = listed(&[(0.0, 0, 2, 14_600), (0.0, 1, 3, 14_600), (0.0, 0, 3, 14_600), (0.0, 1, 2, 50_000_000)], TransportKind::Dctcp);
+    // A generous deadline, one shorter than any FCT, none, and one on a flow the horizon cuts off.
+    for (flow, deadline_us) in source.list.iter_mut().zip([Some(1_000.0), Some(1.0), None, Some(500.0)]) {
+        flow.deadline_us = deadline_us;
+    }
+    cfg.sources = vec![source];
+    cfg.run.horizon_us = Some(1_000.0);
+    let r = run(&cfg);
+    assert_eq!(r.flows.strs("state"), ["completed", "completed", "completed", "unfinished"]);
+    assert_eq!(r.flows.opt_bools("deadline_met"), [Some(true), Some(false), None, Some(false)]);
+    assert_eq!(r.flows.opt_f64s("deadline_us")[2], None);
+}

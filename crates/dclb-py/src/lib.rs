@@ -2,50 +2,79 @@
 //!
 //! It parses the resolved config (JSON written by `dclb.scenario`), runs the simulation in chunks with the
 //! GIL released (so Python can draw a progress bar between chunks and other threads keep running), and hands
-//! result columns back as raw little-endian buffers that Python wraps with numpy without copying per value.
+//! results back in two forms:
+//!
+//! * each result table as a `pyarrow.RecordBatch`, through Arrow's C data interface (`arrow-pyarrow`):
+//!   pyarrow adopts the engine's buffers, so no value is converted one by one and no byte layout is agreed
+//!   by hand. Nullable engine columns keep their nulls; only they are nullable in the schema.
+//! * the run statistics as one JSON document of [`RunStats`], which Python reads with `json.loads`. JSON
+//!   rather than a Python-object serialiser: the binding already depends on `serde_json`, the document is a
+//!   few dozen numbers once per run, and Python's `json` reads 64-bit integers exactly.
 
 use dclb_core::check;
 use dclb_core::config::{SamplerConfig, SourceConfig};
 use dclb_core::fabric::Fabric;
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_buffer::OffsetBuffer;
+use arrow_pyarrow::ToPyArrow;
+use arrow_schema::{DataType, Field, Schema};
 use dclb_core::lb::{ParamValue, SCHEMES};
-use dclb_core::metrics::{Column, Table};
+use dclb_core::metrics::{Column, RunStats, Table};
 use dclb_core::{Config, Simulation};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
-use std::sync::Mutex;
+use pyo3::types::{PyDict, PyList};
+use std::sync::{Arc, Mutex};
 
-fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: plain-old-data numeric slices viewed as bytes (u64, i64, f64 have no padding).
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+/// Counters are u64 in the engine and int64 in the stored tables (the integer type pandas, DuckDB and every
+/// Parquet reader handle natively). A count beyond the int64 range is an error, never a silent wrap.
+fn int64s(name: &str, values: &[u64]) -> PyResult<Vec<i64>> {
+    values
+        .iter()
+        .map(|&v| i64::try_from(v).map_err(|_| PyOverflowError::new_err(format!("result column {name}: {v} exceeds the int64 range"))))
+        .collect()
 }
 
-fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (name, col) in &t.columns {
-        let v: Bound<'py, PyAny> = match col {
-            Column::U64(v) => ("<u8", PyBytes::new(py, as_bytes(v))).into_pyobject(py)?.into_any(),
-            Column::I64(v) => ("<i8", PyBytes::new(py, as_bytes(v))).into_pyobject(py)?.into_any(),
-            Column::F64(v) => ("<f8", PyBytes::new(py, as_bytes(v))).into_pyobject(py)?.into_any(),
-            Column::Bool(v) => {
-                let b: Vec<u8> = v.iter().map(|&x| x as u8).collect();
-                ("bool", PyBytes::new(py, &b)).into_pyobject(py)?.into_any()
-            }
-            Column::Str(v) => ("str", PyList::new(py, v)?).into_pyobject(py)?.into_any(),
-            Column::U64List { width, values } => ("list<u8>", *width, PyBytes::new(py, as_bytes(values))).into_pyobject(py)?.into_any(),
-            Column::OptF64(v) => {
-                let f: Vec<f64> = v.iter().map(|x| x.unwrap_or(f64::NAN)).collect();
-                ("<f8", PyBytes::new(py, as_bytes(&f))).into_pyobject(py)?.into_any()
-            }
-            Column::OptBool(v) => {
-                // 0 false, 1 true, 2 missing
-                let b: Vec<u8> = v.iter().map(|&x| x.map_or(2, |m| m as u8)).collect();
-                ("bool?", PyBytes::new(py, &b)).into_pyobject(py)?.into_any()
-            }
-        };
-        d.set_item(*name, v)?;
+/// `width` counters per row as `list<int64>` (the list type pyarrow builds by default, item field included).
+fn list_column(name: &str, rows: usize, width: usize, values: &[u64]) -> PyResult<ListArray> {
+    let item = Arc::new(Field::new_list_field(DataType::Int64, true));
+    let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(width, rows));
+    let values: ArrayRef = Arc::new(Int64Array::from(int64s(name, values)?));
+    ListArray::try_new(item, offsets, values, None).map_err(|e| PyRuntimeError::new_err(format!("result column {name}: {e}")))
+}
+
+/// One engine column as an Arrow array (taking its vector: floats and flags move without a copy).
+fn arrow_column(name: &str, rows: usize, column: Column) -> PyResult<ArrayRef> {
+    Ok(match column {
+        Column::U64(v) => Arc::new(Int64Array::from(int64s(name, &v)?)),
+        Column::I64(v) => Arc::new(Int64Array::from(v)),
+        Column::F64(v) => Arc::new(Float64Array::from(v)),
+        Column::OptF64(v) => Arc::new(Float64Array::from(v)),
+        Column::Bool(v) => Arc::new(BooleanArray::from(v)),
+        Column::OptBool(v) => Arc::new(BooleanArray::from(v)),
+        Column::Str(v) => Arc::new(StringArray::from_iter_values(v)),
+        Column::U64List { width, values } => Arc::new(list_column(name, rows, width, &values)?),
+    })
+}
+
+/// An engine table as a record batch; its row count is explicit so that a table without columns (no
+/// sampler) is still a valid, empty batch.
+fn record_batch(table: Table) -> PyResult<RecordBatch> {
+    let rows = table.rows();
+    let mut fields = Vec::with_capacity(table.columns.len());
+    let mut arrays = Vec::with_capacity(table.columns.len());
+    for (name, column) in table.columns {
+        let nullable = matches!(column, Column::OptF64(_) | Column::OptBool(_));
+        let array = arrow_column(name, rows, column)?;
+        fields.push(Field::new(name, array.data_type().clone(), nullable));
+        arrays.push(array);
     }
-    Ok(d)
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options).map_err(|e| PyRuntimeError::new_err(format!("result table: {e}")))
+}
+
+fn stats_json(stats: &RunStats) -> PyResult<String> {
+    serde_json::to_string(stats).map_err(|e| PyRuntimeError::new_err(format!("run statistics: {e}")))
 }
 
 /// A simulation in progress.
@@ -77,38 +106,15 @@ impl PySimulation {
         (sim.now().as_us(), sim.events(), sim.flows_ended(), sim.flows_total())
     }
 
-    /// Result tables and statistics: {"flows": {...}, "ports": {...}, "switches": {...}, "samples": {...},
-    /// "stats": {...}}. Each column is (dtype, buffer) or ("str", list) or ("list<u8>", width, buffer).
+    /// Result tables and statistics: {"flows", "ports", "switches", "samples"} as `pyarrow.RecordBatch`, and
+    /// "stats" as the JSON text of the run statistics.
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut sim = self.inner.lock().expect("simulation lock");
-        let r = sim.results();
+        let r = self.inner.lock().expect("simulation lock").results();
         let d = PyDict::new(py);
-        d.set_item("flows", table(py, &r.flows)?)?;
-        d.set_item("ports", table(py, &r.ports)?)?;
-        d.set_item("switches", table(py, &r.switches)?)?;
-        d.set_item("samples", table(py, &r.samples)?)?;
-        let s = &r.stats;
-        let st = PyDict::new(py);
-        st.set_item("events", s.events)?;
-        st.set_item("sim_time_us", s.sim_time_us)?;
-        st.set_item("flows_total", s.flows_total)?;
-        st.set_item("flows_completed", s.flows_completed)?;
-        st.set_item("flows_cancelled", s.flows_cancelled)?;
-        st.set_item("flows_unfinished", s.flows_unfinished)?;
-        st.set_item("wire_bytes_created", s.wire_bytes_created)?;
-        st.set_item("wire_bytes_delivered", s.wire_bytes_delivered)?;
-        st.set_item("wire_bytes_dropped", s.wire_bytes_dropped)?;
-        st.set_item("wire_bytes_in_flight", s.wire_bytes_in_flight)?;
-        st.set_item("peak_packets_in_flight", s.peak_packets_in_flight)?;
-        st.set_item("peak_flows_active", s.peak_flows_active)?;
-        st.set_item("balancer_drops", s.balancer_drops)?;
-        st.set_item("probes_sent", s.probes_sent)?;
-        st.set_item("engine_bytes", s.engine_bytes)?;
-        st.set_item("source_mean_bytes", s.source_mean_bytes.clone())?;
-        st.set_item("source_offered_bps", s.source_offered_bps.clone())?;
-        st.set_item("source_access_capacity_bps", s.source_access_capacity_bps.clone())?;
-        st.set_item("source_fabric_capacity_bps", s.source_fabric_capacity_bps.clone())?;
-        d.set_item("stats", st)?;
+        d.set_item("stats", stats_json(&r.stats)?)?;
+        for (name, table) in [("flows", r.flows), ("ports", r.ports), ("switches", r.switches), ("samples", r.samples)] {
+            d.set_item(name, record_batch(table)?.to_pyarrow(py)?)?;
+        }
         Ok(d)
     }
 }

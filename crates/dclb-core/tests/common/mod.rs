@@ -69,6 +69,16 @@ pub fn port_sum(r: &Results, col: &str) -> u64 {
     r.ports.u64s(col).iter().sum()
 }
 
+/// FCT of flow `i`, which must have completed (µs).
+pub fn fct(r: &Results, i: usize) -> f64 {
+    r.flows.opt_f64s("fct_us")[i].unwrap_or_else(|| panic!("flow {i} did not complete"))
+}
+
+/// Every flow's FCT as exact bits (None for a flow that did not complete), for determinism checks.
+pub fn fct_bits(r: &Results) -> Vec<Option<u64>> {
+    r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect()
+}
+
 /// Per-flow bytes on each uplink of the source leaf, one row per flow.
 pub fn uplink_rows(r: &Results) -> Vec<Vec<u64>> {
     let Column::U64List { width, values } = r.flows.get("uplink_bytes").unwrap() else { panic!("uplink_bytes is a list column") };
