@@ -45,13 +45,13 @@
 //! (paper); recovery none ([LB]).
 
 use super::PacketMut;
+use super::flowhash::FlowMap;
 use super::params::ParamSpec;
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::units::Time;
-use std::collections::HashMap;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::num("flowlet_us", 500.0, "us", "a gap of at least this between a flow's packets starts a new flowlet", "[LB] driver cloveFlowletTimeout=500, README"),
@@ -135,7 +135,7 @@ pub struct Clove {
     /// Per destination leaf: when the weights were last relaxed (decay) and last cut (reset).
     relaxed_at: Vec<Time>,
     last_reaction: Vec<Time>,
-    flowlets: HashMap<u32, Flowlet>,
+    flowlets: FlowMap<Flowlet>,
     flowlets_started: u64,
 }
 
@@ -160,7 +160,7 @@ impl Clove {
             weights,
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
-            flowlets: HashMap::new(),
+            flowlets: FlowMap::default(),
             flowlets_started: 0,
         }
     }
@@ -294,7 +294,7 @@ impl Clove {
 impl EdgeBalancer for Clove {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let now = cx.now;
-        if let Some(f) = self.flowlets.get_mut(&flow.flow) {
+        if let Some(f) = self.flowlets.get_mut(&(flow.flow as u128)) {
             if now.saturating_sub(f.last_seen) < self.cfg.flowlet && paths.contains(&f.path) {
                 f.last_seen = now;
                 return f.path;
@@ -303,7 +303,7 @@ impl EdgeBalancer for Clove {
         let dl = cx.facts.leaf_of_host(flow.dst);
         let p = self.pick(cx, dl, paths);
         self.flowlets_started += 1;
-        self.flowlets.insert(flow.flow, Flowlet { path: p, last_seen: now });
+        self.flowlets.insert(flow.flow as u128, Flowlet { path: p, last_seen: now });
         p
     }
 
@@ -312,7 +312,7 @@ impl EdgeBalancer for Clove {
             self.on_ecn(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now);
         }
         if flow.acked >= flow.size {
-            self.flowlets.remove(&flow.flow);
+            self.flowlets.remove(&(flow.flow as u128));
         }
     }
 
@@ -320,6 +320,6 @@ impl EdgeBalancer for Clove {
         std::mem::size_of::<Self>()
             + self.weights.len() * (8 + 8 + 8)
             + self.relaxed_at.len() * 16
-            + self.flowlets.len() * (4 + std::mem::size_of::<Flowlet>())
+            + self.flowlets.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Flowlet>())
     }
 }

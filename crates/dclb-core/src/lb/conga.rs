@@ -58,14 +58,12 @@
 
 use super::PacketMut;
 use super::ecmp::flow_hash_index;
+use super::flowhash::FlowMap;
 use super::params::ParamSpec;
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
-use crate::rng::mix64;
 use crate::units::{Rate, Time};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "conga",
@@ -195,30 +193,6 @@ struct Flowlet {
     last_seen: Time,
 }
 
-/// Hashes a 5-tuple key with one mixing step (fast, and the same in every run).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix64(self.0 ^ b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = mix64(self.0 ^ v);
-    }
-    fn write_u128(&mut self, v: u128) {
-        self.0 = mix64(self.0 ^ v as u64 ^ mix64((v >> 64) as u64));
-    }
-}
-
-/// Flowlet entries by 5-tuple key; used for lookups only, never iterated in a way that affects a decision.
-type FlowletTable = HashMap<u128, Flowlet, BuildHasherDefault<KeyHasher>>;
-
 /// CONGA at one switch. Leaves run the source and destination logic; spines only estimate and mark.
 pub struct Conga {
     cfg: CongaConfig,
@@ -234,7 +208,8 @@ pub struct Conga {
     from_leaf: Vec<Pending>,
     /// Per remote leaf: the tag fed back last.
     rr: Vec<u32>,
-    flowlets: FlowletTable,
+    /// Flowlet entries by 5-tuple key.
+    flowlets: FlowMap<Flowlet>,
     next_sweep: Time,
 }
 
@@ -256,7 +231,7 @@ impl Conga {
             to_leaf: vec![Remote::default(); tables],
             from_leaf: vec![Pending::default(); tables],
             rr: vec![0; rr_len],
-            flowlets: FlowletTable::default(),
+            flowlets: FlowMap::default(),
             next_sweep: Time::ZERO,
         }
     }

@@ -79,6 +79,7 @@
 //! always beats the preset.
 
 use super::PacketMut;
+use super::flowhash::FlowMap;
 use super::params::ParamSpec;
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, ProbeRequest};
@@ -86,7 +87,6 @@ use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::rng::Rng;
 use crate::units::Time;
-use std::collections::HashMap;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("preset", "readme", &["readme", "mdtlb"], "parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5", "baselines.md §8.2; MDTLB Table 5"),
@@ -317,7 +317,7 @@ pub struct Hermes {
     usable: Vec<Vec<u16>>,
     /// Last time this host sent data towards each leaf, `Time::MAX` if never.
     last_active: Vec<Time>,
-    flows: HashMap<u32, FlowEntry>,
+    flows: FlowMap<FlowEntry>,
     reroutes: u64,
 }
 
@@ -336,7 +336,7 @@ impl Hermes {
             paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
             usable,
             last_active: vec![Time::MAX; facts.leaves as usize],
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             reroutes: 0,
         }
     }
@@ -375,7 +375,7 @@ impl Hermes {
 
     /// The path a flow of this host is pinned to, if it has one.
     pub fn flow_path(&self, flow: u32) -> Option<u16> {
-        self.flows.get(&flow).map(|e| e.path)
+        self.flows.get(&(flow as u128)).map(|e| e.path)
     }
 
     /// Records a delay sample and an ECN echo for a path: evidence that the path delivers.
@@ -523,11 +523,11 @@ impl EdgeBalancer for Hermes {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
         self.last_active[dl as usize] = now;
-        let chosen = match self.flows.get(&flow.flow).copied() {
+        let chosen = match self.flows.get(&(flow.flow as u128)).copied() {
             None => {
                 // With every path failed, a new flow still has to go somewhere: a random one.
                 let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
-                self.flows.insert(flow.flow, FlowEntry { path: p, dst_leaf: dl, last_seen: now, last_attempt: None, timed_out: false, charge_from: 0 });
+                self.flows.insert(flow.flow as u128, FlowEntry { path: p, dst_leaf: dl, last_seen: now, last_attempt: None, timed_out: false, charge_from: 0 });
                 p
             }
             Some(mut e) => {
@@ -569,7 +569,7 @@ impl EdgeBalancer for Hermes {
                 }
                 e.path = next;
                 e.last_seen = now;
-                self.flows.insert(flow.flow, e);
+                self.flows.insert(flow.flow as u128, e);
                 next
             }
         };
@@ -583,12 +583,12 @@ impl EdgeBalancer for Hermes {
             self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
         }
         if flow.acked >= flow.size {
-            self.flows.remove(&flow.flow);
+            self.flows.remove(&(flow.flow as u128));
         }
     }
 
     fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
-        if let Some(e) = self.flows.get_mut(&flow.flow) {
+        if let Some(e) = self.flows.get_mut(&(flow.flow as u128)) {
             e.timed_out = true;
             let i = (e.dst_leaf * self.uplinks + e.path as u32) as usize;
             self.paths[i].timeouts += 1;
@@ -654,6 +654,6 @@ impl EdgeBalancer for Hermes {
             + self.paths.len() * std::mem::size_of::<PathState>()
             + self.last_active.len() * 8
             + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
-            + self.flows.len() * (4 + std::mem::size_of::<FlowEntry>())
+            + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<FlowEntry>())
     }
 }

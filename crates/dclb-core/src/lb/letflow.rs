@@ -38,9 +38,8 @@
 use super::PacketMut;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, ParamSpec, SwitchBalancer, SwitchCx};
-use crate::rng::mix64;
+use super::flowhash::{salted_index, FlowMap};
 use crate::units::Time;
-use std::collections::HashMap;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "letflow",
@@ -93,7 +92,7 @@ const EMPTY: Entry = Entry { port: 0, last_seen: Time::ZERO, valid: false, age: 
 
 enum Table {
     /// One entry per exact 5-tuple (looked up, never iterated for decisions).
-    Exact(HashMap<u128, Entry>),
+    Exact(FlowMap<Entry>),
     /// A fixed array indexed by a salted hash of the 5-tuple.
     Hashed(Vec<Entry>),
 }
@@ -109,7 +108,7 @@ pub struct LetFlow {
 impl LetFlow {
     /// `table_size` 0 keys the table on the exact 5-tuple; otherwise it has that many hashed entries.
     pub fn new(timeout: Time, table_size: usize, age_bit: bool, salt: u64) -> LetFlow {
-        let table = if table_size == 0 { Table::Exact(HashMap::new()) } else { Table::Hashed(vec![EMPTY; table_size]) };
+        let table = if table_size == 0 { Table::Exact(FlowMap::default()) } else { Table::Hashed(vec![EMPTY; table_size]) };
         LetFlow { timeout, age_bit, salt, table }
     }
 
@@ -135,11 +134,11 @@ impl SwitchBalancer for LetFlow {
         if candidates.len() == 1 {
             return Decision::Forward(candidates[0]);
         }
+        let key = pkt.five_tuple();
         let e = match &mut self.table {
-            Table::Exact(m) => m.entry(pkt.five_tuple()).or_insert(EMPTY),
+            Table::Exact(m) => m.entry(key).or_insert(EMPTY),
             Table::Hashed(v) => {
-                let h = mix64(pkt.five_tuple_key() ^ self.salt);
-                let i = ((h as u128 * v.len() as u128) >> 64) as usize;
+                let i = salted_index(key, self.salt, v.len());
                 &mut v[i]
             }
         };

@@ -22,6 +22,7 @@ pub mod conga;
 pub mod drb;
 pub mod drill;
 pub mod ecmp;
+pub mod flowhash;
 pub mod hermes;
 pub mod letflow;
 pub mod params;

@@ -42,10 +42,10 @@
 //! * `random_start` = true: baselines.md §4 and the Hermes authors' code start each flow at a random path.
 
 use super::PacketMut;
+use super::flowhash::FlowMap;
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{EdgeBalancer, EdgeCx, FlowView, Installed, ParamSpec};
 use crate::packet::{Packet, PacketKind, NO_PATH};
-use std::collections::HashMap;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "presto",
@@ -92,18 +92,18 @@ struct Cell {
 pub struct Presto {
     cell_bytes: u64,
     random_start: bool,
-    /// Per-flow state, looked up by flow id (never iterated).
-    flows: HashMap<u32, Cell>,
+    /// Per-flow state, by flow id.
+    flows: FlowMap<Cell>,
 }
 
 impl Presto {
     pub fn new(cell_bytes: u64, random_start: bool) -> Presto {
-        Presto { cell_bytes, random_start, flows: HashMap::new() }
+        Presto { cell_bytes, random_start, flows: FlowMap::default() }
     }
 
     /// Flowcells opened so far by `flow` (0 if the flow has no state).
     pub fn cells_of(&self, flow: u32) -> u32 {
-        self.flows.get(&flow).map_or(0, |c| c.cells)
+        self.flows.get(&(flow as u128)).map_or(0, |c| c.cells)
     }
 }
 
@@ -112,7 +112,7 @@ impl EdgeBalancer for Presto {
         let n = paths.len();
         let len = pkt.payload as u64;
         let random_start = self.random_start;
-        let c = self.flows.entry(flow.flow).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
+        let c = self.flows.entry(flow.flow as u128).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
         if c.tag == NO_PATH {
             // First segment of the flow opens its first cell.
             c.cells = 1;
@@ -132,18 +132,18 @@ impl EdgeBalancer for Presto {
         }
         let tag = c.tag;
         if pkt.kind == PacketKind::Udp && pkt.seq + len >= flow.size {
-            self.flows.remove(&flow.flow);
+            self.flows.remove(&(flow.flow as u128));
         }
         tag
     }
 
     fn on_ack(&mut self, _cx: &mut EdgeCx, flow: &FlowView, _ack: &Packet) {
         if flow.acked >= flow.size {
-            self.flows.remove(&flow.flow);
+            self.flows.remove(&(flow.flow as u128));
         }
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u32>() + std::mem::size_of::<Cell>())
+        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>())
     }
 }
