@@ -14,7 +14,7 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::hermes::{self, Hermes, HermesConfig, PathType};
+use dclb_core::lb::hermes::{Hermes, HermesParams, PathType};
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::{FlowView, Params};
 use dclb_core::metrics::Results;
@@ -38,14 +38,14 @@ struct Bench {
 
 fn params(given: &[(&str, Value)]) -> Params {
     let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    Params::resolve("hermes", hermes::SPEC.params, &m).unwrap()
+    Params::resolve("hermes", HermesParams::SPECS, &m).unwrap()
 }
 
 impl Bench {
     /// Host 0 on leaf 0 of a 2-leaf, 4-spine fabric, sending to host 2 on leaf 1 over paths 0..4.
     fn new(given: &[(&str, Value)]) -> Bench {
         let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(5);
-        let lb = Hermes::new(HermesConfig::from_params(&params(given)), &bench.fabric.facts, 0);
+        let lb = Hermes::new(HermesParams::from_params(&params(given)), &bench.fabric.facts, 0);
         Bench { bench, lb }
     }
 

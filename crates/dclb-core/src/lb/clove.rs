@@ -46,72 +46,79 @@
 
 use super::PacketMut;
 use super::flowhash::FlowMap;
-use super::params::ParamSpec;
+use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::units::Time;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::num("flowlet_us", 500.0, "us", "a gap of at least this between a flow's packets starts a new flowlet", "[LB] driver cloveFlowletTimeout=500, README"),
-    ParamSpec::num("react_gap_us", 40.0, "us", "react to ECN on a path at most once per this interval (half RTT)", "[LB] Ipv4Clove HalfRTT"),
-    ParamSpec::num("weight_cut", 1.0 / 3.0, "", "fraction of a marked path's weight moved to other paths", "baselines.md §9 (x 2/3); [LB] 0.67/0.33").within(0.0, 1.0),
-    ParamSpec::choice("redistribute", "all", &["all", "uncongested"], "who receives the removed weight: every other path, or those without an ECN reaction in the last react_gap", "[LB] DisToUncongestedPath=false; 'uncongested' = its intent, bug fixed"),
-    ParamSpec::choice("pick", "wrr", &["wrr", "random"], "flowlet path choice: weighted round robin (paper) or weighted random ([LB])", "Clove paper; [LB] Ipv4Clove"),
-    ParamSpec::choice("recovery", "none", &["none", "decay", "reset"], "how weights return to equal: never, exponential decay, or reset after a quiet period", "[LB] (none); dclb options"),
-    ParamSpec::num("recovery_us", 5000.0, "us", "time constant of 'decay', quiet period of 'reset'", "dclb choice (10 flowlet timeouts)"),
-];
-
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "clove",
     placement: Placement::Edge,
     granularity: "flowlet",
     summary: "Clove-ECN: host flowlets on weighted round robin; ECN echoes move weight off marked paths",
-    params: PARAMS,
+    params: CloveParams::SPECS,
     install,
     reflect: reflect_path_and_class,
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let cfg = CloveConfig::from_params(p);
-    let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    let p = CloveParams::from_params(p);
+    let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Recovery {
-    None,
-    Decay,
-    Reset,
+scheme_params! {
+    /// Clove-ECN's parameters.
+    pub struct CloveParams {
+        /// a gap of at least this between a flow's packets starts a new flowlet
+        #[source = "[LB] driver cloveFlowletTimeout=500, README"]
+        flowlet_us: Time = 500.0,
+        /// react to ECN on a path at most once per this interval (half RTT)
+        #[source = "[LB] Ipv4Clove HalfRTT"]
+        react_gap_us: Time = 40.0,
+        /// fraction of a marked path's weight moved to other paths
+        #[source = "baselines.md §9 (x 2/3); [LB] 0.67/0.33"]
+        weight_cut: f64 in 0.0..=1.0 = 1.0 / 3.0,
+        /// who receives the removed weight: every other path, or those without an ECN reaction in the last
+        /// react_gap
+        #[source = "[LB] DisToUncongestedPath=false; 'uncongested' = its intent, bug fixed"]
+        redistribute: Redistribute = Redistribute::All,
+        /// flowlet path choice: weighted round robin (paper) or weighted random ([LB])
+        #[source = "Clove paper; [LB] Ipv4Clove"]
+        pick: Pick = Pick::Wrr,
+        /// how weights return to equal: never, exponential decay, or reset after a quiet period
+        #[source = "[LB] (none); dclb options"]
+        recovery: Recovery = Recovery::None,
+        /// time constant of 'decay', quiet period of 'reset'
+        #[source = "dclb choice (10 flowlet timeouts)"]
+        recovery_us: Time = 5000.0,
+    }
 }
 
-#[derive(Clone, Debug)]
-pub struct CloveConfig {
-    pub flowlet: Time,
-    pub react_gap: Time,
-    pub weight_cut: f64,
-    pub to_uncongested_only: bool,
-    pub weighted_random: bool,
-    pub recovery: Recovery,
-    pub recovery_time: Time,
+param_choice! {
+    /// Who receives the weight cut from a marked path.
+    pub enum Redistribute {
+        All = "all",
+        Uncongested = "uncongested",
+    }
 }
 
-impl CloveConfig {
-    pub fn from_params(p: &Params) -> CloveConfig {
-        CloveConfig {
-            flowlet: Time::from_us_f64(p.num("flowlet_us")),
-            react_gap: Time::from_us_f64(p.num("react_gap_us")),
-            weight_cut: p.num("weight_cut").min(1.0),
-            to_uncongested_only: p.choice("redistribute") == "uncongested",
-            weighted_random: p.choice("pick") == "random",
-            recovery: match p.choice("recovery") {
-                "decay" => Recovery::Decay,
-                "reset" => Recovery::Reset,
-                _ => Recovery::None,
-            },
-            recovery_time: Time::from_us_f64(p.num("recovery_us")).max(Time(1)),
-        }
+param_choice! {
+    /// How a new flowlet picks its path from the weights.
+    pub enum Pick {
+        Wrr = "wrr",
+        Random = "random",
+    }
+}
+
+param_choice! {
+    /// How weights return to equal shares.
+    pub enum Recovery {
+        None = "none",
+        Decay = "decay",
+        Reset = "reset",
     }
 }
 
@@ -123,7 +130,7 @@ struct Flowlet {
 
 /// The Clove-ECN edge balancer of one host.
 pub struct Clove {
-    cfg: CloveConfig,
+    cfg: CloveParams,
     my_leaf: u32,
     uplinks: u32,
     /// `weights[dst_leaf * uplinks + uplink]`; 0 for uplinks that cannot reach the leaf.
@@ -140,7 +147,7 @@ pub struct Clove {
 }
 
 impl Clove {
-    pub fn new(cfg: CloveConfig, facts: &FabricFacts, host: u32) -> Clove {
+    pub fn new(cfg: CloveParams, facts: &FabricFacts, host: u32) -> Clove {
         let my_leaf = facts.leaf_of_host(host);
         let (nl, nu) = (facts.leaves, facts.uplinks);
         let mut weights = vec![0.0; (nl * nu) as usize];
@@ -187,12 +194,14 @@ impl Clove {
         let d = dst_leaf as usize;
         let w = &mut self.weights[r];
         let total: f64 = w.iter().sum();
+        // A zero period would divide by zero; 1 ps is as good as instant.
+        let period = self.cfg.recovery_us.max(Time(1));
         match self.cfg.recovery {
             Recovery::None => {}
             Recovery::Decay => {
                 let at = self.relaxed_at[d];
                 if now > at {
-                    let k = (-((now.0 - at.0) as f64) / self.cfg.recovery_time.0 as f64).exp();
+                    let k = (-((now.0 - at.0) as f64) / period.0 as f64).exp();
                     let usable = w.iter().filter(|&&x| x > 0.0).count().max(1);
                     let share = total / usable as f64;
                     for x in w.iter_mut().filter(|x| **x > 0.0) {
@@ -203,7 +212,7 @@ impl Clove {
             }
             Recovery::Reset => {
                 let last = self.last_reaction[d];
-                if last != Time::MAX && now.saturating_sub(last) >= self.cfg.recovery_time {
+                if last != Time::MAX && now.saturating_sub(last) >= period {
                     let usable = w.iter().filter(|&&x| x > 0.0).count().max(1);
                     let share = total / usable as f64;
                     for x in w.iter_mut().filter(|x| **x > 0.0) {
@@ -223,7 +232,7 @@ impl Clove {
         self.recover(dst_leaf, now);
         let base = (dst_leaf * self.uplinks) as usize;
         let i = base + path as usize;
-        let gap = self.cfg.react_gap;
+        let gap = self.cfg.react_gap_us;
         let last = self.last_ecn[i];
         if last != Time::MAX && now.saturating_sub(last) < gap {
             return;
@@ -233,7 +242,7 @@ impl Clove {
             return;
         }
         let recent = |t: Time| t != Time::MAX && now.saturating_sub(t) < gap;
-        let only_calm = self.cfg.to_uncongested_only;
+        let only_calm = self.cfg.redistribute == Redistribute::Uncongested;
         let is_recipient = |j: usize, w: &[f64], l: &[Time]| j != i && w[j] > 0.0 && !(only_calm && recent(l[j]));
         let k = (base..base + self.uplinks as usize).filter(|&j| is_recipient(j, &self.weights, &self.last_ecn)).count();
         if k == 0 {
@@ -257,7 +266,7 @@ impl Clove {
         if total.is_nan() || total <= 0.0 {
             return paths[cx.rng.below(paths.len())];
         }
-        if self.cfg.weighted_random {
+        if self.cfg.pick == Pick::Random {
             let mut r = cx.rng.unit() * total;
             for &p in paths {
                 r -= self.weights[base + p as usize];
@@ -295,7 +304,7 @@ impl EdgeBalancer for Clove {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let now = cx.now;
         if let Some(f) = self.flowlets.get_mut(&(flow.flow as u128)) {
-            if now.saturating_sub(f.last_seen) < self.cfg.flowlet && paths.contains(&f.path) {
+            if now.saturating_sub(f.last_seen) < self.cfg.flowlet_us && paths.contains(&f.path) {
                 f.last_seen = now;
                 return f.path;
             }

@@ -53,13 +53,13 @@
 //! `α = 0.2` as in both [LB] and [CW]; with `τ = 160 µs` that gives `T_dre = α·τ = 32 µs` (the [LB] driver uses
 //! 30 µs with α = 0.2, i.e. τ = 150 µs). Aging 10 ms, the [LB] value ([CW] uses 500 µs).
 //!
-//! Parameters are clamped to workable ranges instead of failing: `metric_bits` to 1..=8, `dre_alpha` to
-//! (0, 1], `τ` to at least 1 µs and `T_dre` to at least 100 ns.
+//! The ranges of `metric_bits` (1..=8), `dre_alpha` ([0.001, 1]) and `dre_tau_us` (at least 1 µs) are checked
+//! when the scenario is read; `T_dre` is at least 100 ns.
 
 use super::PacketMut;
 use super::ecmp::flow_hash_index;
 use super::flowhash::FlowMap;
-use super::params::ParamSpec;
+use super::params::scheme_params;
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
@@ -70,55 +70,43 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     placement: Placement::Switch,
     granularity: "flowlet",
     summary: "flowlets to the uplink with the least max(local DRE, remote path metric); leaf-to-leaf feedback piggybacked on packets",
-    params: &[
-        ParamSpec::num("flowlet_timeout_us", 500.0, "us", "idle gap after which a flow's next packet starts a new flowlet (T_fl)", "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"),
-        ParamSpec::num("metric_bits", 3.0, "", "Q: bits of the quantised congestion metric (metric in 0..2^Q-1)", "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3").within(1.0, 8.0).count(),
-        ParamSpec::num("dre_tau_us", 160.0, "us", "DRE time constant tau = T_dre / alpha", "CONGA paper via baselines.md §6 [CONGA-rep]").within(1.0, 1e7),
-        ParamSpec::num("dre_alpha", 0.2, "", "DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau", "[LB] and [CW] alpha = 0.2 (baselines.md §6)").within(0.001, 1.0),
-        ParamSpec::num("aging_us", 10000.0, "us", "a remote metric not refreshed for this long counts as 0 and is no longer fed back", "[LB] 10 ms (the paper only says stale metrics decay)"),
-        ParamSpec::flag("feedback", true, "piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only", "dclb ablation (CONGA always feeds back)"),
-    ],
+    params: CongaParams::SPECS,
     install: |cx, p| {
-        let cfg = CongaConfig::from_params(p.num("flowlet_timeout_us"), p.num("metric_bits"), p.num("dre_tau_us"), p.num("dre_alpha"), p.num("aging_us"), p.flag("feedback"));
-        let switches = cx.switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, cfg)) as Box<dyn SwitchBalancer>).collect();
+        let p = CongaParams::from_params(p);
+        let switches = cx.switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, p)) as Box<dyn SwitchBalancer>).collect();
         Installed::Switches(switches)
     },
     reflect: reflect_path_and_class,
 };
 
-/// Resolved CONGA settings.
-#[derive(Copy, Clone, Debug)]
-pub struct CongaConfig {
-    pub flowlet_timeout: Time,
-    /// Q.
-    pub metric_bits: u32,
-    pub tau: Time,
-    pub alpha: f64,
-    pub aging: Time,
-    pub feedback: bool,
+scheme_params! {
+    /// CONGA's parameters.
+    pub struct CongaParams {
+        /// idle gap after which a flow's next packet starts a new flowlet (T_fl)
+        #[source = "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"]
+        flowlet_timeout_us: Time = 500.0,
+        /// Q: bits of the quantised congestion metric (metric in 0..2^Q-1)
+        #[source = "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3"]
+        metric_bits: u32 in 1..=8 = 3,
+        /// DRE time constant tau = T_dre / alpha
+        #[source = "CONGA paper via baselines.md §6 [CONGA-rep]"]
+        dre_tau_us: Time in 1.0..=1e7 = 160.0,
+        /// DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau
+        #[source = "[LB] and [CW] alpha = 0.2 (baselines.md §6)"]
+        dre_alpha: f64 in 0.001..=1.0 = 0.2,
+        /// a remote metric not refreshed for this long counts as 0 and is no longer fed back
+        #[source = "[LB] 10 ms (the paper only says stale metrics decay)"]
+        aging_us: Time = 10000.0,
+        /// piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only
+        #[source = "dclb ablation (CONGA always feeds back)"]
+        feedback: bool = true,
+    }
 }
 
-impl CongaConfig {
-    pub fn from_params(flowlet_timeout_us: f64, metric_bits: f64, tau_us: f64, alpha: f64, aging_us: f64, feedback: bool) -> CongaConfig {
-        let alpha = if alpha > 0.0 { alpha.min(1.0) } else { 1e-6 };
-        CongaConfig {
-            flowlet_timeout: Time::from_us_f64(flowlet_timeout_us),
-            metric_bits: (metric_bits.round() as u32).clamp(1, 8),
-            tau: Time::from_us_f64(tau_us.max(1.0)),
-            alpha,
-            aging: Time::from_us_f64(aging_us),
-            feedback,
-        }
-    }
+impl CongaParams {
     /// The decay period `T_dre = α·τ` (at least 100 ns).
     pub fn dre_period(&self) -> Time {
-        Time(((self.tau.0 as f64 * self.alpha).round() as u64).max(100_000))
-    }
-}
-
-impl Default for CongaConfig {
-    fn default() -> Self {
-        CongaConfig::from_params(500.0, 3.0, 160.0, 0.2, 10_000.0, true)
+        Time(((self.dre_tau_us.0 as f64 * self.dre_alpha).round() as u64).max(100_000))
     }
 }
 
@@ -195,7 +183,7 @@ struct Flowlet {
 
 /// CONGA at one switch. Leaves run the source and destination logic; spines only estimate and mark.
 pub struct Conga {
-    cfg: CongaConfig,
+    cfg: CongaParams,
     kind: SwitchKind,
     salt: u64,
     uplinks: usize,
@@ -214,7 +202,7 @@ pub struct Conga {
 }
 
 impl Conga {
-    pub fn new(facts: &FabricFacts, me: &SwitchInfo, cfg: CongaConfig) -> Conga {
+    pub fn new(facts: &FabricFacts, me: &SwitchInfo, cfg: CongaParams) -> Conga {
         let leaves = facts.leaves as usize;
         let uplinks = facts.uplinks as usize;
         let (n_ports, tables) = match me.kind {
@@ -239,7 +227,7 @@ impl Conga {
     /// The quantised DRE metric of one of this switch's ports now.
     pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
         let i = (port - cx.ports.first()) as usize;
-        self.dre[i].metric(cx.ports.rate(port), self.cfg.tau, self.cfg.metric_bits)
+        self.dre[i].metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
     }
 
     /// The register of one of this switch's ports (for tests and inspection).
@@ -250,7 +238,7 @@ impl Conga {
     /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
     pub fn remote_metric(&self, now: Time, dst_leaf: u32, uplink: u32) -> u8 {
         let e = &self.to_leaf[dst_leaf as usize * self.uplinks + uplink as usize];
-        if e.valid && now.saturating_sub(e.updated) <= self.cfg.aging {
+        if e.valid && now.saturating_sub(e.updated) <= self.cfg.aging_us {
             e.metric
         } else {
             0
@@ -307,7 +295,7 @@ impl Conga {
         for i in 1..=u {
             let t = (start + i) % u;
             let e = &self.from_leaf[base + t];
-            if !e.valid || now.saturating_sub(e.updated) > self.cfg.aging {
+            if !e.valid || now.saturating_sub(e.updated) > self.cfg.aging_us {
                 continue;
             }
             if e.changed {
@@ -326,7 +314,7 @@ impl Conga {
     }
 
     fn purge_after(&self) -> Time {
-        self.cfg.aging.max(self.cfg.flowlet_timeout.mul(2)).max(Time::from_us(1))
+        self.cfg.aging_us.max(self.cfg.flowlet_timeout_us.mul(2)).max(Time::from_us(1))
     }
 }
 
@@ -344,7 +332,7 @@ impl SwitchBalancer for Conga {
         let key = pkt.five_tuple();
         let entry = self.flowlets.get(&key).copied();
         let port = match entry {
-            Some(e) if now.saturating_sub(e.last_seen) <= self.cfg.flowlet_timeout && candidates.contains(&e.port) => e.port,
+            Some(e) if now.saturating_sub(e.last_seen) <= self.cfg.flowlet_timeout_us && candidates.contains(&e.port) => e.port,
             _ => self.pick_uplink(cx, dst_leaf, candidates, entry.map(|e| e.port)),
         };
         self.flowlets.insert(key, Flowlet { port, last_seen: now });
@@ -394,7 +382,7 @@ impl SwitchBalancer for Conga {
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCx) {
-        let alpha = self.cfg.alpha;
+        let alpha = self.cfg.dre_alpha;
         for d in &mut self.dre {
             d.decay(alpha);
         }

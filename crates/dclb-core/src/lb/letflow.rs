@@ -36,9 +36,10 @@
 //! * `flowlet_clock` = "timestamp", as both public simulators do (baselines.md §0.4a).
 
 use super::PacketMut;
-use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
-use super::{Decision, ParamSpec, SwitchBalancer, SwitchCx};
 use super::flowhash::{salted_index, FlowMap};
+use super::params::{param_choice, scheme_params};
+use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
+use super::{Decision, SwitchBalancer, SwitchCx};
 use crate::units::Time;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -46,37 +47,38 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     placement: Placement::Switch,
     granularity: "flowlet",
     summary: "flowlet switching: each new flowlet takes a uniformly random next hop",
-    params: &[
-        ParamSpec::num(
-            "flowlet_timeout_us",
-            500.0,
-            "us",
-            "a gap longer than this since the flow's previous packet starts a new flowlet",
-            "Hermes authors' ns-3 driver and README (500 us), TR's LetFlow setting; baselines.md §5",
-        ),
-        ParamSpec::num(
-            "table_size",
-            0.0,
-            "",
-            "flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow table",
-            "public simulators key on the exact flow (baselines.md §0.4a)",
-        ).within(0.0, 1e8).count(),
-        ParamSpec::choice(
-            "flowlet_clock",
-            "timestamp",
-            &["timestamp", "age_bit"],
-            "timestamp: gap <= timeout continues; age_bit: valid+age bits swept every timeout (ends after 1-2 timeouts)",
-            "public simulators use timestamps; hardware age bits as in CONGA (baselines.md §0.4a)",
-        ),
-    ],
-    install: |cx, params| {
-        let timeout = Time::from_us_f64(params.num("flowlet_timeout_us"));
-        let size = params.num("table_size").round() as usize;
-        let age_bit = params.choice("flowlet_clock") == "age_bit";
-        per_switch(cx.switches, |s| LetFlow::new(timeout, size, age_bit, s.salt))
+    params: LetFlowParams::SPECS,
+    install: |cx, p| {
+        let p = LetFlowParams::from_params(p);
+        per_switch(cx.switches, |s| LetFlow::new(&p, s.salt))
     },
     reflect: reflect_path_and_class,
 };
+
+scheme_params! {
+    /// LetFlow's parameters.
+    pub struct LetFlowParams {
+        /// a gap longer than this since the flow's previous packet starts a new flowlet
+        #[source = "Hermes authors' ns-3 driver and README (500 us), TR's LetFlow setting; baselines.md §5"]
+        flowlet_timeout_us: Time = 500.0,
+        /// flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow
+        /// table
+        #[source = "public simulators key on the exact flow (baselines.md §0.4a)"]
+        table_size: usize in 0..=100_000_000 = 0,
+        /// timestamp: gap <= timeout continues; age_bit: valid+age bits swept every timeout (ends after 1-2
+        /// timeouts)
+        #[source = "public simulators use timestamps; hardware age bits as in CONGA (baselines.md §0.4a)"]
+        flowlet_clock: FlowletClock = FlowletClock::Timestamp,
+    }
+}
+
+param_choice! {
+    /// How LetFlow's table tells that a flowlet is still active.
+    pub enum FlowletClock {
+        Timestamp = "timestamp",
+        AgeBit = "age_bit",
+    }
+}
 
 /// One flowlet table entry.
 #[derive(Copy, Clone, Debug)]
@@ -107,9 +109,9 @@ pub struct LetFlow {
 
 impl LetFlow {
     /// `table_size` 0 keys the table on the exact 5-tuple; otherwise it has that many hashed entries.
-    pub fn new(timeout: Time, table_size: usize, age_bit: bool, salt: u64) -> LetFlow {
-        let table = if table_size == 0 { Table::Exact(FlowMap::default()) } else { Table::Hashed(vec![EMPTY; table_size]) };
-        LetFlow { timeout, age_bit, salt, table }
+    pub fn new(p: &LetFlowParams, salt: u64) -> LetFlow {
+        let table = if p.table_size == 0 { Table::Exact(FlowMap::default()) } else { Table::Hashed(vec![EMPTY; p.table_size]) };
+        LetFlow { timeout: p.flowlet_timeout_us, age_bit: p.flowlet_clock == FlowletClock::AgeBit, salt, table }
     }
 
     /// Live flowlet entries (valid ones), for tests and overhead listings.

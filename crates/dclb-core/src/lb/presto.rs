@@ -41,10 +41,10 @@
 //!   reproduce runs made with it.
 //! * `random_start` = true: baselines.md §4 and the Hermes authors' code start each flow at a random path.
 
-use super::PacketMut;
 use super::flowhash::FlowMap;
+use super::params::scheme_params;
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{EdgeBalancer, EdgeCx, FlowView, Installed, ParamSpec};
+use super::{EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut};
 use crate::packet::{Packet, PacketKind, NO_PATH};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -52,28 +52,25 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     placement: Placement::Edge,
     granularity: "flowcell",
     summary: "sender cuts each flow into flowcells of at most 64 KB and sends them round robin over the paths",
-    params: &[
-        ParamSpec::num(
-            "flowcell_bytes",
-            64_000.0,
-            "bytes",
-            "largest flowcell, in payload bytes; a cell holds whole segments up to this size",
-            "Presto paper 64 KB (baselines.md §4), read as 64,000 B; the Hermes authors' ns-3 code uses 14,000 B",
-        ).within(1.0, 1e12).count(),
-        ParamSpec::flag(
-            "random_start",
-            true,
-            "start each flow's round robin at a uniformly random path (false: at the first path)",
-            "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)",
-        ),
-    ],
-    install: |cx, params| {
-        let cell = params.num("flowcell_bytes").round() as u64;
-        let random_start = params.flag("random_start");
-        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(cell, random_start)) as Box<dyn EdgeBalancer>).collect())
+    params: PrestoParams::SPECS,
+    install: |cx, p| {
+        let p = PrestoParams::from_params(p);
+        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start)) as Box<dyn EdgeBalancer>).collect())
     },
     reflect: reflect_path_and_class,
 };
+
+scheme_params! {
+    /// Presto's parameters.
+    pub struct PrestoParams {
+        /// largest flowcell, in payload bytes; a cell holds whole segments up to this size
+        #[source = "Presto paper 64 KB (baselines.md §4), read as 64,000 B; the Hermes authors' ns-3 code uses 14,000 B"]
+        flowcell_bytes: u64 (bytes) in 1..=1_000_000_000_000 = 64_000,
+        /// start each flow's round robin at a uniformly random path (false: at the first path)
+        #[source = "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)"]
+        random_start: bool = true,
+    }
+}
 
 /// Flowcell state of one flow.
 #[derive(Copy, Clone, Debug)]
