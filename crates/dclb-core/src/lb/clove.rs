@@ -36,19 +36,18 @@
 //!
 //!   `recovery_us` defaults to 5,000 µs, ten flowlet timeouts: long against the 40 µs reaction limit and one
 //!   flowlet, so recovery does not undo fresh congestion signals (a dclb choice; no source gives a value).
-//! * The flowlet table is per flow (its 5-tuple), with exact timestamps; a gap of at least `flowlet_us`
-//!   starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
+//! * The flowlet table ([`FlowTable`]) is per flow, with exact timestamps; a gap of at least
+//!   `flowlet_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
 //!
 //! **Defaults.** Flowlet timeout 500 µs ([LB] driver `cloveFlowletTimeout=500` and README; the class default
 //! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 (baselines.md
 //! §9: ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
 //! (paper); recovery none ([LB]).
 
-use super::PacketMut;
-use super::flowhash::FlowMap;
+use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::units::Time;
@@ -122,12 +121,6 @@ param_choice! {
     }
 }
 
-#[derive(Copy, Clone, Debug)]
-struct Flowlet {
-    path: u16,
-    last_seen: Time,
-}
-
 /// The Clove-ECN edge balancer of one host.
 pub struct Clove {
     cfg: CloveParams,
@@ -142,7 +135,8 @@ pub struct Clove {
     /// Per destination leaf: when the weights were last relaxed (decay) and last cut (reset).
     relaxed_at: Vec<Time>,
     last_reaction: Vec<Time>,
-    flowlets: FlowMap<Flowlet>,
+    /// The path of each flow's current flowlet.
+    flowlets: FlowTable,
     flowlets_started: u64,
 }
 
@@ -167,7 +161,7 @@ impl Clove {
             weights,
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
-            flowlets: FlowMap::default(),
+            flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_us), Clock::Timestamp),
             flowlets_started: 0,
         }
     }
@@ -302,18 +296,18 @@ impl Clove {
 
 impl EdgeBalancer for Clove {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        let now = cx.now;
-        if let Some(f) = self.flowlets.get_mut(&(flow.flow as u128)) {
-            if now.saturating_sub(f.last_seen) < self.cfg.flowlet_us && paths.contains(&f.path) {
-                f.last_seen = now;
-                return f.path;
+        let (key, now) = (flow.flow as u128, cx.now);
+        let current = self.flowlets.live(key, now).map(|f| f.port as u16).filter(|p| paths.contains(p));
+        let path = match current {
+            Some(p) => p,
+            None => {
+                self.flowlets_started += 1;
+                let dst_leaf = cx.facts.leaf_of_host(flow.dst);
+                self.pick(cx, dst_leaf, paths)
             }
-        }
-        let dl = cx.facts.leaf_of_host(flow.dst);
-        let p = self.pick(cx, dl, paths);
-        self.flowlets_started += 1;
-        self.flowlets.insert(flow.flow as u128, Flowlet { path: p, last_seen: now });
-        p
+        };
+        self.flowlets.record(key, path as u32, now);
+        path
     }
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
@@ -321,7 +315,7 @@ impl EdgeBalancer for Clove {
             self.on_ecn(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now);
         }
         if flow.acked >= flow.size {
-            self.flowlets.remove(&(flow.flow as u128));
+            self.flowlets.remove(flow.flow as u128);
         }
     }
 
@@ -329,6 +323,6 @@ impl EdgeBalancer for Clove {
         std::mem::size_of::<Self>()
             + self.weights.len() * (8 + 8 + 8)
             + self.relaxed_at.len() * 16
-            + self.flowlets.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Flowlet>())
+            + self.flowlets.state_bytes()
     }
 }

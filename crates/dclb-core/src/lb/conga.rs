@@ -30,15 +30,16 @@
 //! * *Ties.* Among the uplinks of minimum cost, the uplink of the flow's previous (expired) flowlet is kept
 //!   if it is one of them, so a flow moves only to a strictly better uplink; otherwise one is drawn
 //!   uniformly (the paper's rule, also baselines.md §6).
-//! * *Flowlet table.* Exact per-5-tuple entries with timestamps, as both public simulators do, rather than
-//!   the hardware's hashed table with age bits: a packet continues its flowlet when `now − last_seen ≤ T_fl`.
-//!   ACKs are flows of their own (reversed 5-tuple). Entries idle longer than `max(aging, 2·T_fl)` are erased
+//! * *Flowlet table.* Exact per-5-tuple entries with timestamps ([`FlowTable`]), as both public simulators
+//!   do, rather than the hardware's hashed table with age bits: a packet continues its flowlet when
+//!   `now − last_seen ≤ T_fl`. ACKs are flows of their own (reversed 5-tuple). Entries idle longer than
+//!   `max(aging_us, 2·T_fl)` are erased
 //!   during the periodic sweep; by then the remote metrics they were chosen against have aged out too, so
 //!   only the tie preference for the old uplink is forgotten.
 //! * *Metric aging* (the paper only says stale metrics decay): a Congestion-To-Leaf entry not refreshed for
-//!   `aging_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Aging is
+//!   `aging_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Staleness is
 //!   checked exactly when an entry is read, instead of by a sweep every `aging/4` as in the Hermes authors'
-//!   code ([LB]), so an entry expires at `aging` rather than somewhere in `[aging, 1.25·aging]`.
+//!   code ([LB]), so an entry expires at `aging_us` rather than somewhere in `[aging, 1.25·aging]`.
 //! * *Quantisation* uses each port's own rate `C` (a slowed link saturates at its own capacity, as [LB] does
 //!   with `congaAwareAsym`) and is clamped to `2^Q − 1` as baselines.md §0.4b requires; neither public
 //!   simulator clamps.
@@ -51,17 +52,16 @@
 //! **Defaults and sources.** `Q = 3`, `τ = 160 µs`, `T_fl = 500 µs`: the paper's values (baselines.md §6,
 //! via the replication report [CONGA-rep]; the [LB] driver also uses `T_fl = 500 µs` and `Q = 3`).
 //! `α = 0.2` as in both [LB] and [CW]; with `τ = 160 µs` that gives `T_dre = α·τ = 32 µs` (the [LB] driver uses
-//! 30 µs with α = 0.2, i.e. τ = 150 µs). Aging 10 ms, the [LB] value ([CW] uses 500 µs).
+//! 30 µs with α = 0.2, i.e. τ = 150 µs). `aging_us` 10 ms, the [LB] metric aging ([CW] uses 500 µs).
 //!
 //! The ranges of `metric_bits` (1..=8), `dre_alpha` ([0.001, 1]) and `dre_tau_us` (at least 1 µs) are checked
 //! when the scenario is read; `T_dre` is at least 100 ns.
 
-use super::PacketMut;
 use super::ecmp::flow_hash_index;
-use super::flowhash::FlowMap;
+use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::scheme_params;
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
-use super::{Decision, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use super::{Decision, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
 use crate::units::{Rate, Time};
 
@@ -95,7 +95,7 @@ scheme_params! {
         #[source = "[LB] and [CW] alpha = 0.2 (baselines.md §6)"]
         dre_alpha: f64 in 0.001..=1.0 = 0.2,
         /// a remote metric not refreshed for this long counts as 0 and is no longer fed back
-        #[source = "[LB] 10 ms (the paper only says stale metrics decay)"]
+        #[source = "[LB] 10 ms aging (the paper only says stale metrics decay)"]
         aging_us: Time = 10000.0,
         /// piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only
         #[source = "dclb ablation (CONGA always feeds back)"]
@@ -175,12 +175,6 @@ struct Pending {
     updated: Time,
 }
 
-#[derive(Copy, Clone, Debug)]
-struct Flowlet {
-    port: u32,
-    last_seen: Time,
-}
-
 /// CONGA at one switch. Leaves run the source and destination logic; spines only estimate and mark.
 pub struct Conga {
     cfg: CongaParams,
@@ -196,8 +190,8 @@ pub struct Conga {
     from_leaf: Vec<Pending>,
     /// Per remote leaf: the tag fed back last.
     rr: Vec<u32>,
-    /// Flowlet entries by 5-tuple key.
-    flowlets: FlowMap<Flowlet>,
+    /// Flowlets of the flows this leaf sends into the fabric, kept after they end for the tie rule.
+    flowlets: FlowTable,
     next_sweep: Time,
 }
 
@@ -219,7 +213,7 @@ impl Conga {
             to_leaf: vec![Remote::default(); tables],
             from_leaf: vec![Pending::default(); tables],
             rr: vec![0; rr_len],
-            flowlets: FlowMap::default(),
+            flowlets: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
             next_sweep: Time::ZERO,
         }
     }
@@ -330,12 +324,12 @@ impl SwitchBalancer for Conga {
         // Source leaf.
         let now = cx.now;
         let key = pkt.five_tuple();
-        let entry = self.flowlets.get(&key).copied();
-        let port = match entry {
-            Some(e) if now.saturating_sub(e.last_seen) <= self.cfg.flowlet_timeout_us && candidates.contains(&e.port) => e.port,
-            _ => self.pick_uplink(cx, dst_leaf, candidates, entry.map(|e| e.port)),
+        let previous = self.flowlets.get(key).map(|e| (e.port, self.flowlets.is_live(e, now)));
+        let port = match previous {
+            Some((p, true)) if candidates.contains(&p) => p,
+            _ => self.pick_uplink(cx, dst_leaf, candidates, previous.map(|(p, _)| p)),
         };
-        self.flowlets.insert(key, Flowlet { port, last_seen: now });
+        self.flowlets.record(key, port, now);
         let tag = cx.ports.uplink_index(port).expect("a leaf's fabric candidates are uplinks");
         pkt.lb_mut().fb[0] = pack(tag, 0);
         pkt.lb_mut().fb[1] = if self.cfg.feedback { self.take_feedback(now, dst_leaf).map_or(0, |(t, m)| pack(t, m)) } else { 0 };
@@ -389,7 +383,7 @@ impl SwitchBalancer for Conga {
         if self.kind == SwitchKind::Leaf && cx.now >= self.next_sweep {
             let now = cx.now;
             let keep = self.purge_after();
-            self.flowlets.retain(|_, e| now.saturating_sub(e.last_seen) <= keep);
+            self.flowlets.forget(now, Timeout::Over(keep));
             self.next_sweep = now + Time(keep.0 / 4);
         }
     }
@@ -403,6 +397,6 @@ impl SwitchBalancer for Conga {
             + self.to_leaf.len() * std::mem::size_of::<Remote>()
             + self.from_leaf.len() * std::mem::size_of::<Pending>()
             + self.rr.len() * 4
-            + self.flowlets.len() * (8 + std::mem::size_of::<Flowlet>())
+            + self.flowlets.state_bytes()
     }
 }

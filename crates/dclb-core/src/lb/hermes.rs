@@ -78,11 +78,10 @@
 //! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
 //! always beats the preset.
 
-use super::PacketMut;
-use super::flowhash::FlowMap;
+use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, ProbeRequest};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::rng::Rng;
@@ -318,11 +317,10 @@ pub struct PathView {
     pub load: f64,
 }
 
-#[derive(Copy, Clone, Debug)]
-struct FlowEntry {
-    path: u16,
+/// What Hermes keeps per flow besides its path and when it last sent (the flow table's port and clock).
+#[derive(Copy, Clone, Debug, Default)]
+struct FlowState {
     dst_leaf: u32,
-    last_seen: Time,
     /// Last time a congestion reroute was considered.
     last_attempt: Option<Time>,
     /// The retransmission timer fired since the flow was last placed.
@@ -346,7 +344,8 @@ pub struct Hermes {
     usable: Vec<Vec<u16>>,
     /// Last time this host sent data towards each leaf, `Time::MAX` if never.
     last_active: Vec<Time>,
-    flows: FlowMap<FlowEntry>,
+    /// Each flow's path; idle longer than the flowlet timeout, a flow may move (the [LB] trigger).
+    flows: FlowTable<FlowState>,
     reroutes: u64,
 }
 
@@ -365,7 +364,7 @@ impl Hermes {
             paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
             usable,
             last_active: vec![Time::MAX; facts.leaves as usize],
-            flows: FlowMap::default(),
+            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_us), Clock::Timestamp),
             reroutes: 0,
         }
     }
@@ -404,7 +403,7 @@ impl Hermes {
 
     /// The path a flow of this host is pinned to, if it has one.
     pub fn flow_path(&self, flow: u32) -> Option<u16> {
-        self.flows.get(&(flow as u128)).map(|e| e.path)
+        self.flows.get(flow as u128).map(|e| e.port as u16)
     }
 
     /// Records a delay sample and an ECN echo for a path: evidence that the path delivers.
@@ -552,15 +551,16 @@ impl EdgeBalancer for Hermes {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
         self.last_active[dl as usize] = now;
-        let chosen = match self.flows.get(&(flow.flow as u128)).copied() {
+        let key = flow.flow as u128;
+        let chosen = match self.flows.get(key).copied() {
             None => {
                 // With every path failed, a new flow still has to go somewhere: a random one.
                 let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
-                self.flows.insert(flow.flow as u128, FlowEntry { path: p, dst_leaf: dl, last_seen: now, last_attempt: None, timed_out: false, charge_from: 0 });
+                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
                 p
             }
-            Some(mut e) => {
-                let cur = e.path;
+            Some(entry) => {
+                let (cur, mut e) = (entry.port as u16, entry.data);
                 if flow.retransmission {
                     // One charge per loss-recovery episode, and only for bytes first sent on this path.
                     if pkt.seq >= e.charge_from && paths.contains(&cur) {
@@ -579,7 +579,7 @@ impl EdgeBalancer for Hermes {
                     }
                 } else {
                     let c = &self.cfg;
-                    let idle = c.flowlet_us > Time::ZERO && now.saturating_sub(e.last_seen) > c.flowlet_us;
+                    let idle = c.flowlet_us > Time::ZERO && !self.flows.is_live(&entry, now);
                     let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval_us);
                     if (kind == PathType::Bad || idle) && due && self.gates_open(flow) {
                         e.last_attempt = Some(now);
@@ -596,9 +596,7 @@ impl EdgeBalancer for Hermes {
                     self.reroutes += 1;
                     e.charge_from = e.charge_from.max(flow.sent);
                 }
-                e.path = next;
-                e.last_seen = now;
-                self.flows.insert(flow.flow as u128, e);
+                *self.flows.record(key, next as u32, now) = e;
                 next
             }
         };
@@ -612,14 +610,14 @@ impl EdgeBalancer for Hermes {
             self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
         }
         if flow.acked >= flow.size {
-            self.flows.remove(&(flow.flow as u128));
+            self.flows.remove(flow.flow as u128);
         }
     }
 
     fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
-        if let Some(e) = self.flows.get_mut(&(flow.flow as u128)) {
-            e.timed_out = true;
-            let i = (e.dst_leaf * self.uplinks + e.path as u32) as usize;
+        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
+            e.data.timed_out = true;
+            let i = (e.data.dst_leaf * self.uplinks + e.port) as usize;
             self.paths[i].timeouts += 1;
         }
     }
@@ -683,6 +681,6 @@ impl EdgeBalancer for Hermes {
             + self.paths.len() * std::mem::size_of::<PathState>()
             + self.last_active.len() * 8
             + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
-            + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<FlowEntry>())
+            + self.flows.state_bytes()
     }
 }

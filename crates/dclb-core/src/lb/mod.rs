@@ -23,6 +23,7 @@ pub mod drb;
 pub mod drill;
 pub mod ecmp;
 pub mod flowhash;
+pub mod flowtable;
 pub mod hermes;
 pub mod letflow;
 pub mod params;
