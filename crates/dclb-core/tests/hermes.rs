@@ -108,7 +108,7 @@ fn flow_view(flow: u32, sent: u64, retx: bool) -> FlowView {
     FlowView { flow, dst: DST, size: 10_000_000, start: Time::ZERO, sent, acked: sent.saturating_sub(1460), cwnd: 14_600, srtt: Time::from_us(100), retransmission: retx }
 }
 
-const CAUTIOUS: &[(&str, f64)] = &[("reroute_probability", 1.0), ("flowlet_us", 0.0)];
+const CAUTIOUS: &[(&str, f64)] = &[("reroute_probability", 1.0), ("flowlet_timeout_us", 0.0)];
 
 fn given(extra: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
     let mut v: Vec<(&'static str, Value)> = CAUTIOUS.iter().map(|&(k, x)| (k, json!(x))).collect();

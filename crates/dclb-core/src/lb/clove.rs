@@ -37,7 +37,7 @@
 //!   `recovery_us` defaults to 5,000 µs, ten flowlet timeouts: long against the 40 µs reaction limit and one
 //!   flowlet, so recovery does not undo fresh congestion signals (a dclb choice; no source gives a value).
 //! * The flowlet table ([`FlowTable`]) is per flow, with exact timestamps; a gap of at least
-//!   `flowlet_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
+//!   `flowlet_timeout_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
 //!
 //! **Defaults.** Flowlet timeout 500 µs ([LB] driver `cloveFlowletTimeout=500` and README; the class default
 //! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 (baselines.md
@@ -73,7 +73,7 @@ scheme_params! {
     pub struct CloveParams {
         /// a gap of at least this between a flow's packets starts a new flowlet
         #[source = "[LB] driver cloveFlowletTimeout=500, README"]
-        flowlet_us: Time = 500.0,
+        flowlet_timeout_us: Time = 500.0,
         /// react to ECN on a path at most once per this interval (half RTT)
         #[source = "[LB] Ipv4Clove HalfRTT"]
         react_gap_us: Time = 40.0,
@@ -161,7 +161,7 @@ impl Clove {
             weights,
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
-            flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_us), Clock::Timestamp),
+            flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_timeout_us), Clock::Timestamp),
             flowlets_started: 0,
         }
     }

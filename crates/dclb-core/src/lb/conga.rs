@@ -25,7 +25,7 @@
 //! * *Which feedback rides on a packet.* Round robin over the uplink tags of the destination leaf's entries,
 //!   preferring entries whose metric changed since they were last fed back: from the tag after the one sent
 //!   last, the first changed entry in ring order is sent; if none has changed, the first entry present. An
-//!   entry is present once a packet from that leaf with that tag has arrived and for `aging_us` after the
+//!   entry is present once a packet from that leaf with that tag has arrived and for `stale_us` after the
 //!   last one; if none is present the feedback pair is marked invalid (the paper's null `FB_LBTag`).
 //! * *Ties.* Among the uplinks of minimum cost, the uplink of the flow's previous (expired) flowlet is kept
 //!   if it is one of them, so a flow moves only to a strictly better uplink; otherwise one is drawn
@@ -33,13 +33,12 @@
 //! * *Flowlet table.* Exact per-5-tuple entries with timestamps ([`FlowTable`]), as both public simulators
 //!   do, rather than the hardware's hashed table with age bits: a packet continues its flowlet when
 //!   `now − last_seen ≤ T_fl`. ACKs are flows of their own (reversed 5-tuple). Entries idle longer than
-//!   `max(aging_us, 2·T_fl)` are erased
-//!   during the periodic sweep; by then the remote metrics they were chosen against have aged out too, so
-//!   only the tie preference for the old uplink is forgotten.
+//!   `max(stale_us, 2·T_fl)` are erased during the periodic sweep; by then the remote metrics they were
+//!   chosen against have aged out too, so only the tie preference for the old uplink is forgotten.
 //! * *Metric aging* (the paper only says stale metrics decay): a Congestion-To-Leaf entry not refreshed for
-//!   `aging_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Staleness is
+//!   `stale_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Staleness is
 //!   checked exactly when an entry is read, instead of by a sweep every `aging/4` as in the Hermes authors'
-//!   code ([LB]), so an entry expires at `aging_us` rather than somewhere in `[aging, 1.25·aging]`.
+//!   code ([LB]), so an entry expires at `stale_us` rather than somewhere in `[aging, 1.25·aging]`.
 //! * *Quantisation* uses each port's own rate `C` (a slowed link saturates at its own capacity, as [LB] does
 //!   with `congaAwareAsym`) and is clamped to `2^Q − 1` as baselines.md §0.4b requires; neither public
 //!   simulator clamps.
@@ -52,7 +51,7 @@
 //! **Defaults and sources.** `Q = 3`, `τ = 160 µs`, `T_fl = 500 µs`: the paper's values (baselines.md §6,
 //! via the replication report [CONGA-rep]; the [LB] driver also uses `T_fl = 500 µs` and `Q = 3`).
 //! `α = 0.2` as in both [LB] and [CW]; with `τ = 160 µs` that gives `T_dre = α·τ = 32 µs` (the [LB] driver uses
-//! 30 µs with α = 0.2, i.e. τ = 150 µs). `aging_us` 10 ms, the [LB] metric aging ([CW] uses 500 µs).
+//! 30 µs with α = 0.2, i.e. τ = 150 µs). `stale_us` 10 ms, the [LB] metric aging ([CW] uses 500 µs).
 //!
 //! The ranges of `metric_bits` (1..=8), `dre_alpha` ([0.001, 1]) and `dre_tau_us` (at least 1 µs) are checked
 //! when the scenario is read; `T_dre` is at least 100 ns.
@@ -96,7 +95,7 @@ scheme_params! {
         dre_alpha: f64 in 0.001..=1.0 = 0.2,
         /// a remote metric not refreshed for this long counts as 0 and is no longer fed back
         #[source = "[LB] 10 ms aging (the paper only says stale metrics decay)"]
-        aging_us: Time = 10000.0,
+        stale_us: Time = 10000.0,
         /// piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only
         #[source = "dclb ablation (CONGA always feeds back)"]
         feedback: bool = true,
@@ -232,7 +231,7 @@ impl Conga {
     /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
     pub fn remote_metric(&self, now: Time, dst_leaf: u32, uplink: u32) -> u8 {
         let e = &self.to_leaf[dst_leaf as usize * self.uplinks + uplink as usize];
-        if e.valid && now.saturating_sub(e.updated) <= self.cfg.aging_us {
+        if e.valid && now.saturating_sub(e.updated) <= self.cfg.stale_us {
             e.metric
         } else {
             0
@@ -289,7 +288,7 @@ impl Conga {
         for i in 1..=u {
             let t = (start + i) % u;
             let e = &self.from_leaf[base + t];
-            if !e.valid || now.saturating_sub(e.updated) > self.cfg.aging_us {
+            if !e.valid || now.saturating_sub(e.updated) > self.cfg.stale_us {
                 continue;
             }
             if e.changed {
@@ -308,7 +307,7 @@ impl Conga {
     }
 
     fn purge_after(&self) -> Time {
-        self.cfg.aging_us.max(self.cfg.flowlet_timeout_us.mul(2)).max(Time::from_us(1))
+        self.cfg.stale_us.max(self.cfg.flowlet_timeout_us.mul(2)).max(Time::from_us(1))
     }
 }
 

@@ -45,7 +45,7 @@
 //!   with the prober's index on the destination leaf. A probe that stays unanswered for `probe_timeout_us`
 //!   marks its path failed.
 //! * Delay estimate: EWMA with gain `rtt_gain` (0.5, [LB]'s smoothing). ECN fraction: ECE-marked share of the
-//!   samples (ACKs and probe replies), each weighted by `exp(−age / T1)` with `T1 = aging_us`, i.e. a sliding
+//!   samples (ACKs and probe replies), each weighted by `exp(−age / T1)` with `T1 = ecn_window_us`, i.e. a sliding
 //!   window of about `T1`. Estimates older than `stale_us` are forgotten (the path becomes unknown, i.e. gray
 //!   with delay `T_RTT_low` and ECN 0, [LB]'s "no information" values); [LB] instead lets the delay drift.
 //! * A path with a timeout since its last acknowledged packet cannot be good (it is gray at best); [LB] makes
@@ -58,7 +58,7 @@
 //!   after a timeout, and reordering caused by a move neither inflate the fraction nor blame the new path.
 //! * Anti-herding ([LB], the paper only says "randomization"): a flow considers a congestion reroute at most
 //!   once per `reroute_interval_us` and goes ahead with probability `reroute_probability`; ties are random.
-//! * `flowlet_us` ([LB]'s flowlet trigger, not in the paper's algorithm): a flow idle for longer than this
+//! * `flowlet_timeout_us` ([LB]'s flowlet trigger, not in the paper's algorithm): a flow idle for longer than this
 //!   may also be rerouted when its path is not bad, still subject to the size and rate gates and the
 //!   notably-better test. Both presets turn it on because both sources list a value; 0 gives the paper's
 //!   rule exactly.
@@ -136,7 +136,7 @@ scheme_params! {
         rate_gbps: f64 (Gbps) = 5.0,
         /// T1: time constant of the ECN-fraction window (preset: readme 60, mdtlb 100)
         #[source = "[LB] README T1; MDTLB Table 5"]
-        aging_us: Time = 60.0,
+        ecn_window_us: Time = 60.0,
         /// probe interval (preset: readme 500, mdtlb 50)
         #[source = "[LB] authors' scripts / README 100-500; MDTLB Table 5"]
         probe_us: Time = 500.0,
@@ -149,7 +149,7 @@ scheme_params! {
         /// idle gap after which a flow may be rerouted off a path that is not bad; 0 = off (paper) (preset:
         /// readme 500, mdtlb 5000)
         #[source = "[LB] FlowletTimeout driver default / README; MDTLB Table 5"]
-        flowlet_us: Time = 500.0,
+        flowlet_timeout_us: Time = 500.0,
         /// probability that a triggered congestion reroute goes ahead (anti-herding)
         #[source = "[LB] ChangePathPoss 50%"]
         reroute_probability: f64 in 0.0..=1.0 = 0.5,
@@ -231,9 +231,9 @@ impl HermesParams {
                 delta_rtt_us: 1.0,
                 ecn_threshold: 0.1,
                 size_bytes: 64_000,
-                aging_us: Time::from_us(100),
+                ecn_window_us: Time::from_us(100),
                 probe_us: Time::from_us(50),
-                flowlet_us: Time::from_us(5000),
+                flowlet_timeout_us: Time::from_us(5000),
                 ..self
             },
         }
@@ -364,7 +364,7 @@ impl Hermes {
             paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
             usable,
             last_active: vec![Time::MAX; facts.leaves as usize],
-            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_us), Clock::Timestamp),
+            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
             reroutes: 0,
         }
     }
@@ -418,8 +418,8 @@ impl Hermes {
         let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale_us;
         if fresh {
             ps.rtt_us = (1.0 - c.rtt_gain) * ps.rtt_us + c.rtt_gain * d;
-            ps.ecn_marked = discounted(ps.ecn_marked, ps.ecn_at, now, c.aging_us);
-            ps.ecn_total = discounted(ps.ecn_total, ps.ecn_at, now, c.aging_us);
+            ps.ecn_marked = discounted(ps.ecn_marked, ps.ecn_at, now, c.ecn_window_us);
+            ps.ecn_total = discounted(ps.ecn_total, ps.ecn_at, now, c.ecn_window_us);
         } else {
             ps.rtt_us = d;
             ps.ecn_marked = 0.0;
@@ -579,7 +579,7 @@ impl EdgeBalancer for Hermes {
                     }
                 } else {
                     let c = &self.cfg;
-                    let idle = c.flowlet_us > Time::ZERO && !self.flows.is_live(&entry, now);
+                    let idle = c.flowlet_timeout_us > Time::ZERO && !self.flows.is_live(&entry, now);
                     let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval_us);
                     if (kind == PathType::Bad || idle) && due && self.gates_open(flow) {
                         e.last_attempt = Some(now);
