@@ -302,7 +302,7 @@ def test_rebuild_from_folders_gives_the_same_rows(tmp_path):
         "r2": record("two", load=0.7, scheme="conga", new_metric=2),
         "r3": {
             **record("three", new_metric=2.5),
-            "scenario": {"lb": {"scheme": "letflow", "flowlet_us": 50}},
+            "scenario": {"lb": {"scheme": "letflow", "flowlet_timeout_us": 50}},
         },
     }
     for run_id, rec in records.items():

@@ -163,12 +163,6 @@ impl Packet {
         };
         (self.src as u128) << 72 | (self.dst as u128) << 40 | (self.sport as u128) << 24 | (self.dport as u128) << 8 | proto
     }
-
-    /// A 64-bit digest of [`Packet::five_tuple`] for hashing (not unique: use the tuple itself as a key).
-    pub fn five_tuple_key(&self) -> u64 {
-        let t = self.five_tuple();
-        crate::rng::mix64(t as u64 ^ crate::rng::mix64((t >> 64) as u64))
-    }
 }
 
 /// Slab of packets with a free list.

@@ -12,7 +12,7 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::clove::{self, Clove, CloveConfig};
+use dclb_core::lb::clove::{Clove, CloveParams};
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::{FlowView, Params};
 use dclb_core::metrics::Results;
@@ -32,9 +32,9 @@ struct Bench {
 impl Bench {
     fn new(given: &[(&str, Value)]) -> Bench {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        let p = Params::resolve("clove", clove::SPEC.params, &m).unwrap();
+        let p = Params::resolve("clove", CloveParams::SPECS, &m).unwrap();
         let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(3);
-        let lb = Clove::new(CloveConfig::from_params(&p), &bench.fabric.facts, 0);
+        let lb = Clove::new(CloveParams::from_params(&p), &bench.fabric.facts, 0);
         Bench { bench, lb }
     }
 

@@ -12,7 +12,7 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::conga::{Conga, CongaConfig, Dre};
+use dclb_core::lb::conga::{Conga, CongaParams, Dre};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
@@ -21,8 +21,8 @@ use dclb_core::units::{Rate, Time};
 
 #[test]
 fn dre_holds_rate_times_tau_and_quantises_with_a_clamp() {
-    let cfg = CongaConfig::default();
-    assert_eq!(cfg.tau, Time::from_us(160));
+    let cfg = CongaParams::default();
+    assert_eq!(cfg.dre_tau_us, Time::from_us(160));
     assert_eq!(cfg.dre_period(), Time::from_us(32), "T_dre = alpha * tau = 0.2 * 160 us");
     let c = Rate::from_gbps(10.0);
     // A steady rate R in 1500-byte packets, discounted every T_dre, observed for 4 ms after a 2 ms warm-up.
@@ -46,16 +46,16 @@ fn dre_holds_rate_times_tau_and_quantises_with_a_clamp() {
                 if next_decay > Time::from_us(2000) {
                     peak_sum += dre.bytes();
                     peaks += 1;
-                    before.push(dre.metric(c, cfg.tau, 3));
+                    before.push(dre.metric(c, cfg.dre_tau_us, 3));
                 }
-                dre.decay(cfg.alpha);
+                dre.decay(cfg.dre_alpha);
                 if next_decay > Time::from_us(2000) {
-                    after.push(dre.metric(c, cfg.tau, 3));
+                    after.push(dre.metric(c, cfg.dre_tau_us, 3));
                 }
                 next_decay += period;
             }
         }
-        let r_tau = r.bps() as f64 / 8.0 * cfg.tau.as_secs();
+        let r_tau = r.bps() as f64 / 8.0 * cfg.dre_tau_us.as_secs();
         (sum / n as f64 / r_tau, peak_sum / peaks as f64 / r_tau, before, after)
     };
     // R = 5.625 Gbps: X peaks at R*tau just before each discount and averages R*tau*(1 - alpha/2).
@@ -73,9 +73,9 @@ fn dre_holds_rate_times_tau_and_quantises_with_a_clamp() {
     for _ in 0..1000 {
         d.on_send(1500);
     }
-    assert_eq!(d.metric(c, cfg.tau, 3), 7);
-    assert_eq!(d.metric(c, cfg.tau, 2), 3);
-    assert_eq!(Dre::default().metric(c, cfg.tau, 3), 0);
+    assert_eq!(d.metric(c, cfg.dre_tau_us, 3), 7);
+    assert_eq!(d.metric(c, cfg.dre_tau_us, 2), 3);
+    assert_eq!(Dre::default().metric(c, cfg.dre_tau_us, 3), 0);
 }
 
 /// Drives three CONGA balancers by hand along leaf 0 -> spine 1 -> leaf 1 and back, so that the only
@@ -83,7 +83,7 @@ fn dre_holds_rate_times_tau_and_quantises_with_a_clamp() {
 #[test]
 fn remote_congestion_learned_only_from_a_reverse_packet() {
     let cfg = fabric(2, 2, 2);
-    let ccfg = CongaConfig::default();
+    let ccfg = CongaParams::default();
     let now = Time::from_us(100);
     let mut b0 = SwitchBench::leaf(&cfg, 0).with_salt(7).with_rng(3);
     let mut b1 = SwitchBench::leaf(&cfg, 1).with_salt(7).with_rng(3);

@@ -14,7 +14,7 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::hermes::{self, Hermes, HermesConfig, PathType};
+use dclb_core::lb::hermes::{Hermes, HermesParams, PathType};
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::{FlowView, Params};
 use dclb_core::metrics::Results;
@@ -38,14 +38,14 @@ struct Bench {
 
 fn params(given: &[(&str, Value)]) -> Params {
     let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    Params::resolve("hermes", hermes::SPEC.params, &m).unwrap()
+    Params::resolve("hermes", HermesParams::SPECS, &m).unwrap()
 }
 
 impl Bench {
     /// Host 0 on leaf 0 of a 2-leaf, 4-spine fabric, sending to host 2 on leaf 1 over paths 0..4.
     fn new(given: &[(&str, Value)]) -> Bench {
         let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(5);
-        let lb = Hermes::new(HermesConfig::from_params(&params(given)), &bench.fabric.facts, 0);
+        let lb = Hermes::new(HermesParams::from_params(&params(given)), &bench.fabric.facts, 0);
         Bench { bench, lb }
     }
 
@@ -108,7 +108,7 @@ fn flow_view(flow: u32, sent: u64, retx: bool) -> FlowView {
     FlowView { flow, dst: DST, size: 10_000_000, start: Time::ZERO, sent, acked: sent.saturating_sub(1460), cwnd: 14_600, srtt: Time::from_us(100), retransmission: retx }
 }
 
-const CAUTIOUS: &[(&str, f64)] = &[("reroute_probability", 1.0), ("flowlet_us", 0.0)];
+const CAUTIOUS: &[(&str, f64)] = &[("reroute_probability", 1.0), ("flowlet_timeout_us", 0.0)];
 
 fn given(extra: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
     let mut v: Vec<(&'static str, Value)> = CAUTIOUS.iter().map(|&(k, x)| (k, json!(x))).collect();

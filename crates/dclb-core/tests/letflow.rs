@@ -1,7 +1,7 @@
 //! Behaviour tests for LetFlow: a packet within the flowlet timeout of its flow's previous packet keeps the
 //! flowlet's port; after a longer gap the port is drawn again, uniformly; flowlets are per exact 5-tuple.
 //!
-//! How the tests were checked, by breaking the rule in `letflow.rs` and rerunning:
+//! How the tests were checked, by breaking the rule in `letflow.rs` (or the flow table it uses) and rerunning:
 //! * timeout ignored (a valid entry always continues): the redraw, five-tuple and hashed-table tests fail;
 //!   if the memory sweep is also switched off (flowlets truly never end), the UDP-spreading and slow-link
 //!   tests fail too (with the sweep on, it still ends idle flowlets at 1 ms granularity);
@@ -11,7 +11,8 @@
 mod common;
 use common::*;
 use dclb_core::config::{LinkOverride, TransportKind};
-use dclb_core::lb::letflow::LetFlow;
+use dclb_core::lb::flowtable::Clock;
+use dclb_core::lb::letflow::{LetFlow, LetFlowParams};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::rng::Rng;
 use dclb_core::metrics::Results;
@@ -61,12 +62,17 @@ fn us(x: u64) -> Time {
     Time::from_us(x)
 }
 
+/// LetFlow at one switch (hash salt 1) with timeout `T`, `table_size` entries (0: exact) and `clock`.
+fn letflow(table_size: usize, clock: Clock) -> LetFlow {
+    LetFlow::new(&LetFlowParams { flowlet_timeout_us: T, table_size, flowlet_clock: clock }, 1)
+}
+
 #[test]
 fn a_flowlet_keeps_its_port_while_gaps_stay_within_the_timeout() {
     let mut leaf = Leaf::new();
     let mut rng = Rng::new(3);
     for flow in 0..50u16 {
-        let mut lb = LetFlow::new(T, 0, false, 1);
+        let mut lb = letflow(0, Clock::Timestamp);
         let p = data(1000 + flow);
         let mut now = us(1);
         let first = leaf.pick(&mut lb, now, &p);
@@ -83,7 +89,7 @@ fn a_flowlet_keeps_its_port_while_gaps_stay_within_the_timeout() {
 #[test]
 fn a_gap_longer_than_the_timeout_redraws_the_port_uniformly() {
     let mut leaf = Leaf::new();
-    let mut lb = LetFlow::new(T, 0, false, 1);
+    let mut lb = letflow(0, Clock::Timestamp);
     let p = data(4242);
     let mut now = us(1);
     let mut prev = leaf.pick(&mut lb, now, &p);
@@ -107,7 +113,7 @@ fn flowlets_are_per_exact_five_tuple_so_other_flows_and_acks_do_not_extend_them(
     let mut changes = 0;
     let trials = 400;
     for t in 0..trials {
-        let mut lb = LetFlow::new(T, 0, false, 1);
+        let mut lb = letflow(0, Clock::Timestamp);
         let p = data(2000 + t as u16);
         let first = leaf.pick(&mut lb, us(1), &p);
         // Packets of the reversed tuple (its ACK stream), of another source port, and of another destination
@@ -134,7 +140,7 @@ fn flowlets_are_per_exact_five_tuple_so_other_flows_and_acks_do_not_extend_them(
 #[test]
 fn an_active_flowlet_whose_port_is_no_longer_a_candidate_is_redrawn() {
     let mut leaf = Leaf::new();
-    let mut lb = LetFlow::new(T, 0, false, 1);
+    let mut lb = letflow(0, Clock::Timestamp);
     let p = data(77);
     let all = leaf.cands.clone();
     let first = all[leaf.pick(&mut lb, us(1), &p)];
@@ -151,7 +157,7 @@ fn an_active_flowlet_whose_port_is_no_longer_a_candidate_is_redrawn() {
 fn a_hashed_table_makes_colliding_flows_share_a_flowlet() {
     // One entry: every flow collides, so a second flow within the timeout joins the first one's port.
     let mut leaf = Leaf::new();
-    let mut lb = LetFlow::new(T, 1, false, 1);
+    let mut lb = letflow(1, Clock::Timestamp);
     let mut same = 0;
     for k in 0..200u64 {
         let a = leaf.pick(&mut lb, us(1 + 2000 * k), &data(1));
@@ -160,7 +166,7 @@ fn a_hashed_table_makes_colliding_flows_share_a_flowlet() {
     }
     assert_eq!(same, 200);
     // With the exact table they are independent: same port about a quarter of the time.
-    let mut lb = LetFlow::new(T, 0, false, 1);
+    let mut lb = letflow(0, Clock::Timestamp);
     let mut same = 0;
     for k in 0..200u64 {
         let a = leaf.pick(&mut lb, us(1 + 2000 * k), &data(1));
@@ -174,7 +180,7 @@ fn a_hashed_table_makes_colliding_flows_share_a_flowlet() {
 fn age_bits_end_an_idle_flowlet_between_one_and_two_timeouts() {
     let mut leaf = Leaf::new();
     let flows = 200u16;
-    let mut lb = LetFlow::new(T, 0, true, 1);
+    let mut lb = letflow(0, Clock::AgeBit);
     let first: Vec<usize> = (0..flows).map(|f| leaf.pick(&mut lb, us(10), &data(f))).collect();
     leaf.tick(&mut lb, us(500)); // sets every age bit
     // 480 µs after the sweep (a gap of 480 µs): still valid.
@@ -196,7 +202,7 @@ fn age_bits_end_an_idle_flowlet_between_one_and_two_timeouts() {
 #[test]
 fn timestamp_table_forgets_idle_flows() {
     let mut leaf = Leaf::new();
-    let mut lb = LetFlow::new(T, 0, false, 1);
+    let mut lb = letflow(0, Clock::Timestamp);
     for f in 0..100u16 {
         leaf.pick(&mut lb, us(1), &data(f));
     }

@@ -36,94 +36,94 @@
 //!
 //!   `recovery_us` defaults to 5,000 µs, ten flowlet timeouts: long against the 40 µs reaction limit and one
 //!   flowlet, so recovery does not undo fresh congestion signals (a dclb choice; no source gives a value).
-//! * The flowlet table is per flow (its 5-tuple), with exact timestamps; a gap of at least `flowlet_us`
-//!   starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
+//! * The flowlet table ([`FlowTable`]) is per flow, with exact timestamps; a gap of at least
+//!   `flowlet_timeout_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
 //!
 //! **Defaults.** Flowlet timeout 500 µs ([LB] driver `cloveFlowletTimeout=500` and README; the class default
 //! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 (baselines.md
 //! §9: ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
 //! (paper); recovery none ([LB]).
 
-use super::PacketMut;
-use super::params::ParamSpec;
+use super::flowtable::{Clock, FlowTable, Timeout};
+use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::units::Time;
-use std::collections::HashMap;
-
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::num("flowlet_us", 500.0, "us", "a gap of at least this between a flow's packets starts a new flowlet", "[LB] driver cloveFlowletTimeout=500, README"),
-    ParamSpec::num("react_gap_us", 40.0, "us", "react to ECN on a path at most once per this interval (half RTT)", "[LB] Ipv4Clove HalfRTT"),
-    ParamSpec::num("weight_cut", 1.0 / 3.0, "", "fraction of a marked path's weight moved to other paths", "baselines.md §9 (x 2/3); [LB] 0.67/0.33").within(0.0, 1.0),
-    ParamSpec::choice("redistribute", "all", &["all", "uncongested"], "who receives the removed weight: every other path, or those without an ECN reaction in the last react_gap", "[LB] DisToUncongestedPath=false; 'uncongested' = its intent, bug fixed"),
-    ParamSpec::choice("pick", "wrr", &["wrr", "random"], "flowlet path choice: weighted round robin (paper) or weighted random ([LB])", "Clove paper; [LB] Ipv4Clove"),
-    ParamSpec::choice("recovery", "none", &["none", "decay", "reset"], "how weights return to equal: never, exponential decay, or reset after a quiet period", "[LB] (none); dclb options"),
-    ParamSpec::num("recovery_us", 5000.0, "us", "time constant of 'decay', quiet period of 'reset'", "dclb choice (10 flowlet timeouts)"),
-];
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "clove",
     placement: Placement::Edge,
     granularity: "flowlet",
     summary: "Clove-ECN: host flowlets on weighted round robin; ECN echoes move weight off marked paths",
-    params: PARAMS,
+    params: CloveParams::SPECS,
     install,
     reflect: reflect_path_and_class,
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let cfg = CloveConfig::from_params(p);
-    let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    let p = CloveParams::from_params(p);
+    let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Recovery {
-    None,
-    Decay,
-    Reset,
-}
-
-#[derive(Clone, Debug)]
-pub struct CloveConfig {
-    pub flowlet: Time,
-    pub react_gap: Time,
-    pub weight_cut: f64,
-    pub to_uncongested_only: bool,
-    pub weighted_random: bool,
-    pub recovery: Recovery,
-    pub recovery_time: Time,
-}
-
-impl CloveConfig {
-    pub fn from_params(p: &Params) -> CloveConfig {
-        CloveConfig {
-            flowlet: Time::from_us_f64(p.num("flowlet_us")),
-            react_gap: Time::from_us_f64(p.num("react_gap_us")),
-            weight_cut: p.num("weight_cut").min(1.0),
-            to_uncongested_only: p.choice("redistribute") == "uncongested",
-            weighted_random: p.choice("pick") == "random",
-            recovery: match p.choice("recovery") {
-                "decay" => Recovery::Decay,
-                "reset" => Recovery::Reset,
-                _ => Recovery::None,
-            },
-            recovery_time: Time::from_us_f64(p.num("recovery_us")).max(Time(1)),
-        }
+scheme_params! {
+    /// Clove-ECN's parameters.
+    pub struct CloveParams {
+        /// a gap of at least this between a flow's packets starts a new flowlet
+        #[source = "[LB] driver cloveFlowletTimeout=500, README"]
+        flowlet_timeout_us: Time = 500.0,
+        /// react to ECN on a path at most once per this interval (half RTT)
+        #[source = "[LB] Ipv4Clove HalfRTT"]
+        react_gap_us: Time = 40.0,
+        /// fraction of a marked path's weight moved to other paths
+        #[source = "baselines.md §9 (x 2/3); [LB] 0.67/0.33"]
+        weight_cut: f64 in 0.0..=1.0 = 1.0 / 3.0,
+        /// who receives the removed weight: every other path, or those without an ECN reaction in the last
+        /// react_gap
+        #[source = "[LB] DisToUncongestedPath=false; 'uncongested' = its intent, bug fixed"]
+        redistribute: Redistribute = Redistribute::All,
+        /// flowlet path choice: weighted round robin (paper) or weighted random ([LB])
+        #[source = "Clove paper; [LB] Ipv4Clove"]
+        pick: Pick = Pick::Wrr,
+        /// how weights return to equal: never, exponential decay, or reset after a quiet period
+        #[source = "[LB] (none); dclb options"]
+        recovery: Recovery = Recovery::None,
+        /// time constant of 'decay', quiet period of 'reset'
+        #[source = "dclb choice (10 flowlet timeouts)"]
+        recovery_us: Time = 5000.0,
     }
 }
 
-#[derive(Copy, Clone, Debug)]
-struct Flowlet {
-    path: u16,
-    last_seen: Time,
+param_choice! {
+    /// Who receives the weight cut from a marked path.
+    pub enum Redistribute {
+        All = "all",
+        Uncongested = "uncongested",
+    }
+}
+
+param_choice! {
+    /// How a new flowlet picks its path from the weights.
+    pub enum Pick {
+        Wrr = "wrr",
+        Random = "random",
+    }
+}
+
+param_choice! {
+    /// How weights return to equal shares.
+    pub enum Recovery {
+        None = "none",
+        Decay = "decay",
+        Reset = "reset",
+    }
 }
 
 /// The Clove-ECN edge balancer of one host.
 pub struct Clove {
-    cfg: CloveConfig,
+    cfg: CloveParams,
     my_leaf: u32,
     uplinks: u32,
     /// `weights[dst_leaf * uplinks + uplink]`; 0 for uplinks that cannot reach the leaf.
@@ -135,12 +135,13 @@ pub struct Clove {
     /// Per destination leaf: when the weights were last relaxed (decay) and last cut (reset).
     relaxed_at: Vec<Time>,
     last_reaction: Vec<Time>,
-    flowlets: HashMap<u32, Flowlet>,
+    /// The path of each flow's current flowlet.
+    flowlets: FlowTable,
     flowlets_started: u64,
 }
 
 impl Clove {
-    pub fn new(cfg: CloveConfig, facts: &FabricFacts, host: u32) -> Clove {
+    pub fn new(cfg: CloveParams, facts: &FabricFacts, host: u32) -> Clove {
         let my_leaf = facts.leaf_of_host(host);
         let (nl, nu) = (facts.leaves, facts.uplinks);
         let mut weights = vec![0.0; (nl * nu) as usize];
@@ -160,7 +161,7 @@ impl Clove {
             weights,
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
-            flowlets: HashMap::new(),
+            flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_timeout_us), Clock::Timestamp),
             flowlets_started: 0,
         }
     }
@@ -187,12 +188,14 @@ impl Clove {
         let d = dst_leaf as usize;
         let w = &mut self.weights[r];
         let total: f64 = w.iter().sum();
+        // A zero period would divide by zero; 1 ps is as good as instant.
+        let period = self.cfg.recovery_us.max(Time(1));
         match self.cfg.recovery {
             Recovery::None => {}
             Recovery::Decay => {
                 let at = self.relaxed_at[d];
                 if now > at {
-                    let k = (-((now.0 - at.0) as f64) / self.cfg.recovery_time.0 as f64).exp();
+                    let k = (-((now.0 - at.0) as f64) / period.0 as f64).exp();
                     let usable = w.iter().filter(|&&x| x > 0.0).count().max(1);
                     let share = total / usable as f64;
                     for x in w.iter_mut().filter(|x| **x > 0.0) {
@@ -203,7 +206,7 @@ impl Clove {
             }
             Recovery::Reset => {
                 let last = self.last_reaction[d];
-                if last != Time::MAX && now.saturating_sub(last) >= self.cfg.recovery_time {
+                if last != Time::MAX && now.saturating_sub(last) >= period {
                     let usable = w.iter().filter(|&&x| x > 0.0).count().max(1);
                     let share = total / usable as f64;
                     for x in w.iter_mut().filter(|x| **x > 0.0) {
@@ -223,7 +226,7 @@ impl Clove {
         self.recover(dst_leaf, now);
         let base = (dst_leaf * self.uplinks) as usize;
         let i = base + path as usize;
-        let gap = self.cfg.react_gap;
+        let gap = self.cfg.react_gap_us;
         let last = self.last_ecn[i];
         if last != Time::MAX && now.saturating_sub(last) < gap {
             return;
@@ -233,7 +236,7 @@ impl Clove {
             return;
         }
         let recent = |t: Time| t != Time::MAX && now.saturating_sub(t) < gap;
-        let only_calm = self.cfg.to_uncongested_only;
+        let only_calm = self.cfg.redistribute == Redistribute::Uncongested;
         let is_recipient = |j: usize, w: &[f64], l: &[Time]| j != i && w[j] > 0.0 && !(only_calm && recent(l[j]));
         let k = (base..base + self.uplinks as usize).filter(|&j| is_recipient(j, &self.weights, &self.last_ecn)).count();
         if k == 0 {
@@ -257,7 +260,7 @@ impl Clove {
         if total.is_nan() || total <= 0.0 {
             return paths[cx.rng.below(paths.len())];
         }
-        if self.cfg.weighted_random {
+        if self.cfg.pick == Pick::Random {
             let mut r = cx.rng.unit() * total;
             for &p in paths {
                 r -= self.weights[base + p as usize];
@@ -293,18 +296,18 @@ impl Clove {
 
 impl EdgeBalancer for Clove {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        let now = cx.now;
-        if let Some(f) = self.flowlets.get_mut(&flow.flow) {
-            if now.saturating_sub(f.last_seen) < self.cfg.flowlet && paths.contains(&f.path) {
-                f.last_seen = now;
-                return f.path;
+        let (key, now) = (flow.flow as u128, cx.now);
+        let current = self.flowlets.live(key, now).map(|f| f.port as u16).filter(|p| paths.contains(p));
+        let path = match current {
+            Some(p) => p,
+            None => {
+                self.flowlets_started += 1;
+                let dst_leaf = cx.facts.leaf_of_host(flow.dst);
+                self.pick(cx, dst_leaf, paths)
             }
-        }
-        let dl = cx.facts.leaf_of_host(flow.dst);
-        let p = self.pick(cx, dl, paths);
-        self.flowlets_started += 1;
-        self.flowlets.insert(flow.flow, Flowlet { path: p, last_seen: now });
-        p
+        };
+        self.flowlets.record(key, path as u32, now);
+        path
     }
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
@@ -312,7 +315,7 @@ impl EdgeBalancer for Clove {
             self.on_ecn(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now);
         }
         if flow.acked >= flow.size {
-            self.flowlets.remove(&flow.flow);
+            self.flowlets.remove(flow.flow as u128);
         }
     }
 
@@ -320,6 +323,6 @@ impl EdgeBalancer for Clove {
         std::mem::size_of::<Self>()
             + self.weights.len() * (8 + 8 + 8)
             + self.relaxed_at.len() * 16
-            + self.flowlets.len() * (4 + std::mem::size_of::<Flowlet>())
+            + self.flowlets.state_bytes()
     }
 }

@@ -25,20 +25,20 @@
 //! * *Which feedback rides on a packet.* Round robin over the uplink tags of the destination leaf's entries,
 //!   preferring entries whose metric changed since they were last fed back: from the tag after the one sent
 //!   last, the first changed entry in ring order is sent; if none has changed, the first entry present. An
-//!   entry is present once a packet from that leaf with that tag has arrived and for `aging_us` after the
+//!   entry is present once a packet from that leaf with that tag has arrived and for `stale_us` after the
 //!   last one; if none is present the feedback pair is marked invalid (the paper's null `FB_LBTag`).
 //! * *Ties.* Among the uplinks of minimum cost, the uplink of the flow's previous (expired) flowlet is kept
 //!   if it is one of them, so a flow moves only to a strictly better uplink; otherwise one is drawn
 //!   uniformly (the paper's rule, also baselines.md §6).
-//! * *Flowlet table.* Exact per-5-tuple entries with timestamps, as both public simulators do, rather than
-//!   the hardware's hashed table with age bits: a packet continues its flowlet when `now − last_seen ≤ T_fl`.
-//!   ACKs are flows of their own (reversed 5-tuple). Entries idle longer than `max(aging, 2·T_fl)` are erased
-//!   during the periodic sweep; by then the remote metrics they were chosen against have aged out too, so
-//!   only the tie preference for the old uplink is forgotten.
+//! * *Flowlet table.* Exact per-5-tuple entries with timestamps ([`FlowTable`]), as both public simulators
+//!   do, rather than the hardware's hashed table with age bits: a packet continues its flowlet when
+//!   `now − last_seen ≤ T_fl`. ACKs are flows of their own (reversed 5-tuple). Entries idle longer than
+//!   `max(stale_us, 2·T_fl)` are erased during the periodic sweep; by then the remote metrics they were
+//!   chosen against have aged out too, so only the tie preference for the old uplink is forgotten.
 //! * *Metric aging* (the paper only says stale metrics decay): a Congestion-To-Leaf entry not refreshed for
-//!   `aging_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Aging is
+//!   `stale_us` counts as 0, and a Congestion-From-Leaf entry that old is no longer fed back. Staleness is
 //!   checked exactly when an entry is read, instead of by a sweep every `aging/4` as in the Hermes authors'
-//!   code ([LB]), so an entry expires at `aging` rather than somewhere in `[aging, 1.25·aging]`.
+//!   code ([LB]), so an entry expires at `stale_us` rather than somewhere in `[aging, 1.25·aging]`.
 //! * *Quantisation* uses each port's own rate `C` (a slowed link saturates at its own capacity, as [LB] does
 //!   with `congaAwareAsym`) and is clamped to `2^Q − 1` as baselines.md §0.4b requires; neither public
 //!   simulator clamps.
@@ -51,76 +51,61 @@
 //! **Defaults and sources.** `Q = 3`, `τ = 160 µs`, `T_fl = 500 µs`: the paper's values (baselines.md §6,
 //! via the replication report [CONGA-rep]; the [LB] driver also uses `T_fl = 500 µs` and `Q = 3`).
 //! `α = 0.2` as in both [LB] and [CW]; with `τ = 160 µs` that gives `T_dre = α·τ = 32 µs` (the [LB] driver uses
-//! 30 µs with α = 0.2, i.e. τ = 150 µs). Aging 10 ms, the [LB] value ([CW] uses 500 µs).
+//! 30 µs with α = 0.2, i.e. τ = 150 µs). `stale_us` 10 ms, the [LB] metric aging ([CW] uses 500 µs).
 //!
-//! Parameters are clamped to workable ranges instead of failing: `metric_bits` to 1..=8, `dre_alpha` to
-//! (0, 1], `τ` to at least 1 µs and `T_dre` to at least 100 ns.
+//! The ranges of `metric_bits` (1..=8), `dre_alpha` ([0.001, 1]) and `dre_tau_us` (at least 1 µs) are checked
+//! when the scenario is read; `T_dre` is at least 100 ns.
 
-use super::PacketMut;
 use super::ecmp::flow_hash_index;
-use super::params::ParamSpec;
+use super::flowtable::{Clock, FlowTable, Timeout};
+use super::params::scheme_params;
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
-use super::{Decision, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use super::{Decision, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
-use crate::rng::mix64;
 use crate::units::{Rate, Time};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "conga",
     placement: Placement::Switch,
     granularity: "flowlet",
     summary: "flowlets to the uplink with the least max(local DRE, remote path metric); leaf-to-leaf feedback piggybacked on packets",
-    params: &[
-        ParamSpec::num("flowlet_timeout_us", 500.0, "us", "idle gap after which a flow's next packet starts a new flowlet (T_fl)", "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"),
-        ParamSpec::num("metric_bits", 3.0, "", "Q: bits of the quantised congestion metric (metric in 0..2^Q-1)", "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3").within(1.0, 8.0).count(),
-        ParamSpec::num("dre_tau_us", 160.0, "us", "DRE time constant tau = T_dre / alpha", "CONGA paper via baselines.md §6 [CONGA-rep]").within(1.0, 1e7),
-        ParamSpec::num("dre_alpha", 0.2, "", "DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau", "[LB] and [CW] alpha = 0.2 (baselines.md §6)").within(0.001, 1.0),
-        ParamSpec::num("aging_us", 10000.0, "us", "a remote metric not refreshed for this long counts as 0 and is no longer fed back", "[LB] 10 ms (the paper only says stale metrics decay)"),
-        ParamSpec::flag("feedback", true, "piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only", "dclb ablation (CONGA always feeds back)"),
-    ],
+    params: CongaParams::SPECS,
     install: |cx, p| {
-        let cfg = CongaConfig::from_params(p.num("flowlet_timeout_us"), p.num("metric_bits"), p.num("dre_tau_us"), p.num("dre_alpha"), p.num("aging_us"), p.flag("feedback"));
-        let switches = cx.switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, cfg)) as Box<dyn SwitchBalancer>).collect();
+        let p = CongaParams::from_params(p);
+        let switches = cx.switches.iter().map(|s| Box::new(Conga::new(cx.facts, s, p)) as Box<dyn SwitchBalancer>).collect();
         Installed::Switches(switches)
     },
     reflect: reflect_path_and_class,
 };
 
-/// Resolved CONGA settings.
-#[derive(Copy, Clone, Debug)]
-pub struct CongaConfig {
-    pub flowlet_timeout: Time,
-    /// Q.
-    pub metric_bits: u32,
-    pub tau: Time,
-    pub alpha: f64,
-    pub aging: Time,
-    pub feedback: bool,
+scheme_params! {
+    /// CONGA's parameters.
+    pub struct CongaParams {
+        /// idle gap after which a flow's next packet starts a new flowlet (T_fl)
+        #[source = "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"]
+        flowlet_timeout_us: Time = 500.0,
+        /// Q: bits of the quantised congestion metric (metric in 0..2^Q-1)
+        #[source = "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3"]
+        metric_bits: u32 in 1..=8 = 3,
+        /// DRE time constant tau = T_dre / alpha
+        #[source = "CONGA paper via baselines.md §6 [CONGA-rep]"]
+        dre_tau_us: Time in 1.0..=1e7 = 160.0,
+        /// DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau
+        #[source = "[LB] and [CW] alpha = 0.2 (baselines.md §6)"]
+        dre_alpha: f64 in 0.001..=1.0 = 0.2,
+        /// a remote metric not refreshed for this long counts as 0 and is no longer fed back
+        #[source = "[LB] 10 ms aging (the paper only says stale metrics decay)"]
+        stale_us: Time = 10000.0,
+        /// piggyback leaf-to-leaf feedback; false is an ablation that balances on local uplink DREs only
+        #[source = "dclb ablation (CONGA always feeds back)"]
+        feedback: bool = true,
+    }
 }
 
-impl CongaConfig {
-    pub fn from_params(flowlet_timeout_us: f64, metric_bits: f64, tau_us: f64, alpha: f64, aging_us: f64, feedback: bool) -> CongaConfig {
-        let alpha = if alpha > 0.0 { alpha.min(1.0) } else { 1e-6 };
-        CongaConfig {
-            flowlet_timeout: Time::from_us_f64(flowlet_timeout_us),
-            metric_bits: (metric_bits.round() as u32).clamp(1, 8),
-            tau: Time::from_us_f64(tau_us.max(1.0)),
-            alpha,
-            aging: Time::from_us_f64(aging_us),
-            feedback,
-        }
-    }
+impl CongaParams {
     /// The decay period `T_dre = α·τ` (at least 100 ns).
     pub fn dre_period(&self) -> Time {
-        Time(((self.tau.0 as f64 * self.alpha).round() as u64).max(100_000))
-    }
-}
-
-impl Default for CongaConfig {
-    fn default() -> Self {
-        CongaConfig::from_params(500.0, 3.0, 160.0, 0.2, 10_000.0, true)
+        Time(((self.dre_tau_us.0 as f64 * self.dre_alpha).round() as u64).max(100_000))
     }
 }
 
@@ -189,39 +174,9 @@ struct Pending {
     updated: Time,
 }
 
-#[derive(Copy, Clone, Debug)]
-struct Flowlet {
-    port: u32,
-    last_seen: Time,
-}
-
-/// Hashes a 5-tuple key with one mixing step (fast, and the same in every run).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix64(self.0 ^ b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = mix64(self.0 ^ v);
-    }
-    fn write_u128(&mut self, v: u128) {
-        self.0 = mix64(self.0 ^ v as u64 ^ mix64((v >> 64) as u64));
-    }
-}
-
-/// Flowlet entries by 5-tuple key; used for lookups only, never iterated in a way that affects a decision.
-type FlowletTable = HashMap<u128, Flowlet, BuildHasherDefault<KeyHasher>>;
-
 /// CONGA at one switch. Leaves run the source and destination logic; spines only estimate and mark.
 pub struct Conga {
-    cfg: CongaConfig,
+    cfg: CongaParams,
     kind: SwitchKind,
     salt: u64,
     uplinks: usize,
@@ -234,12 +189,13 @@ pub struct Conga {
     from_leaf: Vec<Pending>,
     /// Per remote leaf: the tag fed back last.
     rr: Vec<u32>,
-    flowlets: FlowletTable,
+    /// Flowlets of the flows this leaf sends into the fabric, kept after they end for the tie rule.
+    flowlets: FlowTable,
     next_sweep: Time,
 }
 
 impl Conga {
-    pub fn new(facts: &FabricFacts, me: &SwitchInfo, cfg: CongaConfig) -> Conga {
+    pub fn new(facts: &FabricFacts, me: &SwitchInfo, cfg: CongaParams) -> Conga {
         let leaves = facts.leaves as usize;
         let uplinks = facts.uplinks as usize;
         let (n_ports, tables) = match me.kind {
@@ -256,7 +212,7 @@ impl Conga {
             to_leaf: vec![Remote::default(); tables],
             from_leaf: vec![Pending::default(); tables],
             rr: vec![0; rr_len],
-            flowlets: FlowletTable::default(),
+            flowlets: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
             next_sweep: Time::ZERO,
         }
     }
@@ -264,7 +220,7 @@ impl Conga {
     /// The quantised DRE metric of one of this switch's ports now.
     pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
         let i = (port - cx.ports.first()) as usize;
-        self.dre[i].metric(cx.ports.rate(port), self.cfg.tau, self.cfg.metric_bits)
+        self.dre[i].metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
     }
 
     /// The register of one of this switch's ports (for tests and inspection).
@@ -275,7 +231,7 @@ impl Conga {
     /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
     pub fn remote_metric(&self, now: Time, dst_leaf: u32, uplink: u32) -> u8 {
         let e = &self.to_leaf[dst_leaf as usize * self.uplinks + uplink as usize];
-        if e.valid && now.saturating_sub(e.updated) <= self.cfg.aging {
+        if e.valid && now.saturating_sub(e.updated) <= self.cfg.stale_us {
             e.metric
         } else {
             0
@@ -332,7 +288,7 @@ impl Conga {
         for i in 1..=u {
             let t = (start + i) % u;
             let e = &self.from_leaf[base + t];
-            if !e.valid || now.saturating_sub(e.updated) > self.cfg.aging {
+            if !e.valid || now.saturating_sub(e.updated) > self.cfg.stale_us {
                 continue;
             }
             if e.changed {
@@ -351,7 +307,7 @@ impl Conga {
     }
 
     fn purge_after(&self) -> Time {
-        self.cfg.aging.max(self.cfg.flowlet_timeout.mul(2)).max(Time::from_us(1))
+        self.cfg.stale_us.max(self.cfg.flowlet_timeout_us.mul(2)).max(Time::from_us(1))
     }
 }
 
@@ -367,12 +323,12 @@ impl SwitchBalancer for Conga {
         // Source leaf.
         let now = cx.now;
         let key = pkt.five_tuple();
-        let entry = self.flowlets.get(&key).copied();
-        let port = match entry {
-            Some(e) if now.saturating_sub(e.last_seen) <= self.cfg.flowlet_timeout && candidates.contains(&e.port) => e.port,
-            _ => self.pick_uplink(cx, dst_leaf, candidates, entry.map(|e| e.port)),
+        let previous = self.flowlets.get(key).map(|e| (e.port, self.flowlets.is_live(e, now)));
+        let port = match previous {
+            Some((p, true)) if candidates.contains(&p) => p,
+            _ => self.pick_uplink(cx, dst_leaf, candidates, previous.map(|(p, _)| p)),
         };
-        self.flowlets.insert(key, Flowlet { port, last_seen: now });
+        self.flowlets.record(key, port, now);
         let tag = cx.ports.uplink_index(port).expect("a leaf's fabric candidates are uplinks");
         pkt.lb_mut().fb[0] = pack(tag, 0);
         pkt.lb_mut().fb[1] = if self.cfg.feedback { self.take_feedback(now, dst_leaf).map_or(0, |(t, m)| pack(t, m)) } else { 0 };
@@ -419,14 +375,14 @@ impl SwitchBalancer for Conga {
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCx) {
-        let alpha = self.cfg.alpha;
+        let alpha = self.cfg.dre_alpha;
         for d in &mut self.dre {
             d.decay(alpha);
         }
         if self.kind == SwitchKind::Leaf && cx.now >= self.next_sweep {
             let now = cx.now;
             let keep = self.purge_after();
-            self.flowlets.retain(|_, e| now.saturating_sub(e.last_seen) <= keep);
+            self.flowlets.forget(now, Timeout::Over(keep));
             self.next_sweep = now + Time(keep.0 / 4);
         }
     }
@@ -440,6 +396,6 @@ impl SwitchBalancer for Conga {
             + self.to_leaf.len() * std::mem::size_of::<Remote>()
             + self.from_leaf.len() * std::mem::size_of::<Pending>()
             + self.rr.len() * 4
-            + self.flowlets.len() * (8 + std::mem::size_of::<Flowlet>())
+            + self.flowlets.state_bytes()
     }
 }

@@ -27,13 +27,12 @@
 //!   every topology, so under asymmetry this is the local-only scheme CONGA argues against.
 //!
 //! **Defaults and sources.** `d = 2`, `m = 1`: the paper's recommended DRILL(2, 1) (baselines.md §7: the
-//! DRILL talk summary; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is at least 1 and `m`
-//! at least 0 (non-integers are rounded).
+//! DRILL talk summary; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is a whole number in
+//! 1..=64 and `m` one in 0..=64.
 
-use super::PacketMut;
-use super::params::ParamSpec;
+use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
-use super::{Decision, SwitchBalancer, SwitchCx};
+use super::{Decision, PacketMut, SwitchBalancer, SwitchCx};
 use crate::packet::Packet;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -41,36 +40,38 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     placement: Placement::Switch,
     granularity: "packet",
     summary: "per packet, the shortest queue among d random egress ports and the m best remembered ones",
-    params: &[
-        ParamSpec::num("d", 2.0, "", "random egress ports sampled per packet", "DRILL paper DRILL(2,1) (baselines.md §7); [LB] d = 2; [CW] 2").within(1.0, 64.0).count(),
-        ParamSpec::num("m", 1.0, "", "least-loaded ports remembered from the previous decision", "DRILL paper DRILL(2,1) (baselines.md §7)").within(0.0, 64.0).count(),
-        ParamSpec::choice(
-            "memory_scope",
-            "switch",
-            &["switch", "dst_leaf", "dst_host"],
-            "what one memory serves: the whole switch (the paper's per-engine memory), each destination leaf, or each destination host (the public simulators)",
-            "DRILL paper (per engine); [LB] and [CW] per destination",
-        ),
-    ],
+    params: DrillParams::SPECS,
     install: |cx, p| {
-        let d = (p.num("d").round() as usize).max(1);
-        let m = p.num("m").round() as usize;
-        let scope = match p.choice("memory_scope") {
-            "dst_leaf" => MemoryScope::DstLeaf,
-            "dst_host" => MemoryScope::DstHost,
-            _ => MemoryScope::Switch,
-        };
+        let p = DrillParams::from_params(p);
         let (leaves, hosts) = (cx.facts.leaves, cx.hosts);
-        per_switch(cx.switches, |_| Drill::new(d, m, scope, leaves, hosts))
+        per_switch(cx.switches, |_| Drill::new(p.d, p.m, p.memory_scope, leaves, hosts))
     },
     reflect: reflect_path_and_class,
 };
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum MemoryScope {
-    Switch,
-    DstLeaf,
-    DstHost,
+scheme_params! {
+    /// DRILL's parameters.
+    pub struct DrillParams {
+        /// random egress ports sampled per packet
+        #[source = "DRILL paper DRILL(2,1) (baselines.md §7); [LB] d = 2; [CW] 2"]
+        d: usize in 1..=64 = 2,
+        /// least-loaded ports remembered from the previous decision
+        #[source = "DRILL paper DRILL(2,1) (baselines.md §7)"]
+        m: usize in 0..=64 = 1,
+        /// what one memory serves: the whole switch (the paper's per-engine memory), each destination leaf, or
+        /// each destination host (the public simulators)
+        #[source = "DRILL paper (per engine); [LB] and [CW] per destination"]
+        memory_scope: MemoryScope = MemoryScope::Switch,
+    }
+}
+
+param_choice! {
+    /// What one DRILL memory serves.
+    pub enum MemoryScope {
+        Switch = "switch",
+        DstLeaf = "dst_leaf",
+        DstHost = "dst_host",
+    }
 }
 
 const NONE: u32 = u32::MAX;

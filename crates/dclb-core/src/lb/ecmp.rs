@@ -11,11 +11,11 @@
 //!
 //! **Defaults.** None: ECMP has no parameters.
 
+use super::flowhash::salted_index;
 use super::PacketMut;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
 use crate::packet::Packet;
-use crate::rng::mix64;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "ecmp",
@@ -30,8 +30,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 /// Index into `n` candidates for this packet's 5-tuple under `salt`.
 #[inline]
 pub fn flow_hash_index(pkt: &Packet, salt: u64, n: usize) -> usize {
-    let h = mix64(pkt.five_tuple_key() ^ salt);
-    ((h as u128 * n as u128) >> 64) as usize
+    salted_index(pkt.five_tuple(), salt, n)
 }
 
 pub struct Ecmp {

@@ -45,7 +45,7 @@
 //!   with the prober's index on the destination leaf. A probe that stays unanswered for `probe_timeout_us`
 //!   marks its path failed.
 //! * Delay estimate: EWMA with gain `rtt_gain` (0.5, [LB]'s smoothing). ECN fraction: ECE-marked share of the
-//!   samples (ACKs and probe replies), each weighted by `exp(−age / T1)` with `T1 = aging_us`, i.e. a sliding
+//!   samples (ACKs and probe replies), each weighted by `exp(−age / T1)` with `T1 = ecn_window_us`, i.e. a sliding
 //!   window of about `T1`. Estimates older than `stale_us` are forgotten (the path becomes unknown, i.e. gray
 //!   with delay `T_RTT_low` and ECN 0, [LB]'s "no information" values); [LB] instead lets the delay drift.
 //! * A path with a timeout since its last acknowledged packet cannot be good (it is gray at best); [LB] makes
@@ -58,7 +58,7 @@
 //!   after a timeout, and reordering caused by a move neither inflate the fraction nor blame the new path.
 //! * Anti-herding ([LB], the paper only says "randomization"): a flow considers a congestion reroute at most
 //!   once per `reroute_interval_us` and goes ahead with probability `reroute_probability`; ties are random.
-//! * `flowlet_us` ([LB]'s flowlet trigger, not in the paper's algorithm): a flow idle for longer than this
+//! * `flowlet_timeout_us` ([LB]'s flowlet trigger, not in the paper's algorithm): a flow idle for longer than this
 //!   may also be rerouted when its path is not bad, still subject to the size and rate gates and the
 //!   notably-better test. Both presets turn it on because both sources list a value; 0 gives the paper's
 //!   rule exactly.
@@ -78,136 +78,164 @@
 //! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
 //! always beats the preset.
 
-use super::PacketMut;
-use super::params::ParamSpec;
+use super::flowtable::{Clock, FlowTable, Timeout};
+use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, Params, ProbeRequest};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::rng::Rng;
 use crate::units::Time;
-use std::collections::HashMap;
-
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::choice("preset", "readme", &["readme", "mdtlb"], "parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5", "baselines.md §8.2; MDTLB Table 5"),
-    ParamSpec::num("rtt_low_us", 60.0, "us", "T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40)", "[LB] README (20 + one-way base delay); MDTLB Table 5"),
-    ParamSpec::num("rtt_high_us", 180.0, "us", "T_RTT_high: a bad path's delay is above this (preset: 180 in both)", "[LB] README; MDTLB Table 5"),
-    ParamSpec::num("delta_rtt_us", 100.0, "us", "ΔRTT: a notably better path's delay is lower by at least this (preset: readme 100, mdtlb 1)", "[LB] README; MDTLB Table 5"),
-    ParamSpec::num("ecn_threshold", 0.1, "", "T_ECN: ECN fraction separating good from bad paths", "[LB] driver default ECNPortionLow; MDTLB Table 5").within(0.0, 1.0),
-    ParamSpec::num("delta_ecn", 0.0, "", "ΔECN: a notably better path's ECN fraction is lower by at least this", "[LB] m_betterPathEcnThresh (code only)").within(0.0, 1.0),
-    ParamSpec::num("size_bytes", 600_000.0, "bytes", "S: sent-bytes gate of cautious rerouting (preset: readme 600000, mdtlb 64000)", "[LB] README; MDTLB Table 5"),
-    ParamSpec::choice("size_gate", "below", &["below", "at_least"], "which flows S lets move: fewer than S bytes sent (paper's Algorithm 1) or at least S ([LB] code)", "Hermes Alg. 1 via MDTLB pseudocode two; [LB] ipv4-tlb.cc"),
-    ParamSpec::num("rate_gbps", 5.0, "Gbps", "R: only flows sending slower than this (cwnd/srtt) are rerouted off a bad path", "[LB] DREMultiply 5 x 1 Gbps DRE base (baselines.md §8.2)"),
-    ParamSpec::num("aging_us", 60.0, "us", "T1: time constant of the ECN-fraction window (preset: readme 60, mdtlb 100)", "[LB] README T1; MDTLB Table 5"),
-    ParamSpec::num("probe_us", 500.0, "us", "probe interval (preset: readme 500, mdtlb 50)", "[LB] authors' scripts / README 100-500; MDTLB Table 5"),
-    ParamSpec::choice("probe_scope", "active", &["active", "all"], "probe destination leaves this host sent to recently, or every leaf", "dclb choice (paper: one prober per rack pair, results shared in the rack)"),
-    ParamSpec::num("probe_timeout_us", 100_000.0, "us", "an unanswered probe marks its path failed after this long", "[LB] m_probeTimeout 100 ms"),
-    ParamSpec::num("flowlet_us", 500.0, "us", "idle gap after which a flow may be rerouted off a path that is not bad; 0 = off (paper) (preset: readme 500, mdtlb 5000)", "[LB] FlowletTimeout driver default / README; MDTLB Table 5"),
-    ParamSpec::num("reroute_probability", 0.5, "", "probability that a triggered congestion reroute goes ahead (anti-herding)", "[LB] ChangePathPoss 50%").within(0.0, 1.0),
-    ParamSpec::num("reroute_interval_us", 100.0, "us", "a flow considers a congestion reroute at most once per this interval", "[LB] ipv4-tlb.cc"),
-    ParamSpec::num("rtt_gain", 0.5, "", "EWMA gain of the per-path delay estimate", "[LB] IsSmooth (0.5 old + 0.5 sample)").within(0.0, 1.0),
-    ParamSpec::choice("delay_signal", "rtt", &["rtt", "one_way"], "delay sample: RTT from the echoed timestamp (paper) or the one-way data-path delay ([LB])", "Hermes paper; [LB] tcp-socket-base.cc"),
-    ParamSpec::num("stale_us", 2000.0, "us", "a path's delay and ECN estimates are forgotten after this long without a sample", "dclb choice ([LB] drifts the delay instead)"),
-    ParamSpec::num("fail_timeouts", 3.0, "", "a path with more timeouts than this and no ACK since is failed (blackhole)", "Hermes paper via MDTLB pseudocode one"),
-    ParamSpec::num("fail_retx_fraction", 0.01, "", "a path that is not bad with a larger retransmission fraction is failed (random drops)", "Hermes paper via MDTLB pseudocode one").within(0.0, 1.0),
-    ParamSpec::num("retx_window_us", 1000.0, "us", "time constant of the retransmission-fraction window", "dclb choice"),
-    ParamSpec::num("fail_hold_us", 10_000.0, "us", "how long a path failed by its retransmission fraction stays failed", "dclb choice ([LB] keeps flags for 100 s)"),
-    ParamSpec::num("dre_tau_us", 150.0, "us", "time constant of the local sending rate r_p of each path", "[LB] T_dre 30 us / alpha 0.2"),
-];
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "hermes",
     placement: Placement::Edge,
     granularity: "flow",
     summary: "host senses every path (ACKs + power-of-two probes), reroutes cautiously off bad or failed paths",
-    params: PARAMS,
+    params: HermesParams::SPECS,
     install,
     reflect: reflect_path_and_class,
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let cfg = HermesConfig::from_params(p);
-    let edges = (0..cx.hosts).map(|h| Box::new(Hermes::new(cfg.clone(), cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    let p = HermesParams::from_params(p);
+    let edges = (0..cx.hosts).map(|h| Box::new(Hermes::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
-/// The values a preset sets (only those that differ between the presets' sources).
-struct Preset {
-    rtt_low_us: f64,
-    rtt_high_us: f64,
-    delta_rtt_us: f64,
-    ecn_threshold: f64,
-    size_bytes: f64,
-    aging_us: f64,
-    probe_us: f64,
-    flowlet_us: f64,
-}
-
-fn preset(name: &str) -> Preset {
-    match name {
-        "mdtlb" => Preset { rtt_low_us: 40.0, rtt_high_us: 180.0, delta_rtt_us: 1.0, ecn_threshold: 0.1, size_bytes: 64_000.0, aging_us: 100.0, probe_us: 50.0, flowlet_us: 5000.0 },
-        _ => Preset { rtt_low_us: 60.0, rtt_high_us: 180.0, delta_rtt_us: 100.0, ecn_threshold: 0.1, size_bytes: 600_000.0, aging_us: 60.0, probe_us: 500.0, flowlet_us: 500.0 },
+scheme_params! {
+    /// Hermes' parameters; `preset` sets the values its two sources disagree on.
+    #[preset = HermesParams::with_preset]
+    pub struct HermesParams {
+        /// parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5
+        #[source = "baselines.md §8.2; MDTLB Table 5"]
+        preset: Preset = Preset::Readme,
+        /// T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40)
+        #[source = "[LB] README (20 + one-way base delay); MDTLB Table 5"]
+        rtt_low_us: f64 (us) = 60.0,
+        /// T_RTT_high: a bad path's delay is above this (preset: 180 in both)
+        #[source = "[LB] README; MDTLB Table 5"]
+        rtt_high_us: f64 (us) = 180.0,
+        /// ΔRTT: a notably better path's delay is lower by at least this (preset: readme 100, mdtlb 1)
+        #[source = "[LB] README; MDTLB Table 5"]
+        delta_rtt_us: f64 (us) = 100.0,
+        /// T_ECN: ECN fraction separating good from bad paths
+        #[source = "[LB] driver default ECNPortionLow; MDTLB Table 5"]
+        ecn_threshold: f64 in 0.0..=1.0 = 0.1,
+        /// ΔECN: a notably better path's ECN fraction is lower by at least this
+        #[source = "[LB] m_betterPathEcnThresh (code only)"]
+        delta_ecn: f64 in 0.0..=1.0 = 0.0,
+        /// S: sent-bytes gate of cautious rerouting (preset: readme 600000, mdtlb 64000)
+        #[source = "[LB] README; MDTLB Table 5"]
+        size_bytes: u64 (bytes) = 600_000,
+        /// which flows S lets move: fewer than S bytes sent (paper's Algorithm 1) or at least S ([LB] code)
+        #[source = "Hermes Alg. 1 via MDTLB pseudocode two; [LB] ipv4-tlb.cc"]
+        size_gate: SizeGate = SizeGate::Below,
+        /// R: only flows sending slower than this (cwnd/srtt) are rerouted off a bad path
+        #[source = "[LB] DREMultiply 5 x 1 Gbps DRE base (baselines.md §8.2)"]
+        rate_gbps: f64 (Gbps) = 5.0,
+        /// T1: time constant of the ECN-fraction window (preset: readme 60, mdtlb 100)
+        #[source = "[LB] README T1; MDTLB Table 5"]
+        ecn_window_us: Time = 60.0,
+        /// probe interval (preset: readme 500, mdtlb 50)
+        #[source = "[LB] authors' scripts / README 100-500; MDTLB Table 5"]
+        probe_us: Time = 500.0,
+        /// probe destination leaves this host sent to recently, or every leaf
+        #[source = "dclb choice (paper: one prober per rack pair, results shared in the rack)"]
+        probe_scope: ProbeScope = ProbeScope::Active,
+        /// an unanswered probe marks its path failed after this long
+        #[source = "[LB] m_probeTimeout 100 ms"]
+        probe_timeout_us: Time = 100_000.0,
+        /// idle gap after which a flow may be rerouted off a path that is not bad; 0 = off (paper) (preset:
+        /// readme 500, mdtlb 5000)
+        #[source = "[LB] FlowletTimeout driver default / README; MDTLB Table 5"]
+        flowlet_timeout_us: Time = 500.0,
+        /// probability that a triggered congestion reroute goes ahead (anti-herding)
+        #[source = "[LB] ChangePathPoss 50%"]
+        reroute_probability: f64 in 0.0..=1.0 = 0.5,
+        /// a flow considers a congestion reroute at most once per this interval
+        #[source = "[LB] ipv4-tlb.cc"]
+        reroute_interval_us: Time = 100.0,
+        /// EWMA gain of the per-path delay estimate
+        #[source = "[LB] IsSmooth (0.5 old + 0.5 sample)"]
+        rtt_gain: f64 in 0.0..=1.0 = 0.5,
+        /// delay sample: RTT from the echoed timestamp (paper) or the one-way data-path delay ([LB])
+        #[source = "Hermes paper; [LB] tcp-socket-base.cc"]
+        delay_signal: DelaySignal = DelaySignal::Rtt,
+        /// a path's delay and ECN estimates are forgotten after this long without a sample
+        #[source = "dclb choice ([LB] drifts the delay instead)"]
+        stale_us: Time = 2000.0,
+        /// a path with more timeouts than this and no ACK since is failed (blackhole)
+        #[source = "Hermes paper via MDTLB pseudocode one"]
+        fail_timeouts: u32 = 3,
+        /// a path that is not bad with a larger retransmission fraction is failed (random drops)
+        #[source = "Hermes paper via MDTLB pseudocode one"]
+        fail_retx_fraction: f64 in 0.0..=1.0 = 0.01,
+        /// time constant of the retransmission-fraction window
+        #[source = "dclb choice"]
+        retx_window_us: Time = 1000.0,
+        /// how long a path failed by its retransmission fraction stays failed
+        #[source = "dclb choice ([LB] keeps flags for 100 s)"]
+        fail_hold_us: Time = 10_000.0,
+        /// time constant of the local sending rate r_p of each path
+        #[source = "[LB] T_dre 30 us / alpha 0.2"]
+        dre_tau_us: Time = 150.0,
     }
 }
 
-/// Resolved Hermes settings (times converted, preset applied).
-#[derive(Clone, Debug)]
-pub struct HermesConfig {
-    pub rtt_low_us: f64,
-    pub rtt_high_us: f64,
-    pub delta_rtt_us: f64,
-    pub ecn_threshold: f64,
-    pub delta_ecn: f64,
-    pub size_bytes: u64,
-    /// Flows with fewer than `size_bytes` sent may move (`true`, paper) or flows with at least that many.
-    pub size_below: bool,
-    pub rate_bps: f64,
-    pub aging: Time,
-    pub probe_interval: Time,
-    pub probe_all: bool,
-    pub probe_timeout: Time,
-    /// `Time::ZERO` disables the flowlet trigger.
-    pub flowlet: Time,
-    pub reroute_probability: f64,
-    pub reroute_interval: Time,
-    pub rtt_gain: f64,
-    pub one_way: bool,
-    pub stale: Time,
-    pub fail_timeouts: u32,
-    pub fail_retx_fraction: f64,
-    pub retx_window: Time,
-    pub fail_hold: Time,
-    pub dre_tau: Time,
+param_choice! {
+    /// Hermes' parameter sets: the declared defaults are the README's.
+    pub enum Preset {
+        Readme = "readme",
+        Mdtlb = "mdtlb",
+    }
 }
 
-impl HermesConfig {
-    pub fn from_params(p: &Params) -> HermesConfig {
-        let ps = preset(p.choice("preset"));
-        let us = Time::from_us_f64;
-        HermesConfig {
-            rtt_low_us: p.num_or("rtt_low_us", ps.rtt_low_us),
-            rtt_high_us: p.num_or("rtt_high_us", ps.rtt_high_us),
-            delta_rtt_us: p.num_or("delta_rtt_us", ps.delta_rtt_us),
-            ecn_threshold: p.num_or("ecn_threshold", ps.ecn_threshold),
-            delta_ecn: p.num("delta_ecn"),
-            size_bytes: p.num_or("size_bytes", ps.size_bytes).round() as u64,
-            size_below: p.choice("size_gate") == "below",
-            rate_bps: p.num("rate_gbps") * 1e9,
-            aging: us(p.num_or("aging_us", ps.aging_us)).max(Time(1)),
-            probe_interval: us(p.num_or("probe_us", ps.probe_us)),
-            probe_all: p.choice("probe_scope") == "all",
-            probe_timeout: us(p.num("probe_timeout_us")),
-            flowlet: us(p.num_or("flowlet_us", ps.flowlet_us)),
-            reroute_probability: p.num("reroute_probability").min(1.0),
-            reroute_interval: us(p.num("reroute_interval_us")),
-            rtt_gain: p.num("rtt_gain").min(1.0),
-            one_way: p.choice("delay_signal") == "one_way",
-            stale: us(p.num("stale_us")),
-            fail_timeouts: p.num("fail_timeouts").round() as u32,
-            fail_retx_fraction: p.num("fail_retx_fraction"),
-            retx_window: us(p.num("retx_window_us")).max(Time(1)),
-            fail_hold: us(p.num("fail_hold_us")),
-            dre_tau: us(p.num("dre_tau_us")).max(Time(1)),
+param_choice! {
+    /// Which flows the size gate S lets move.
+    pub enum SizeGate {
+        /// Fewer than S bytes sent (the paper).
+        Below = "below",
+        /// At least S bytes ([LB]).
+        AtLeast = "at_least",
+    }
+}
+
+param_choice! {
+    /// Which destination leaves a host probes.
+    pub enum ProbeScope {
+        /// Those it sent data to within the last 10 probe intervals.
+        Active = "active",
+        All = "all",
+    }
+}
+
+param_choice! {
+    /// What a delay sample measures.
+    pub enum DelaySignal {
+        /// Now minus the echoed timestamp.
+        Rtt = "rtt",
+        /// The data's one-way delay: the ACK's send time minus the echoed timestamp.
+        OneWay = "one_way",
+    }
+}
+
+impl HermesParams {
+    /// MDTLB's Table 5 values in place of the README's, when `preset` asks for them.
+    fn with_preset(self) -> HermesParams {
+        match self.preset {
+            Preset::Readme => self,
+            Preset::Mdtlb => HermesParams {
+                rtt_low_us: 40.0,
+                rtt_high_us: 180.0,
+                delta_rtt_us: 1.0,
+                ecn_threshold: 0.1,
+                size_bytes: 64_000,
+                ecn_window_us: Time::from_us(100),
+                probe_us: Time::from_us(50),
+                flowlet_timeout_us: Time::from_us(5000),
+                ..self
+            },
         }
     }
 }
@@ -267,13 +295,13 @@ impl Default for PathState {
     }
 }
 
-/// `x` discounted from `at` to `now` with time constant `tau`.
+/// `x` discounted from `at` to `now` with time constant `tau` (a zero `tau` counts as 1 ps: all but instant).
 #[inline]
 fn discounted(x: f64, at: Time, now: Time, tau: Time) -> f64 {
     if now <= at || x == 0.0 {
         x
     } else {
-        x * (-((now.0 - at.0) as f64) / tau.0 as f64).exp()
+        x * (-((now.0 - at.0) as f64) / tau.0.max(1) as f64).exp()
     }
 }
 
@@ -289,11 +317,10 @@ pub struct PathView {
     pub load: f64,
 }
 
-#[derive(Copy, Clone, Debug)]
-struct FlowEntry {
-    path: u16,
+/// What Hermes keeps per flow besides its path and when it last sent (the flow table's port and clock).
+#[derive(Copy, Clone, Debug, Default)]
+struct FlowState {
     dst_leaf: u32,
-    last_seen: Time,
     /// Last time a congestion reroute was considered.
     last_attempt: Option<Time>,
     /// The retransmission timer fired since the flow was last placed.
@@ -306,7 +333,7 @@ struct FlowEntry {
 
 /// The Hermes edge balancer of one host.
 pub struct Hermes {
-    cfg: HermesConfig,
+    cfg: HermesParams,
     host: u32,
     my_leaf: u32,
     uplinks: u32,
@@ -317,12 +344,13 @@ pub struct Hermes {
     usable: Vec<Vec<u16>>,
     /// Last time this host sent data towards each leaf, `Time::MAX` if never.
     last_active: Vec<Time>,
-    flows: HashMap<u32, FlowEntry>,
+    /// Each flow's path; idle longer than the flowlet timeout, a flow may move (the [LB] trigger).
+    flows: FlowTable<FlowState>,
     reroutes: u64,
 }
 
 impl Hermes {
-    pub fn new(cfg: HermesConfig, facts: &FabricFacts, host: u32) -> Hermes {
+    pub fn new(cfg: HermesParams, facts: &FabricFacts, host: u32) -> Hermes {
         let my_leaf = facts.leaf_of_host(host);
         let usable = (0..facts.leaves)
             .map(|d| if d == my_leaf { Vec::new() } else { (0..facts.uplinks).filter(|&u| facts.path_delay(my_leaf, u, d) != Time::MAX).map(|u| u as u16).collect() })
@@ -336,7 +364,7 @@ impl Hermes {
             paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
             usable,
             last_active: vec![Time::MAX; facts.leaves as usize],
-            flows: HashMap::new(),
+            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
             reroutes: 0,
         }
     }
@@ -350,10 +378,10 @@ impl Hermes {
     pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
         let ps = &self.paths[self.idx(dst_leaf, path)];
         let c = &self.cfg;
-        let load = discounted(ps.dre, ps.dre_at, now, c.dre_tau);
-        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale;
+        let load = discounted(ps.dre, ps.dre_at, now, c.dre_tau_us);
+        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale_us;
         let (rtt_us, ecn) = if fresh { (ps.rtt_us, if ps.ecn_total > 0.0 { ps.ecn_marked / ps.ecn_total } else { 0.0 }) } else { (c.rtt_low_us, 0.0) };
-        let probe_lost = ps.probe_pending != Time::MAX && now.saturating_sub(ps.probe_pending) >= c.probe_timeout;
+        let probe_lost = ps.probe_pending != Time::MAX && now.saturating_sub(ps.probe_pending) >= c.probe_timeout_us;
         let kind = if ps.timeouts > c.fail_timeouts || probe_lost || now < ps.failed_until {
             PathType::Failed
         } else if !fresh {
@@ -375,7 +403,7 @@ impl Hermes {
 
     /// The path a flow of this host is pinned to, if it has one.
     pub fn flow_path(&self, flow: u32) -> Option<u16> {
-        self.flows.get(&flow).map(|e| e.path)
+        self.flows.get(flow as u128).map(|e| e.port as u16)
     }
 
     /// Records a delay sample and an ECN echo for a path: evidence that the path delivers.
@@ -387,11 +415,11 @@ impl Hermes {
         let c = &self.cfg;
         let ps = &mut self.paths[i];
         let d = delay.as_us();
-        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale;
+        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale_us;
         if fresh {
             ps.rtt_us = (1.0 - c.rtt_gain) * ps.rtt_us + c.rtt_gain * d;
-            ps.ecn_marked = discounted(ps.ecn_marked, ps.ecn_at, now, c.aging);
-            ps.ecn_total = discounted(ps.ecn_total, ps.ecn_at, now, c.aging);
+            ps.ecn_marked = discounted(ps.ecn_marked, ps.ecn_at, now, c.ecn_window_us);
+            ps.ecn_total = discounted(ps.ecn_total, ps.ecn_at, now, c.ecn_window_us);
         } else {
             ps.rtt_us = d;
             ps.ecn_marked = 0.0;
@@ -412,10 +440,10 @@ impl Hermes {
         let i = self.idx(dst_leaf, path);
         let c = &self.cfg;
         let ps = &mut self.paths[i];
-        ps.dre = discounted(ps.dre, ps.dre_at, now, c.dre_tau) + bytes as f64;
+        ps.dre = discounted(ps.dre, ps.dre_at, now, c.dre_tau_us) + bytes as f64;
         ps.dre_at = now;
-        ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window) + 1.0;
-        ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window);
+        ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window_us) + 1.0;
+        ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window_us);
         ps.retx_at = now;
     }
 
@@ -425,8 +453,8 @@ impl Hermes {
         {
             let c = &self.cfg;
             let ps = &mut self.paths[i];
-            ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window);
-            ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window) + 1.0;
+            ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window_us);
+            ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window_us) + 1.0;
             ps.retx_at = now;
         }
         let c = &self.cfg;
@@ -435,7 +463,7 @@ impl Hermes {
             // Losses on a congested (bad) path are congestion drops, not a failure.
             let v = self.view(dst_leaf, path, now);
             if v.kind != PathType::Bad && v.kind != PathType::Failed {
-                self.paths[i].failed_until = now + c.fail_hold;
+                self.paths[i].failed_until = now + c.fail_hold_us;
             }
         }
     }
@@ -500,9 +528,9 @@ impl Hermes {
     /// The flow-status gates of cautious rerouting: sent size against S, sending rate against R.
     fn gates_open(&self, flow: &FlowView) -> bool {
         let c = &self.cfg;
-        let size_ok = if c.size_below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
+        let size_ok = if c.size_gate == SizeGate::Below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
         let rate = if flow.srtt > Time::ZERO { flow.cwnd as f64 * 8.0 / flow.srtt.as_secs() } else { 0.0 };
-        size_ok && rate < c.rate_bps
+        size_ok && rate < c.rate_gbps * 1e9
     }
 
     fn probe_target(&self, dst_leaf: u32) -> u32 {
@@ -523,15 +551,16 @@ impl EdgeBalancer for Hermes {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
         self.last_active[dl as usize] = now;
-        let chosen = match self.flows.get(&flow.flow).copied() {
+        let key = flow.flow as u128;
+        let chosen = match self.flows.get(key).copied() {
             None => {
                 // With every path failed, a new flow still has to go somewhere: a random one.
                 let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
-                self.flows.insert(flow.flow, FlowEntry { path: p, dst_leaf: dl, last_seen: now, last_attempt: None, timed_out: false, charge_from: 0 });
+                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
                 p
             }
-            Some(mut e) => {
-                let cur = e.path;
+            Some(entry) => {
+                let (cur, mut e) = (entry.port as u16, entry.data);
                 if flow.retransmission {
                     // One charge per loss-recovery episode, and only for bytes first sent on this path.
                     if pkt.seq >= e.charge_from && paths.contains(&cur) {
@@ -550,8 +579,8 @@ impl EdgeBalancer for Hermes {
                     }
                 } else {
                     let c = &self.cfg;
-                    let idle = c.flowlet > Time::ZERO && now.saturating_sub(e.last_seen) > c.flowlet;
-                    let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval);
+                    let idle = c.flowlet_timeout_us > Time::ZERO && !self.flows.is_live(&entry, now);
+                    let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval_us);
                     if (kind == PathType::Bad || idle) && due && self.gates_open(flow) {
                         e.last_attempt = Some(now);
                         if cx.rng.unit() < self.cfg.reroute_probability {
@@ -567,9 +596,7 @@ impl EdgeBalancer for Hermes {
                     self.reroutes += 1;
                     e.charge_from = e.charge_from.max(flow.sent);
                 }
-                e.path = next;
-                e.last_seen = now;
-                self.flows.insert(flow.flow, e);
+                *self.flows.record(key, next as u32, now) = e;
                 next
             }
         };
@@ -579,24 +606,24 @@ impl EdgeBalancer for Hermes {
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
         if ack.lb.echo_path != NO_PATH {
-            let delay = if self.cfg.one_way { ack.sent_at.saturating_sub(ack.echo_ts) } else { cx.now.saturating_sub(ack.echo_ts) };
+            let delay = if self.cfg.delay_signal == DelaySignal::OneWay { ack.sent_at.saturating_sub(ack.echo_ts) } else { cx.now.saturating_sub(ack.echo_ts) };
             self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
         }
         if flow.acked >= flow.size {
-            self.flows.remove(&flow.flow);
+            self.flows.remove(flow.flow as u128);
         }
     }
 
     fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
-        if let Some(e) = self.flows.get_mut(&flow.flow) {
-            e.timed_out = true;
-            let i = (e.dst_leaf * self.uplinks + e.path as u32) as usize;
+        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
+            e.data.timed_out = true;
+            let i = (e.data.dst_leaf * self.uplinks + e.port) as usize;
             self.paths[i].timeouts += 1;
         }
     }
 
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
-        let delay = if self.cfg.one_way { reply.sent_at.saturating_sub(reply.echo_ts) } else { cx.now.saturating_sub(reply.echo_ts) };
+        let delay = if self.cfg.delay_signal == DelaySignal::OneWay { reply.sent_at.saturating_sub(reply.echo_ts) } else { cx.now.saturating_sub(reply.echo_ts) };
         self.sample(cx.facts.leaf_of_host(reply.src), reply.lb.echo_path, cx.now, delay, reply.ecn.ece);
     }
 
@@ -604,14 +631,14 @@ impl EdgeBalancer for Hermes {
     /// known one.
     fn on_timer(&mut self, cx: &mut EdgeCx) {
         let now = cx.now;
-        let horizon = self.cfg.probe_interval.mul(10);
+        let horizon = self.cfg.probe_us.mul(10);
         for d in 0..self.usable.len() as u32 {
             let n = self.usable[d as usize].len();
             if n == 0 {
                 continue;
             }
             let la = self.last_active[d as usize];
-            if !self.cfg.probe_all && (la == Time::MAX || now.saturating_sub(la) > horizon) {
+            if self.cfg.probe_scope == ProbeScope::Active && (la == Time::MAX || now.saturating_sub(la) > horizon) {
                 continue;
             }
             if n <= 3 {
@@ -646,7 +673,7 @@ impl EdgeBalancer for Hermes {
     }
 
     fn timer_period(&self) -> Option<Time> {
-        (self.cfg.probe_interval > Time::ZERO).then_some(self.cfg.probe_interval)
+        (self.cfg.probe_us > Time::ZERO).then_some(self.cfg.probe_us)
     }
 
     fn state_bytes(&self) -> usize {
@@ -654,6 +681,6 @@ impl EdgeBalancer for Hermes {
             + self.paths.len() * std::mem::size_of::<PathState>()
             + self.last_active.len() * 8
             + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
-            + self.flows.len() * (4 + std::mem::size_of::<FlowEntry>())
+            + self.flows.state_bytes()
     }
 }

@@ -20,11 +20,12 @@
 //!   continues the flowlet, as in both public simulator implementations. `"age_bit"` models hardware
 //!   that keeps only a valid bit and an age bit per entry: a sweep every timeout sets the age bit of valid
 //!   entries and invalidates those whose bit was already set, and a packet clears its entry's bit, so an idle
-//!   gap ends a flowlet somewhere between one and two timeouts, depending on the sweep's phase.
+//!   gap ends a flowlet somewhere between one and two timeouts, depending on the sweep's phase. Table and
+//!   clocks are the shared [`FlowTable`]'s.
 //! * *Failures.* If the port of an active flowlet is no longer a candidate (its link, or the spine's way
 //!   down, failed), the packet starts a new flowlet.
-//! * *Memory.* With the exact table, entries idle for longer than the timeout are deleted by a periodic
-//!   sweep (every `max(timeout, 1 ms)`). This only frees memory: an expired entry and a missing one
+//! * *Memory.* With the exact table, entries idle for longer than the timeout are deleted by the table's
+//!   periodic sweep (every `max(timeout, 1 ms)`). This only frees memory: an expired entry and a missing one
 //!   lead to the same random draw.
 //!
 //! **Defaults.**
@@ -35,98 +36,62 @@
 //! * `table_size` = 0 (exact per-5-tuple table), as both public simulators key on the exact flow.
 //! * `flowlet_clock` = "timestamp", as both public simulators do (baselines.md §0.4a).
 
-use super::PacketMut;
+use super::flowtable::{Clock, FlowTable, Timeout};
+use super::params::scheme_params;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
-use super::{Decision, ParamSpec, SwitchBalancer, SwitchCx};
-use crate::rng::mix64;
+use super::{Decision, PacketMut, SwitchBalancer, SwitchCx};
 use crate::units::Time;
-use std::collections::HashMap;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "letflow",
     placement: Placement::Switch,
     granularity: "flowlet",
     summary: "flowlet switching: each new flowlet takes a uniformly random next hop",
-    params: &[
-        ParamSpec::num(
-            "flowlet_timeout_us",
-            500.0,
-            "us",
-            "a gap longer than this since the flow's previous packet starts a new flowlet",
-            "Hermes authors' ns-3 driver and README (500 us), TR's LetFlow setting; baselines.md §5",
-        ),
-        ParamSpec::num(
-            "table_size",
-            0.0,
-            "",
-            "flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow table",
-            "public simulators key on the exact flow (baselines.md §0.4a)",
-        ).within(0.0, 1e8).count(),
-        ParamSpec::choice(
-            "flowlet_clock",
-            "timestamp",
-            &["timestamp", "age_bit"],
-            "timestamp: gap <= timeout continues; age_bit: valid+age bits swept every timeout (ends after 1-2 timeouts)",
-            "public simulators use timestamps; hardware age bits as in CONGA (baselines.md §0.4a)",
-        ),
-    ],
-    install: |cx, params| {
-        let timeout = Time::from_us_f64(params.num("flowlet_timeout_us"));
-        let size = params.num("table_size").round() as usize;
-        let age_bit = params.choice("flowlet_clock") == "age_bit";
-        per_switch(cx.switches, |s| LetFlow::new(timeout, size, age_bit, s.salt))
+    params: LetFlowParams::SPECS,
+    install: |cx, p| {
+        let p = LetFlowParams::from_params(p);
+        per_switch(cx.switches, |s| LetFlow::new(&p, s.salt))
     },
     reflect: reflect_path_and_class,
 };
 
-/// One flowlet table entry.
-#[derive(Copy, Clone, Debug)]
-struct Entry {
-    port: u32,
-    last_seen: Time,
-    valid: bool,
-    /// Age bit (only with the age-bit clock): set by a sweep, cleared by a packet.
-    age: bool,
-}
-
-const EMPTY: Entry = Entry { port: 0, last_seen: Time::ZERO, valid: false, age: false };
-
-enum Table {
-    /// One entry per exact 5-tuple (looked up, never iterated for decisions).
-    Exact(HashMap<u128, Entry>),
-    /// A fixed array indexed by a salted hash of the 5-tuple.
-    Hashed(Vec<Entry>),
+scheme_params! {
+    /// LetFlow's parameters.
+    pub struct LetFlowParams {
+        /// a gap longer than this since the flow's previous packet starts a new flowlet
+        #[source = "Hermes authors' ns-3 driver and README (500 us), TR's LetFlow setting; baselines.md §5"]
+        flowlet_timeout_us: Time = 500.0,
+        /// flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow
+        /// table
+        #[source = "public simulators key on the exact flow (baselines.md §0.4a)"]
+        table_size: usize in 0..=100_000_000 = 0,
+        /// timestamp: gap <= timeout continues; age_bit: valid+age bits swept every timeout (ends after 1-2
+        /// timeouts)
+        #[source = "public simulators use timestamps; hardware age bits as in CONGA (baselines.md §0.4a)"]
+        flowlet_clock: Clock = Clock::Timestamp,
+    }
 }
 
 /// The LetFlow balancer of one switch.
 pub struct LetFlow {
-    timeout: Time,
-    age_bit: bool,
-    salt: u64,
-    table: Table,
+    flowlets: FlowTable,
 }
 
 impl LetFlow {
-    /// `table_size` 0 keys the table on the exact 5-tuple; otherwise it has that many hashed entries.
-    pub fn new(timeout: Time, table_size: usize, age_bit: bool, salt: u64) -> LetFlow {
-        let table = if table_size == 0 { Table::Exact(HashMap::new()) } else { Table::Hashed(vec![EMPTY; table_size]) };
-        LetFlow { timeout, age_bit, salt, table }
+    /// `table_size` 0 keys the table on the exact 5-tuple; otherwise it has that many entries, hashed with the
+    /// switch's `salt`.
+    pub fn new(p: &LetFlowParams, salt: u64) -> LetFlow {
+        let timeout = Timeout::Over(p.flowlet_timeout_us);
+        let flowlets = match p.table_size {
+            0 => FlowTable::exact(timeout, p.flowlet_clock),
+            n => FlowTable::hashed(n, salt, timeout, p.flowlet_clock),
+        };
+        LetFlow { flowlets }
     }
 
-    /// Live flowlet entries (valid ones), for tests and overhead listings.
+    /// Flowlet entries the table holds, for tests and overhead listings.
     pub fn entries(&self) -> usize {
-        match &self.table {
-            Table::Exact(m) => m.values().filter(|e| e.valid).count(),
-            Table::Hashed(v) => v.iter().filter(|e| e.valid).count(),
-        }
-    }
-
-    fn sweep_period(&self) -> Time {
-        if self.age_bit {
-            self.timeout.max(Time::from_ns(1))
-        } else {
-            self.timeout.max(Time::from_us(1000))
-        }
+        self.flowlets.len()
     }
 }
 
@@ -135,57 +100,24 @@ impl SwitchBalancer for LetFlow {
         if candidates.len() == 1 {
             return Decision::Forward(candidates[0]);
         }
-        let e = match &mut self.table {
-            Table::Exact(m) => m.entry(pkt.five_tuple()).or_insert(EMPTY),
-            Table::Hashed(v) => {
-                let h = mix64(pkt.five_tuple_key() ^ self.salt);
-                let i = ((h as u128 * v.len() as u128) >> 64) as usize;
-                &mut v[i]
-            }
+        let (key, now) = (pkt.five_tuple(), cx.now);
+        let port = match self.flowlets.live(key, now) {
+            Some(e) if candidates.contains(&e.port) => e.port,
+            _ => candidates[cx.rng.below(candidates.len())],
         };
-        let fresh = if self.age_bit { e.valid } else { e.valid && cx.now.saturating_sub(e.last_seen) <= self.timeout };
-        if !(fresh && candidates.contains(&e.port)) {
-            e.port = candidates[cx.rng.below(candidates.len())];
-        }
-        e.valid = true;
-        e.age = false;
-        e.last_seen = cx.now;
-        Decision::Forward(e.port)
+        self.flowlets.record(key, port, now);
+        Decision::Forward(port)
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCx) {
-        let (now, timeout) = (cx.now, self.timeout);
-        match (&mut self.table, self.age_bit) {
-            (Table::Exact(m), true) => m.retain(|_, e| {
-                let keep = !e.age;
-                e.age = true;
-                keep
-            }),
-            (Table::Exact(m), false) => m.retain(|_, e| now.saturating_sub(e.last_seen) <= timeout),
-            (Table::Hashed(v), true) => {
-                for e in v.iter_mut().filter(|e| e.valid) {
-                    if e.age {
-                        e.valid = false;
-                    }
-                    e.age = true;
-                }
-            }
-            (Table::Hashed(_), false) => {}
-        }
+        self.flowlets.sweep(cx.now);
     }
 
     fn timer_period(&self) -> Option<Time> {
-        match (&self.table, self.age_bit) {
-            (Table::Hashed(_), false) => None,
-            _ => Some(self.sweep_period()),
-        }
+        self.flowlets.sweep_period()
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + match &self.table {
-                Table::Exact(m) => m.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Entry>()),
-                Table::Hashed(v) => v.len() * std::mem::size_of::<Entry>(),
-            }
+        std::mem::size_of::<Self>() + self.flowlets.state_bytes()
     }
 }

@@ -15,22 +15,46 @@
 //! remote state arrives in packets, with the delay that implies.
 //!
 //! Hooks default to no-ops (in the manner of smoltcp's congestion controllers), so a scheme implements only
-//! what it uses. A scheme is one file plus one entry in [`registry::SCHEMES`].
+//! what it uses.
+//!
+//! # How to add a scheme
+//!
+//! A scheme is one file, one name in the registry list below, and one test file; the CLI (`dclb schemes`),
+//! scenario validation, sweeps and the Python front find it through the registry.
+//!
+//! 1. **`lb/<name>.rs`.** Its module doc states the rule, the choices where the sources are vague, and each
+//!    default with its source (`letflow.rs` is a short example). It defines:
+//!    * `pub const SPEC:` [`SchemeSpec`]: the `name` scenarios write as `lb.scheme`, the [`Placement`], a
+//!      `granularity` and one-line `summary` for listings, `params`, `install`, and `reflect`;
+//!    * its parameters with `params::scheme_params!`: one typed struct whose rows carry default, unit,
+//!      range, doc and source; `params: MyParams::SPECS`, and `install` starts with `MyParams::from_params`.
+//!      Choices are enums declared with `params::param_choice!`. Use the names other schemes use for the
+//!      same concept (`flowlet_timeout_us`, `dre_tau_us`, `stale_us`);
+//!    * `install`, which builds the balancers: [`Installed::Switches`], one per switch in the order of
+//!      [`BuildCx::switches`] ([`per_switch`] does it), or [`Installed::Edges`], one per host;
+//!    * the balancer, a [`SwitchBalancer`] (or [`EdgeBalancer`]). Only `choose` is required. It declares the
+//!      per-packet hooks it implements with `hooks()` ([`Hooks::CHOOSE_ONLY`] if it only chooses), so the
+//!      engine skips the rest; periodic work goes in `on_timer` every `timer_period`, one-shot work in
+//!      `on_alarm` after [`SwitchCx::wake_at`]; `state_bytes` reports what its tables hold;
+//!    * per-flow or per-flowlet state in a [`flowtable::FlowTable`] (exact or hashed, timestamps or age
+//!      bits, its own sweep), other per-flow maps as a [`flowhash::FlowMap`]: never std's randomly keyed
+//!      hasher;
+//!    * `reflect`: [`reflect_path_and_class`] unless the receiving host must echo more into ACKs ([`Reflect`]).
+//! 2. **The name** in the `registry::schemes!` list below.
+//! 3. **`crates/dclb-core/tests/<name>.rs`**: behaviour tests that drive the balancer by hand with
+//!    [`testkit::SwitchBench`] or [`testkit::EdgeBench`] (with these queues and this clock, this packet goes
+//!    there), and an end-to-end run. Break the rule on purpose once and see a test fail.
 
-pub mod clove;
-pub mod conga;
-pub mod drb;
-pub mod drill;
-pub mod ecmp;
-pub mod hermes;
-pub mod letflow;
+pub mod flowhash;
+pub mod flowtable;
 pub mod params;
-pub mod presto;
 pub mod registry;
-pub mod rps;
 pub mod scheme;
 pub mod source_route;
 pub mod testkit;
+
+// The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove];
 
 use crate::fabric::{FabricFacts, Port, PortRole};
 use crate::packet::{LbHeader, Packet};
@@ -38,7 +62,7 @@ use crate::rng::Rng;
 use crate::units::{Rate, Time};
 
 pub use params::{ParamSpec, ParamValue, Params};
-pub use registry::{find_scheme, SCHEMES};
+pub use registry::find_scheme;
 pub use scheme::{per_switch, reflect_path_and_class, BuildCx, Installed, Placement, Reflect, SchemeSpec};
 
 /// Which switch a balancer instance runs on.

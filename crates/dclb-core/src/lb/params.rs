@@ -1,9 +1,42 @@
-//! Declared scheme parameters.
+//! Scheme parameters: declared once as a typed struct, resolved from a scenario's `lb` table.
 //!
-//! Each scheme lists its parameters once, as [`ParamSpec`]s with a default, a unit and a one-line doc. The
-//! registry checks a scenario's `lb` table against that list (unknown names and wrong types are errors that
-//! name the field), and `dclb schemes` prints it.
+//! A scheme declares its parameters with `scheme_params!`: one row per field, with its Rust type, the
+//! default as a scenario would write it, an optional unit and range, a doc line and the source of the
+//! default. From that one declaration the macro generates
+//!
+//! * the struct, so that the scheme reads `p.flowlet_timeout_us` and a misspelt name does not compile;
+//! * `SPECS`, the [`ParamSpec`] list that the registry checks a scenario against (unknown names, wrong types,
+//!   values out of range or not whole are errors naming the field) and that `dclb schemes` prints;
+//! * `from_params`, which reads the resolved [`Params`] into the struct, and `Default` (every default).
+//!
+//! ```ignore
+//! scheme_params! {
+//!     /// My scheme's parameters.
+//!     pub struct MyParams {
+//!         /// a gap longer than this starts a new flowlet
+//!         #[source = "the paper, §3"]
+//!         flowlet_timeout_us: Time = 500.0,
+//!         /// samples per decision
+//!         #[source = "the paper's d = 2"]
+//!         samples: u32 in 1..=64 = 2,
+//!         /// what one memory serves (an enum declared with `param_choice!`)
+//!         #[source = "dclb choice"]
+//!         scope: Scope = Scope::Switch,
+//!     }
+//! }
+//! ```
+//!
+//! The Rust type says how a value is read: `Time` is written in microseconds (unit `us`), `u32`, `u64` and
+//! `usize` are counts (whole numbers, at most the type's maximum), `f64` is a plain number (give its unit as
+//! `f64 (Gbps)`), `bool` a flag, and an enum declared with `param_choice!` one of its names. A row reads
+//! `name: Type (unit) in min..=max = default`, unit and range optional; the range is inclusive and written in
+//! the field's own kind of number (numbers are never negative); the default is any constant expression.
+//!
+//! **Presets.** `#[preset = path]` before the struct names a `fn(Self) -> Self` that sets a group of values
+//! from a field the scenario chose (Hermes' `preset`). It runs on the declared values, and every parameter the
+//! scenario gave explicitly is then put back: an explicit value always beats the preset ([`Params::given`]).
 
+use crate::units::Time;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,11 +48,12 @@ pub enum ParamValue {
     Choice(&'static str),
 }
 
+/// One declared parameter, as validation and listings (`dclb schemes`, the Python binding) read it.
 #[derive(Copy, Clone, Debug)]
 pub struct ParamSpec {
     pub name: &'static str,
     pub default: ParamValue,
-    /// Unit of a number ("us", "bytes", "packets", "" for plain numbers).
+    /// Unit of a number ("us", "bytes", "Gbps", "" for plain numbers).
     pub unit: &'static str,
     /// Allowed strings for a `Choice`.
     pub choices: &'static [&'static str],
@@ -31,29 +65,6 @@ pub struct ParamSpec {
     pub max: f64,
     /// The number must be a whole number (a count).
     pub whole: bool,
-}
-
-impl ParamSpec {
-    /// Restricts a number to [min, max].
-    pub const fn within(mut self, min: f64, max: f64) -> ParamSpec {
-        self.min = min;
-        self.max = max;
-        self
-    }
-    /// Requires a whole number (a count).
-    pub const fn count(mut self) -> ParamSpec {
-        self.whole = true;
-        self
-    }
-    pub const fn num(name: &'static str, default: f64, unit: &'static str, doc: &'static str, source: &'static str) -> ParamSpec {
-        ParamSpec { name, default: ParamValue::Num(default), unit, choices: &[], doc, source, min: 0.0, max: f64::INFINITY, whole: false }
-    }
-    pub const fn flag(name: &'static str, default: bool, doc: &'static str, source: &'static str) -> ParamSpec {
-        ParamSpec { name, default: ParamValue::Bool(default), unit: "", choices: &[], doc, source, min: 0.0, max: f64::INFINITY, whole: false }
-    }
-    pub const fn choice(name: &'static str, default: &'static str, choices: &'static [&'static str], doc: &'static str, source: &'static str) -> ParamSpec {
-        ParamSpec { name, default: ParamValue::Choice(default), unit: "", choices, doc, source, min: 0.0, max: f64::INFINITY, whole: false }
-    }
 }
 
 /// Resolved parameter values for one scheme.
@@ -70,7 +81,7 @@ impl Params {
     /// Merges user values over the declared defaults. Errors name the field as `lb.<name>`.
     pub fn resolve(scheme: &str, specs: &[ParamSpec], given: &BTreeMap<String, Value>) -> Result<Params, String> {
         let mut p = Params::default();
-        for (k, _) in given {
+        for k in given.keys() {
             if !specs.iter().any(|s| s.name == k) {
                 let known: Vec<&str> = specs.iter().map(|s| s.name).collect();
                 return Err(if known.is_empty() {
@@ -125,71 +136,306 @@ impl Params {
         Ok(p)
     }
 
-    pub fn num(&self, name: &str) -> f64 {
-        *self.nums.get(name).unwrap_or_else(|| panic!("scheme reads undeclared number parameter {name}"))
+    /// Every parameter at its declared default.
+    pub fn defaults(specs: &[ParamSpec]) -> Params {
+        Params::resolve("", specs, &BTreeMap::new()).unwrap_or_else(|e| panic!("a declared default is invalid: {e}"))
     }
-    pub fn flag(&self, name: &str) -> bool {
-        *self.flags.get(name).unwrap_or_else(|| panic!("scheme reads undeclared flag parameter {name}"))
-    }
-    pub fn choice(&self, name: &str) -> &str {
-        self.choices.get(name).unwrap_or_else(|| panic!("scheme reads undeclared choice parameter {name}"))
-    }
+
     /// Whether the scenario set `name` itself rather than leaving it at its declared default.
     pub fn given(&self, name: &str) -> bool {
         self.given.contains(name)
     }
-    /// The number the scenario gave for `name`, or `fallback` when it left it out. Schemes with parameter
-    /// presets use this so that an explicit value always beats the preset's.
-    pub fn num_or(&self, name: &str, fallback: f64) -> f64 {
-        let x = self.num(name);
-        if self.given(name) {
-            x
-        } else {
-            fallback
-        }
+
+    fn num(&self, name: &str) -> f64 {
+        *self.nums.get(name).unwrap_or_else(|| panic!("undeclared number parameter {name}"))
+    }
+    fn flag(&self, name: &str) -> bool {
+        *self.flags.get(name).unwrap_or_else(|| panic!("undeclared flag parameter {name}"))
+    }
+    fn choice(&self, name: &str) -> &str {
+        self.choices.get(name).unwrap_or_else(|| panic!("undeclared choice parameter {name}"))
     }
 }
+
+/// A type a declared parameter can have: how its resolved value is read (used by `scheme_params!`).
+pub trait ParamType: Sized {
+    fn read(p: &Params, name: &str) -> Self;
+}
+
+impl ParamType for f64 {
+    fn read(p: &Params, name: &str) -> f64 {
+        p.num(name)
+    }
+}
+
+impl ParamType for bool {
+    fn read(p: &Params, name: &str) -> bool {
+        p.flag(name)
+    }
+}
+
+/// Durations are written in microseconds.
+impl ParamType for Time {
+    fn read(p: &Params, name: &str) -> Time {
+        Time::from_us_f64(p.num(name))
+    }
+}
+
+macro_rules! count_param {
+    ($($t:ty),+) => {$(
+        /// A count: `resolve` has checked that it is whole and within the type's range.
+        impl ParamType for $t {
+            fn read(p: &Params, name: &str) -> $t {
+                p.num(name) as $t
+            }
+        }
+    )+};
+}
+count_param!(u32, u64, usize);
+
+/// An enum a scenario names by string; implemented by `param_choice!`.
+pub trait Choice: Copy + 'static {
+    /// The names a scenario may write, in declaration order.
+    const NAMES: &'static [&'static str];
+    /// The variants, in the same order.
+    const VALUES: &'static [Self];
+}
+
+impl<T: Choice> ParamType for T {
+    fn read(p: &Params, name: &str) -> T {
+        let s = p.choice(name);
+        let i = T::NAMES.iter().position(|&n| n == s).unwrap_or_else(|| unreachable!("resolve admits only declared names, got {s}"));
+        T::VALUES[i]
+    }
+}
+
+/// A count's default or bound as the `f64` a [`ParamSpec`] holds (a function, so that the macro needs no
+/// cast of a literal).
+pub const fn whole(x: u64) -> f64 {
+    x as f64
+}
+
+/// Declares an enum whose variants a scenario names by string, for use as a parameter type:
+///
+/// ```ignore
+/// param_choice! {
+///     /// What one memory serves.
+///     pub enum Scope { Switch = "switch", DstLeaf = "dst_leaf" }
+/// }
+/// ```
+macro_rules! param_choice {
+    (
+        $(#[doc = $doc:literal])*
+        $vis:vis enum $name:ident {
+            $( $(#[doc = $vdoc:literal])* $variant:ident = $text:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        $vis enum $name {
+            $( $(#[doc = $vdoc])* $variant, )+
+        }
+
+        impl $name {
+            /// The name a scenario writes for this choice.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( Self::$variant => $text, )+
+                }
+            }
+        }
+
+        impl $crate::lb::params::Choice for $name {
+            const NAMES: &'static [&'static str] = &[$($text),+];
+            const VALUES: &'static [Self] = &[$(Self::$variant),+];
+        }
+    };
+}
+pub(crate) use param_choice;
+
+/// Declares a scheme's parameters as a typed struct; see the [module documentation](self).
+macro_rules! scheme_params {
+    // How the listing sees a default, by the field's type.
+    (@value bool $d:expr) => { $crate::lb::params::ParamValue::Bool($d) };
+    (@value f64 $d:expr) => { $crate::lb::params::ParamValue::Num($d) };
+    (@value Time $d:expr) => { $crate::lb::params::ParamValue::Num($d) };
+    (@value u32 $d:expr) => { $crate::lb::params::ParamValue::Num($crate::lb::params::whole($d)) };
+    (@value u64 $d:expr) => { $crate::lb::params::ParamValue::Num($crate::lb::params::whole($d)) };
+    (@value usize $d:expr) => { $crate::lb::params::ParamValue::Num($crate::lb::params::whole($d)) };
+    (@value $choice:ident $d:expr) => { $crate::lb::params::ParamValue::Choice($d.name()) };
+
+    (@unit Time) => { "us" };
+    (@unit Time $u:ident) => { compile_error!("a Time parameter is written in microseconds: declare it without a unit") };
+    (@unit $t:ident $u:ident) => { stringify!($u) };
+    (@unit $t:ident) => { "" };
+
+    (@choices bool) => { &[] };
+    (@choices f64) => { &[] };
+    (@choices Time) => { &[] };
+    (@choices u32) => { &[] };
+    (@choices u64) => { &[] };
+    (@choices usize) => { &[] };
+    (@choices $choice:ident) => { <$choice as $crate::lb::params::Choice>::NAMES };
+
+    (@whole u32) => { true };
+    (@whole u64) => { true };
+    (@whole usize) => { true };
+    (@whole $t:ident) => { false };
+
+    // A range bound, written in the field's own kind of number.
+    (@bound u32 $b:tt) => { $crate::lb::params::whole($b) };
+    (@bound u64 $b:tt) => { $crate::lb::params::whole($b) };
+    (@bound usize $b:tt) => { $crate::lb::params::whole($b) };
+    (@bound $t:ident $b:tt) => { $b };
+    (@min $t:ident) => { 0.0 };
+    (@min $t:ident $b:tt) => { $crate::lb::params::scheme_params!(@bound $t $b) };
+    (@max u32) => { u32::MAX as f64 };
+    (@max u64) => { u64::MAX as f64 };
+    (@max usize) => { usize::MAX as f64 };
+    (@max $t:ident) => { f64::INFINITY };
+    (@max $t:ident $b:tt) => { $crate::lb::params::scheme_params!(@bound $t $b) };
+
+    (@preset) => { |values| values };
+    (@preset $f:path) => { $f };
+
+    (
+        $(#[doc = $sdoc:literal])*
+        $(#[preset = $preset:path])?
+        $vis:vis struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])+
+                #[source = $source:literal]
+                $field:ident : $ty:ident $(($unit:ident))? $(in $min:tt ..= $max:tt)? = $default:expr
+            ),+ $(,)?
+        }
+    ) => {
+        $(#[doc = $sdoc])*
+        #[derive(Copy, Clone, Debug, PartialEq)]
+        $vis struct $name {
+            $( $(#[doc = $doc])+ pub $field: $ty, )+
+        }
+
+        impl $name {
+            /// The declared parameters: name, default, unit, range, doc and source of each.
+            pub const SPECS: &'static [$crate::lb::params::ParamSpec] = &[$(
+                $crate::lb::params::ParamSpec {
+                    name: stringify!($field),
+                    default: $crate::lb::params::scheme_params!(@value $ty $default),
+                    unit: $crate::lb::params::scheme_params!(@unit $ty $($unit)?),
+                    choices: $crate::lb::params::scheme_params!(@choices $ty),
+                    doc: concat!($($doc),+).trim_ascii_start(),
+                    source: $source,
+                    min: $crate::lb::params::scheme_params!(@min $ty $($min)?),
+                    max: $crate::lb::params::scheme_params!(@max $ty $($max)?),
+                    whole: $crate::lb::params::scheme_params!(@whole $ty),
+                },
+            )+];
+
+            /// The values resolved for a scenario: each as given, else the preset's or the declared default.
+            pub fn from_params(p: &$crate::lb::params::Params) -> Self {
+                use $crate::lb::params::ParamType;
+                let declared = Self { $( $field: ParamType::read(p, stringify!($field)), )+ };
+                let preset: fn(Self) -> Self = $crate::lb::params::scheme_params!(@preset $($preset)?);
+                let mut values = preset(declared);
+                $( if p.given(stringify!($field)) { values.$field = ParamType::read(p, stringify!($field)); } )+
+                values
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::from_params(&$crate::lb::params::Params::defaults(Self::SPECS))
+            }
+        }
+    };
+}
+pub(crate) use scheme_params;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    const SPECS: &[ParamSpec] = &[
-        ParamSpec::num("gap_us", 50.0, "us", "a gap", "test"),
-        ParamSpec::flag("on", true, "a switch", "test"),
-        ParamSpec::choice("mode", "a", &["a", "b"], "a mode", "test"),
-    ];
+    param_choice! {
+        /// A test choice.
+        enum Mode { A = "a", B = "b" }
+    }
 
-    fn resolve(given: &[(&str, Value)]) -> Params {
+    scheme_params! {
+        /// Test parameters; `mode = "b"` presets `gap_us` and `count`.
+        #[preset = Test::preset]
+        struct Test {
+            /// a gap
+            /// over two lines
+            #[source = "test"]
+            gap_us: Time = 50.0,
+            /// a count
+            #[source = "test"]
+            count: u32 in 1..=64 = 2,
+            /// a rate
+            #[source = "test"]
+            rate: f64 (Gbps) = 5.0,
+            /// a switch
+            #[source = "test"]
+            on: bool = true,
+            /// a mode
+            #[source = "test"]
+            mode: Mode = Mode::A,
+        }
+    }
+
+    impl Test {
+        fn preset(self) -> Test {
+            match self.mode {
+                Mode::A => self,
+                Mode::B => Test { gap_us: Time::from_us(7), count: 9, ..self },
+            }
+        }
+    }
+
+    fn resolve(given: &[(&str, Value)]) -> Result<Params, String> {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        Params::resolve("t", SPECS, &m).unwrap()
+        Params::resolve("t", Test::SPECS, &m)
+    }
+
+    fn test(given: &[(&str, Value)]) -> Test {
+        Test::from_params(&resolve(given).unwrap())
     }
 
     #[test]
-    fn given_tells_explicit_values_from_defaults() {
-        let p = resolve(&[]);
-        assert!(!p.given("gap_us") && !p.given("on") && !p.given("mode"));
-        assert_eq!(p.num("gap_us"), 50.0);
-        assert_eq!(p.num_or("gap_us", 7.0), 7.0, "a preset value replaces an unset default");
+    fn the_declaration_gives_specs_and_typed_values() {
+        let names: Vec<&str> = Test::SPECS.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["gap_us", "count", "rate", "on", "mode"]);
+        let [gap, count, rate, on, mode] = Test::SPECS else { panic!() };
+        assert_eq!((gap.unit, gap.doc, gap.source), ("us", "a gap over two lines", "test"));
+        assert!(matches!(gap.default, ParamValue::Num(x) if x == 50.0));
+        assert_eq!((count.min, count.max, count.whole), (1.0, 64.0, true));
+        assert_eq!((rate.unit, rate.min, rate.max, rate.whole), ("Gbps", 0.0, f64::INFINITY, false));
+        assert!(matches!(on.default, ParamValue::Bool(true)));
+        assert!(matches!(mode.default, ParamValue::Choice("a")));
+        assert_eq!(mode.choices, ["a", "b"]);
 
-        // Giving the default value explicitly still counts as given.
-        let p = resolve(&[("gap_us", json!(50.0)), ("mode", json!("b"))]);
-        assert!(p.given("gap_us") && p.given("mode") && !p.given("on"));
-        assert_eq!(p.num_or("gap_us", 7.0), 50.0, "an explicit value beats the preset");
-        assert_eq!(p.choice("mode"), "b");
-        assert!(!p.given("undeclared"));
+        assert_eq!(Test::default(), Test { gap_us: Time::from_us(50), count: 2, rate: 5.0, on: true, mode: Mode::A });
+        let t = test(&[("gap_us", json!(0.5)), ("count", json!(3)), ("on", json!(false)), ("mode", json!("b"))]);
+        assert_eq!((t.gap_us, t.count, t.on, t.mode), (Time::from_ns(500), 3, false, Mode::B));
     }
 
     #[test]
-    fn ranges_and_counts_are_enforced_with_the_field_name() {
-        const RANGED: &[ParamSpec] = &[ParamSpec::num("d", 2.0, "", "samples", "test").within(1.0, 64.0).count()];
-        let check = |v: Value| {
-            let m: BTreeMap<String, Value> = [("d".to_string(), v)].into_iter().collect();
-            Params::resolve("x", RANGED, &m)
-        };
-        assert_eq!(check(json!(3)).unwrap().num("d"), 3.0);
-        assert_eq!(check(json!(0)).unwrap_err(), "lb.d: must be in [1, 64], got 0");
-        assert_eq!(check(json!(1.5)).unwrap_err(), "lb.d: must be a whole number, got 1.5");
+    fn a_preset_fills_what_the_scenario_left_out() {
+        let p = resolve(&[("mode", json!("b"))]).unwrap();
+        assert!(p.given("mode") && !p.given("gap_us") && !p.given("undeclared"));
+        let t = Test::from_params(&p);
+        assert_eq!((t.gap_us, t.count, t.rate), (Time::from_us(7), 9, 5.0));
+        // Giving a value, even the declared default, beats the preset.
+        let t = test(&[("mode", json!("b")), ("gap_us", json!(50.0))]);
+        assert_eq!((t.gap_us, t.count), (Time::from_us(50), 9));
+    }
+
+    #[test]
+    fn ranges_counts_and_names_are_enforced_with_the_field_name() {
+        assert_eq!(resolve(&[("count", json!(0))]).unwrap_err(), "lb.count: must be in [1, 64], got 0");
+        assert_eq!(resolve(&[("count", json!(1.5))]).unwrap_err(), "lb.count: must be a whole number, got 1.5");
+        assert_eq!(resolve(&[("mode", json!("c"))]).unwrap_err(), "lb.mode: expected one of a, b, got \"c\"");
+        assert!(resolve(&[("gap", json!(1))]).unwrap_err().starts_with("lb.gap: unknown parameter of scheme 't'; allowed: gap_us, count"));
     }
 }

@@ -41,39 +41,36 @@
 //!   reproduce runs made with it.
 //! * `random_start` = true: baselines.md §4 and the Hermes authors' code start each flow at a random path.
 
-use super::PacketMut;
+use super::flowhash::FlowMap;
+use super::params::scheme_params;
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{EdgeBalancer, EdgeCx, FlowView, Installed, ParamSpec};
+use super::{EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut};
 use crate::packet::{Packet, PacketKind, NO_PATH};
-use std::collections::HashMap;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "presto",
     placement: Placement::Edge,
     granularity: "flowcell",
     summary: "sender cuts each flow into flowcells of at most 64 KB and sends them round robin over the paths",
-    params: &[
-        ParamSpec::num(
-            "flowcell_bytes",
-            64_000.0,
-            "bytes",
-            "largest flowcell, in payload bytes; a cell holds whole segments up to this size",
-            "Presto paper 64 KB (baselines.md §4), read as 64,000 B; the Hermes authors' ns-3 code uses 14,000 B",
-        ).within(1.0, 1e12).count(),
-        ParamSpec::flag(
-            "random_start",
-            true,
-            "start each flow's round robin at a uniformly random path (false: at the first path)",
-            "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)",
-        ),
-    ],
-    install: |cx, params| {
-        let cell = params.num("flowcell_bytes").round() as u64;
-        let random_start = params.flag("random_start");
-        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(cell, random_start)) as Box<dyn EdgeBalancer>).collect())
+    params: PrestoParams::SPECS,
+    install: |cx, p| {
+        let p = PrestoParams::from_params(p);
+        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start)) as Box<dyn EdgeBalancer>).collect())
     },
     reflect: reflect_path_and_class,
 };
+
+scheme_params! {
+    /// Presto's parameters.
+    pub struct PrestoParams {
+        /// largest flowcell, in payload bytes; a cell holds whole segments up to this size
+        #[source = "Presto paper 64 KB (baselines.md §4), read as 64,000 B; the Hermes authors' ns-3 code uses 14,000 B"]
+        flowcell_bytes: u64 (bytes) in 1..=1_000_000_000_000 = 64_000,
+        /// start each flow's round robin at a uniformly random path (false: at the first path)
+        #[source = "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)"]
+        random_start: bool = true,
+    }
+}
 
 /// Flowcell state of one flow.
 #[derive(Copy, Clone, Debug)]
@@ -92,18 +89,18 @@ struct Cell {
 pub struct Presto {
     cell_bytes: u64,
     random_start: bool,
-    /// Per-flow state, looked up by flow id (never iterated).
-    flows: HashMap<u32, Cell>,
+    /// Per-flow state, by flow id.
+    flows: FlowMap<Cell>,
 }
 
 impl Presto {
     pub fn new(cell_bytes: u64, random_start: bool) -> Presto {
-        Presto { cell_bytes, random_start, flows: HashMap::new() }
+        Presto { cell_bytes, random_start, flows: FlowMap::default() }
     }
 
     /// Flowcells opened so far by `flow` (0 if the flow has no state).
     pub fn cells_of(&self, flow: u32) -> u32 {
-        self.flows.get(&flow).map_or(0, |c| c.cells)
+        self.flows.get(&(flow as u128)).map_or(0, |c| c.cells)
     }
 }
 
@@ -112,7 +109,7 @@ impl EdgeBalancer for Presto {
         let n = paths.len();
         let len = pkt.payload as u64;
         let random_start = self.random_start;
-        let c = self.flows.entry(flow.flow).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
+        let c = self.flows.entry(flow.flow as u128).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
         if c.tag == NO_PATH {
             // First segment of the flow opens its first cell.
             c.cells = 1;
@@ -132,18 +129,18 @@ impl EdgeBalancer for Presto {
         }
         let tag = c.tag;
         if pkt.kind == PacketKind::Udp && pkt.seq + len >= flow.size {
-            self.flows.remove(&flow.flow);
+            self.flows.remove(&(flow.flow as u128));
         }
         tag
     }
 
     fn on_ack(&mut self, _cx: &mut EdgeCx, flow: &FlowView, _ack: &Packet) {
         if flow.acked >= flow.size {
-            self.flows.remove(&flow.flow);
+            self.flows.remove(&(flow.flow as u128));
         }
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u32>() + std::mem::size_of::<Cell>())
+        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>())
     }
 }

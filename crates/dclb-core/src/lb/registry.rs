@@ -1,10 +1,22 @@
-//! The list of schemes dclb knows. Adding a scheme: write its module, add one entry here.
+//! The schemes dclb knows, by name.
+//!
+//! `lb/mod.rs` lists every scheme once, with `schemes!`: each name is a module `lb/<name>.rs` that defines
+//! `pub const SPEC: SchemeSpec`. The macro declares the modules and collects their specs into
+//! [`SCHEMES`], in the order listed (which is the order `dclb schemes` prints).
 
+use super::SCHEMES;
 use super::scheme::SchemeSpec;
-use super::{clove, conga, drb, drill, ecmp, hermes, letflow, presto, rps};
 
-/// Every scheme, baselines first in the order the papers list them.
-pub static SCHEMES: &[SchemeSpec] = &[ecmp::SPEC, rps::SPEC, drb::SPEC, presto::SPEC, letflow::SPEC, conga::SPEC, drill::SPEC, hermes::SPEC, clove::SPEC];
+/// Declares the scheme modules and the list of their specs.
+macro_rules! schemes {
+    ($($name:ident),+ $(,)?) => {
+        $( pub mod $name; )+
+
+        /// Every scheme, in the order of the list in `lb/mod.rs`.
+        pub static SCHEMES: &[$crate::lb::scheme::SchemeSpec] = &[$($name::SPEC),+];
+    };
+}
+pub(crate) use schemes;
 
 pub fn find_scheme(name: &str) -> Result<&'static SchemeSpec, String> {
     SCHEMES.iter().find(|s| s.name == name).ok_or_else(|| {

@@ -1,8 +1,8 @@
 //! What a scheme declares to the engine: its name, where it decides, its parameters, how to build its
 //! balancers, and what a receiving host reflects into ACKs for it.
 //!
-//! Schemes and the registry both import this module (and nothing imports the registry but the engine),
-//! so there is no import cycle between a scheme and the list that names it.
+//! Every scheme module defines one `pub const SPEC: SchemeSpec`; the registry list in `lb/mod.rs` collects
+//! them.
 
 use super::params::{ParamSpec, Params};
 use super::{EdgeBalancer, SwitchBalancer, SwitchInfo};
