@@ -57,9 +57,6 @@ impl SwitchBalancer for Drb {
     }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
-        if n == 1 {
-            return Decision::Forward(candidates[0]);
-        }
         let c = &mut self.counters[pkt.dst as usize];
         if *c == UNSET {
             *c = cx.rng.below(n) as u32;

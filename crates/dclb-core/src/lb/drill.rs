@@ -127,11 +127,11 @@ impl Drill {
 }
 
 impl SwitchBalancer for Drill {
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks::CHOOSE_ONLY
+    }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
-        if n == 1 {
-            return Decision::Forward(candidates[0]);
-        }
         let base = self.slot(pkt);
         self.compared.clear();
         for &p in &self.memory[base..base + self.m] {

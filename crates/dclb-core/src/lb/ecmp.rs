@@ -48,9 +48,6 @@ impl SwitchBalancer for Ecmp {
         super::Hooks::CHOOSE_ONLY
     }
     fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        if candidates.len() == 1 {
-            return Decision::Forward(candidates[0]);
-        }
         Decision::Forward(candidates[flow_hash_index(pkt, self.salt, candidates.len())])
     }
     fn state_bytes(&self) -> usize {

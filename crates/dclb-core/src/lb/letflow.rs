@@ -96,10 +96,10 @@ impl LetFlow {
 }
 
 impl SwitchBalancer for LetFlow {
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks::CHOOSE_ONLY
+    }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        if candidates.len() == 1 {
-            return Decision::Forward(candidates[0]);
-        }
         let (key, now) = (pkt.five_tuple(), cx.now);
         let port = match self.flowlets.live(key, now) {
             Some(e) if candidates.contains(&e.port) => e.port,

@@ -30,9 +30,6 @@ impl SwitchBalancer for Rps {
         super::Hooks::CHOOSE_ONLY
     }
     fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        if candidates.len() == 1 {
-            return Decision::Forward(candidates[0]);
-        }
         Decision::Forward(candidates[cx.rng.below(candidates.len())])
     }
 }

@@ -25,7 +25,7 @@ impl SwitchBalancer for SourceRoute {
         super::Hooks::CHOOSE_ONLY
     }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        if candidates.len() > 1 && pkt.lb.path != NO_PATH {
+        if pkt.lb.path != NO_PATH {
             let tag = pkt.lb.path as u32;
             let lpp = cx.facts.links_per_pair;
             let hit = match cx.me.kind {
