@@ -41,7 +41,6 @@ impl FlowState {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
     U64(Vec<u64>),
-    I64(Vec<i64>),
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
@@ -58,7 +57,6 @@ impl Column {
     pub fn len(&self) -> usize {
         match self {
             Column::U64(v) => v.len(),
-            Column::I64(v) => v.len(),
             Column::F64(v) => v.len(),
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),

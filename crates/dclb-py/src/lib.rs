@@ -47,7 +47,6 @@ fn list_column(name: &str, rows: usize, width: usize, values: &[u64]) -> PyResul
 fn arrow_column(name: &str, rows: usize, column: Column) -> PyResult<ArrayRef> {
     Ok(match column {
         Column::U64(v) => Arc::new(Int64Array::from(int64s(name, &v)?)),
-        Column::I64(v) => Arc::new(Int64Array::from(v)),
         Column::F64(v) => Arc::new(Float64Array::from(v)),
         Column::OptF64(v) => Arc::new(Float64Array::from(v)),
         Column::Bool(v) => Arc::new(BooleanArray::from(v)),
