@@ -6,6 +6,7 @@
 //! lazy timer event per flow.
 
 pub mod reseq;
+pub mod sack;
 pub mod tcp;
 
 use crate::config::TransportConfig;
