@@ -97,6 +97,14 @@ class Transport(_Strict):
     dctcp_alpha_init: float = Field(1.0, ge=0, le=1)
     nic_queue_packets: int = Field(10_000, ge=1)
     reseq_timeout_us: float = Field(0.0, ge=0)
+    sack: bool = False
+    dsack_undo: bool = False
+
+    @model_validator(mode="after")
+    def _undo_needs_sack(self) -> "Transport":
+        if self.dsack_undo and not self.sack:
+            raise ValueError("dsack_undo: needs transport.sack = true (D-SACKs come with SACK)")
+        return self
 
 
 class Deadline(_Strict):
