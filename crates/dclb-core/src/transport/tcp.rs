@@ -735,6 +735,7 @@ mod recovery_tests {
         copies: Vec<u32>,
         /// Pending arrivals (time, order of sending, event).
         events: Vec<(Time, u64, Ev)>,
+        /// Packets sent so far, data and ACKs: the order of events arriving at the same time.
         sent: u64,
         retransmitted: Vec<(Time, u64)>,
         /// Loss recoveries: when they started, when their first retransmission left (the sender's link may
@@ -801,7 +802,8 @@ mod recovery_tests {
                                 let o = self.rx.on_data(seg.seq, seg.len, seg.retx);
                                 self.spurious += o.spurious as u64;
                                 let sack = if self.p.sack { self.rx.sack_option(seg.seq, seg.seq + seg.len as u64, o.duplicate) } else { SackOption::default() };
-                                self.events.push((t + DELAY, 0, Ev::Ack(o.ack, sack, sent_at)));
+                                self.sent += 1;
+                                self.events.push((t + DELAY, self.sent, Ev::Ack(o.ack, sack, sent_at)));
                             }
                             Ev::Ack(ack, sack, echo) => {
                                 let was = self.tx.in_recovery;
