@@ -1,10 +1,10 @@
 """Runs the issue #4 comparison table: every scheme on an asymmetric 4x4 fabric (a 2 Gbps or failed link,
 web search at fabric load 0.6) and on the symmetric fabric at load 0.8. Prints a Markdown table.
 
-    python benchmarks/compare_schemes.py [--flows N] [--seeds K] [--schemes a,b,c+reseq]
+    python benchmarks/compare_schemes.py [--flows N] [--seeds K] [--schemes a,b,c+reseq,d+sack+undo]
 
-A scheme written `name+reseq` runs with the receiver resequencing buffer on (100 µs hold), the setting the
-per-packet and flowcell schemes' papers assume.
+Suffixes switch transport options on: `+reseq` the receiver resequencing buffer (100 µs hold), the setting the
+per-packet and flowcell schemes' papers assume; `+sack` SACK loss recovery; `+undo` D-SACK undo (with `+sack`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dclb import _core
 from dclb.scenario import load_scenario
 
 HERE = Path(__file__).parent
+VARIANTS = {"reseq": "transport.reseq_timeout_us=100", "sack": "transport.sack=true", "undo": "transport.dsack_undo=true"}
 SETTINGS = {
     "2G link, load 0.6": ["traffic.load=0.6"],
     "failed link, load 0.6": ["traffic.load=0.6", "topology.links.0.failed=true"],
@@ -38,8 +39,8 @@ def main() -> None:
         for scheme in schemes:
             rows = []
             for seed in range(1, args.seeds + 1):
-                name, _, variant = scheme.partition("+")
-                extra = ["transport.reseq_timeout_us=100"] if variant == "reseq" else []
+                name, *variants = scheme.split("+")
+                extra = [VARIANTS[v] for v in variants]
                 sc = load_scenario(HERE / "asym_4x4.toml", overrides + extra + [f"lb.scheme={name}", f"traffic.flows={args.flows}"], seed=seed)
                 rows.append(dclb.run(sc, out=None).summary)
             m = lambda k: statistics.mean(r[k] for r in rows)

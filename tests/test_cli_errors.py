@@ -33,6 +33,10 @@ def test_unknown_field_by_override(tiny):
     _check(dclb_cli("run", str(tiny), "--set", "traffic.lod=0.5", "--no-store"), "traffic.lod", "unknown field")
 
 
+def test_dsack_undo_needs_sack(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "transport.dsack_undo=true", "--no-store"), "transport.dsack_undo", "transport.sack")
+
+
 def test_unknown_scheme(tiny):
     _check(dclb_cli("run", str(tiny), "--set", "lb.scheme=magic", "--no-store"), "lb.scheme", "magic", "ecmp")
 

@@ -106,6 +106,8 @@ class Transport(_Strict):
     dctcp_alpha_init: float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
     nic_queue_packets: int = Field(_TRANSPORT["nic_queue_packets"], ge=1)
     reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
+    sack: bool = _TRANSPORT["sack"]
+    dsack_undo: bool = _TRANSPORT["dsack_undo"]
 
 
 #: The fields each deadline kind needs.

@@ -195,7 +195,11 @@ fn validate_transport(tp: &TransportConfig) -> Result<(), String> {
         return Err(format!("transport.dctcp_alpha_init: must be in [0, 1], got {}", tp.dctcp_alpha_init));
     }
     at_least_one(tp.nic_queue_packets as u64, "transport.nic_queue_packets")?;
-    non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")
+    non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")?;
+    if tp.dsack_undo && !tp.sack {
+        return Err("transport.dsack_undo: needs transport.sack = true (D-SACKs come with SACK)".into());
+    }
+    Ok(())
 }
 
 fn validate_run(r: &RunConfig) -> Result<(), String> {

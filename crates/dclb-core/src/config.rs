@@ -152,6 +152,11 @@ pub struct TransportConfig {
     /// Receiver resequencing buffer: hold out-of-order data up to this long before handing it to TCP.
     /// 0 disables the buffer (plain TCP receiver).
     pub reseq_timeout_us: f64,
+    /// SACK loss recovery (RFC 6675) instead of NewReno; receivers then send SACK blocks and D-SACKs.
+    pub sack: bool,
+    /// With `sack`: undo a recovery's window reduction when D-SACKs show all its retransmissions were
+    /// unnecessary (RFC 2883).
+    pub dsack_undo: bool,
 }
 
 impl Default for TransportConfig {
@@ -171,6 +176,8 @@ impl Default for TransportConfig {
             dctcp_alpha_init: 1.0,
             nic_queue_packets: 10_000,
             reseq_timeout_us: 0.0,
+            sack: false,
+            dsack_undo: false,
         }
     }
 }

@@ -4,8 +4,8 @@
 //! ```text
 //!  sender:   FlowStart / ACK / RTO ─► TcpSender ─► segments ─► packet: header stamped from the sender's
 //!            state, path tag from the edge balancer (if any) ─► host NIC port
-//!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, ECN echo, timestamp
-//!            echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
+//!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, SACK blocks, ECN echo,
+//!            timestamp echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
 //!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once
 //! ```
 //!
@@ -21,6 +21,7 @@ use crate::sched::Event;
 use crate::sim::Simulation;
 use crate::traffic::FlowSpec;
 use crate::transport::reseq::Resequencer;
+use crate::transport::sack::SackOption;
 use crate::transport::tcp::{Retx, TcpReceiver, TcpSender};
 use crate::config::TransportKind;
 use crate::units::{Bytes, Time};
@@ -322,12 +323,13 @@ impl Simulation {
                 }
             }
             PacketKind::Ack => {
+                let sack = self.pkts.sack(pid);
                 self.consume(pid);
                 let f = &mut self.flows[p.flow as usize];
                 if f.state == Some(FlowState::Cancelled) {
                     return;
                 }
-                f.tx.on_ack(now, p.seq, p.ecn.ece, p.echo_ts, &self.tp, &mut self.segs);
+                f.tx.on_ack(now, p.seq, p.ecn.ece, p.echo_ts, &sack, &self.tp, &mut self.segs);
                 if !self.edges.is_empty() {
                     let view = f.view(p.flow, false);
                     self.edge_hook(now, host, |lb, cx, _| lb.on_ack(cx, &view, &p));
@@ -378,12 +380,13 @@ impl Simulation {
         f.out_of_order += rx.out_of_order as u64;
         f.spurious += rx.spurious as u64;
         f.queue_delay += p.queue_delay;
+        let sack = if self.tp.sack { f.rx.sack_option(p.seq, p.seq + p.payload as u64, rx.duplicate) } else { SackOption::default() };
         let complete = f.state.is_none() && f.rx.rcv_nxt >= f.spec.size;
         let mut a = Packet::new(PacketKind::Ack, p.flow, p.dst, p.src);
         a.sport = p.dport;
         a.dport = p.sport;
         a.seq = rx.ack;
-        a.wire_bytes = self.tp.ack_bytes;
+        a.wire_bytes = self.tp.ack_bytes + sack.wire_bytes();
         a.sent_at = now;
         a.echo_ts = p.sent_at;
         a.ecn.ece = p.ecn.ce;
@@ -392,6 +395,9 @@ impl Simulation {
             self.end_flow(now, p.flow, FlowState::Completed);
         }
         let aid = self.new_packet(a);
+        if !sack.is_empty() {
+            self.pkts.set_sack(aid, sack);
+        }
         self.enqueue(now, self.fabric.host_nic(p.dst), aid);
     }
 

@@ -1,4 +1,4 @@
-//! Host transports: TCP NewReno with optional DCTCP, a TCP receiver, a resequencing buffer, and UDP CBR.
+//! Host transports: TCP NewReno or SACK with optional DCTCP, a TCP receiver, a resequencing buffer, and UDP CBR.
 //!
 //! The transport code is pure state machines: it never touches the scheduler or the fabric. The sender
 //! answers each event (ACK, timeout, start) by pushing [`tcp::Segment`]s to send into a buffer and exposing
@@ -6,6 +6,7 @@
 //! lazy timer event per flow.
 
 pub mod reseq;
+pub mod sack;
 pub mod tcp;
 
 use crate::config::TransportConfig;
@@ -27,6 +28,8 @@ pub struct TcpParams {
     pub g: f64,
     pub alpha_init: f64,
     pub reseq_timeout: Time,
+    pub sack: bool,
+    pub dsack_undo: bool,
 }
 
 impl TcpParams {
@@ -46,6 +49,8 @@ impl TcpParams {
             g: c.dctcp_g,
             alpha_init: c.dctcp_alpha_init,
             reseq_timeout: Time::from_us_f64(c.reseq_timeout_us),
+            sack: c.sack,
+            dsack_undo: c.dsack_undo,
         }
     }
 }

@@ -1,11 +1,23 @@
-//! TCP NewReno (RFC 5681, 6582, 6298) with DCTCP (RFC 8257), counted in bytes.
+//! TCP NewReno (RFC 5681, 6582, 6298) or SACK loss recovery (RFC 6675, 2883), with DCTCP (RFC 8257), counted
+//! in bytes.
 //!
 //! **Sender.** Slow start adds the bytes each ACK newly acknowledges; congestion avoidance adds one MSS per
 //! window's worth of acknowledged bytes. The third duplicate ACK triggers fast retransmit and NewReno fast
 //! recovery: `ssthresh = max(flight/2, 2 MSS)`, `cwnd = ssthresh + 3 MSS`, one MSS more per further dupACK,
 //! a partial ACK retransmits the next hole and deflates the window, a full ACK (past `recover`) ends recovery
 //! with `cwnd = ssthresh`. The RTO follows RFC 6298 with a minimum and exponential backoff; on timeout the
-//! sender goes back to `snd_una` with `cwnd = 1 MSS` (go-back-N, as without SACK).
+//! sender goes back to `snd_una` with `cwnd = 1 MSS` (go-back-N).
+//!
+//! **SACK** (`transport.sack`). The receiver reports the ranges it holds above the cumulative ACK; the sender
+//! keeps them in a [`Scoreboard`] (see [`super::sack`] for IsLost, pipe and NextSeg). A duplicate ACK is one
+//! that SACKs new data; recovery starts at the third one, or as soon as the scoreboard shows the first
+//! unacknowledged segment lost, with `cwnd = ssthresh = max(flight/2, 2 MSS)`. During recovery every ACK
+//! updates the scoreboard and the sender sends what NextSeg chooses while `cwnd - pipe >= 1 MSS`: all holes
+//! deemed lost are retransmitted within one RTT, and SACKed data never is. A cumulative ACK past `recover`
+//! ends recovery with `cwnd = ssthresh`. A timeout still goes back to `snd_una` (the retransmitted holes might
+//! be lost again) but skips what the receiver reported holding (RFC 6675 §5.1). With `transport.dsack_undo`,
+//! a recovery whose every retransmission the receiver reports as a duplicate (D-SACK) is undone: reordering,
+//! not loss, triggered it.
 //!
 //! **DCTCP.** Data is sent ECN-capable; the receiver echoes CE on every ACK. The sender counts acknowledged
 //! and marked bytes over observation windows that end when the cumulative ACK passes the `snd_nxt` of the
@@ -18,8 +30,11 @@
 //!
 //! **Receiver.** ACKs every packet with the cumulative ACK, keeps out-of-order data as byte intervals, and so
 //! sends a duplicate ACK for each out-of-order arrival. A data packet whose bytes the receiver already holds
-//! means an earlier copy arrived: its retransmission was spurious (the count dclb reports as such).
+//! means an earlier copy arrived: its retransmission was spurious (the count dclb reports as such). With SACK
+//! its ACKs carry the SACK option: the range that holds the arriving segment first, then the ranges reported
+//! most recently, and a D-SACK first when the segment was a duplicate.
 
+use super::sack::{SackOption, Scoreboard, MAX_BLOCKS};
 use super::TcpParams;
 use crate::units::Time;
 
@@ -29,8 +44,8 @@ pub enum Retx {
     /// First transmission of these bytes.
     #[default]
     No,
-    /// Fast retransmit or a NewReno partial-ACK retransmission: triggered by duplicate ACKs, which reordering
-    /// can cause without any loss.
+    /// Fast retransmit, a NewReno partial-ACK retransmission or a SACK recovery retransmission: triggered by
+    /// duplicate ACKs or SACKs, which reordering can cause without any loss.
     Fast,
     /// Go-back-N after a retransmission timeout.
     Timeout,
@@ -81,6 +96,8 @@ pub struct TcpSender {
     // counters
     pub timeouts: u32,
     pub fast_retransmits: u32,
+    /// RFC 6675 state when the connection uses SACK; `None`: NewReno.
+    sack: Option<Box<Scoreboard>>,
 }
 
 /// What an ACK told the sender, for edge balancers and statistics.
@@ -118,6 +135,7 @@ impl TcpSender {
             cwr_active: false,
             timeouts: 0,
             fast_retransmits: 0,
+            sack: p.sack.then(Box::default),
         }
     }
 
@@ -130,8 +148,7 @@ impl TcpSender {
     }
 
     fn segment_at(&self, seq: u64, p: &TcpParams, why: Retx) -> Segment {
-        let len = (self.size - seq).min(p.mss) as u32;
-        Segment { seq, len, retx: if seq < self.high_tx { why } else { Retx::No } }
+        segment(self.size, self.high_tx, seq, p.mss, why)
     }
 
     fn arm_rto(&mut self, now: Time) {
@@ -140,7 +157,11 @@ impl TcpSender {
 
     /// Sends what the window allows, appending segments to `out`.
     pub fn fill_window(&mut self, now: Time, p: &TcpParams, out: &mut Vec<Segment>) {
-        while self.snd_nxt < self.size {
+        loop {
+            self.skip_sacked();
+            if self.snd_nxt >= self.size {
+                break;
+            }
             // Bytes below high_tx sent from the window again are go-back-N after a timeout.
             let seg = self.segment_at(self.snd_nxt, p, Retx::Timeout);
             let flight = self.flight();
@@ -153,6 +174,13 @@ impl TcpSender {
             if self.rto_deadline.is_none() {
                 self.rto_deadline = Some(now + self.rto);
             }
+        }
+    }
+
+    /// Going back after a timeout, skips what the receiver reported holding.
+    fn skip_sacked(&mut self) {
+        if let Some(sb) = &self.sack {
+            self.snd_nxt = sb.first_unsacked(self.snd_nxt);
         }
     }
 
@@ -169,13 +197,19 @@ impl TcpSender {
         self.rto = (self.srtt + var).max(p.min_rto).min(p.max_rto);
     }
 
-    /// Processes an ACK: cumulative `ack`, ECN echo `ece`, echoed timestamp `echo_ts`.
-    pub fn on_ack(&mut self, now: Time, ack: u64, ece: bool, echo_ts: Time, p: &TcpParams, out: &mut Vec<Segment>) -> AckOutcome {
+    /// Processes an ACK: cumulative `ack`, ECN echo `ece`, echoed timestamp `echo_ts`, SACK option `sack`
+    /// (ignored without SACK).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(&mut self, now: Time, ack: u64, ece: bool, echo_ts: Time, sack: &SackOption, p: &TcpParams, out: &mut Vec<Segment>) -> AckOutcome {
         let mut outcome = AckOutcome::default();
         if self.finished() {
             outcome.done = true;
             return outcome;
         }
+        let sacked_new = match &mut self.sack {
+            Some(sb) => sb.record(self.snd_una, ack, sack, p.mss),
+            None => false,
+        };
         let ack = ack.min(self.high_tx);
         let newly = ack.saturating_sub(self.snd_una);
 
@@ -196,14 +230,18 @@ impl TcpSender {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
+            if let Some(sb) = &mut self.sack {
+                sb.advance(ack);
+            }
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full ACK: leave recovery with the reduced window.
                     self.in_recovery = false;
                     self.dupacks = 0;
                     self.cwnd = self.ssthresh.max(p.mss);
-                } else {
-                    // Partial ACK: the next hole is lost too; retransmit it and deflate the window.
+                } else if self.sack.is_none() {
+                    // Partial ACK: the next hole is lost too; retransmit it and deflate the window. (With SACK
+                    // the scoreboard knows which holes are lost: NextSeg below decides.)
                     out.push(self.segment_at(self.snd_una, p, Retx::Fast));
                     self.cwnd = self.cwnd.saturating_sub(newly) + p.mss;
                 }
@@ -225,27 +263,42 @@ impl TcpSender {
             }
             self.arm_rto(now);
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
-            self.dupacks += 1;
-            if self.in_recovery {
-                self.cwnd += p.mss;
-            } else if self.dupacks == p.dupack_threshold && ack >= self.recover && (self.rto_recover == 0 || ack > self.rto_recover) {
-                self.fast_retransmits += 1;
-                self.in_recovery = true;
-                self.recover = self.high_tx;
-                self.ssthresh = (self.flight() / 2).max(2 * p.mss);
-                self.cwnd = self.ssthresh + 3 * p.mss;
-                out.push(self.segment_at(self.snd_una, p, Retx::Fast));
-                self.arm_rto(now);
+            if self.sack.is_some() {
+                self.sack_dupack(now, sacked_new, p, out);
+            } else {
+                self.dupacks += 1;
+                if self.in_recovery {
+                    self.cwnd += p.mss;
+                } else if self.dupacks == p.dupack_threshold && self.may_start_recovery(ack) {
+                    self.fast_retransmits += 1;
+                    self.in_recovery = true;
+                    self.recover = self.high_tx;
+                    self.ssthresh = (self.flight() / 2).max(2 * p.mss);
+                    self.cwnd = self.ssthresh + 3 * p.mss;
+                    out.push(self.segment_at(self.snd_una, p, Retx::Fast));
+                    self.arm_rto(now);
+                }
             }
+        }
+        let sack_recovery = self.in_recovery && self.sack.is_some();
+        if sack_recovery {
+            self.send_in_recovery(p, out);
+        } else if let Some((cwnd, ssthresh)) = self.sack.as_mut().and_then(|sb| sb.take_undo()) {
+            self.cwnd = self.cwnd.max(cwnd);
+            self.ssthresh = self.ssthresh.max(ssthresh);
         }
 
         if self.dctcp {
             if ece && !(self.cwr_active && self.snd_una <= self.cwr_end) && !self.in_recovery {
-                let reduced = ((self.cwnd as f64) * (1.0 - self.alpha / 2.0)) as u64;
+                let factor = 1.0 - self.alpha / 2.0;
+                let reduced = ((self.cwnd as f64) * factor) as u64;
                 self.cwnd = reduced.max(2 * p.mss);
                 self.ssthresh = self.cwnd;
                 self.cwr_active = true;
                 self.cwr_end = self.snd_nxt;
+                if let Some(sb) = &mut self.sack {
+                    sb.scale_saved(factor, 2 * p.mss);
+                }
             }
             if self.snd_una >= self.win_end {
                 let f = if self.win_acked > 0 { self.win_marked as f64 / self.win_acked as f64 } else { 0.0 };
@@ -261,8 +314,83 @@ impl TcpSender {
             outcome.done = true;
             return outcome;
         }
-        self.fill_window(now, p, out);
+        if !sack_recovery {
+            self.fill_window(now, p, out);
+        }
         outcome
+    }
+
+    /// A new loss recovery may start once the cumulative ACK has passed the previous one's `recover` and
+    /// exceeds the highest byte sent before the last timeout (RFC 6582, RFC 6675 §5 and §5.1).
+    fn may_start_recovery(&self, ack: u64) -> bool {
+        ack >= self.recover && (self.rto_recover == 0 || ack > self.rto_recover)
+    }
+
+    /// An ACK that did not advance `snd_una`, with SACK (RFC 6675 §5 steps 1-4; in recovery, step (C) in
+    /// [`TcpSender::send_in_recovery`] does the rest).
+    fn sack_dupack(&mut self, now: Time, sacked_new: bool, p: &TcpParams, out: &mut Vec<Segment>) {
+        // Only an ACK that SACKs new data is a duplicate ACK; D-SACKs and repeats say nothing about loss.
+        if !sacked_new || self.in_recovery {
+            return;
+        }
+        self.dupacks += 1;
+        let una = self.snd_una;
+        let first_lost = self.sack.as_deref().is_some_and(|sb| sb.lost_boundary(una, p.dupack_threshold, p.mss) > una);
+        if !(self.dupacks >= p.dupack_threshold || first_lost) || !self.may_start_recovery(una) {
+            return;
+        }
+        self.fast_retransmits += 1;
+        self.in_recovery = true;
+        self.recover = self.high_tx;
+        let saved = p.dsack_undo.then_some((self.cwnd, self.ssthresh));
+        self.ssthresh = (self.flight() / 2).max(2 * p.mss);
+        self.cwnd = self.ssthresh;
+        let seg = self.segment_at(una, p, Retx::Fast);
+        let sb = self.sack.as_deref_mut().expect("SACK connection");
+        sb.start_recovery(saved, una, self.recover, una + seg.len as u64);
+        out.push(seg);
+        self.arm_rto(now);
+    }
+
+    /// RFC 6675 §5 step (C): sends what NextSeg picks while `cwnd - pipe >= 1 MSS`.
+    fn send_in_recovery(&mut self, p: &TcpParams, out: &mut Vec<Segment>) {
+        let sb = self.sack.as_deref().expect("SACK connection");
+        let lost = sb.lost_boundary(self.snd_una, p.dupack_threshold, p.mss);
+        let mut pipe = sb.pipe(self.snd_una, self.snd_nxt, lost);
+        while pipe + p.mss <= self.cwnd {
+            let Some(seg) = self.next_seg(lost, p) else { break };
+            pipe += seg.len as u64;
+            out.push(seg);
+        }
+    }
+
+    /// RFC 6675 NextSeg, with `lost` the IsLost boundary (see [`super::sack`]); records what it picks.
+    fn next_seg(&mut self, lost: u64, p: &TcpParams) -> Option<Segment> {
+        let (una, size, high_tx) = (self.snd_una, self.size, self.high_tx);
+        let sb = self.sack.as_deref_mut().expect("SACK connection");
+        let hole = sb.first_unsacked(sb.high_rxt().max(una));
+        let below_sacked = sb.highest_sacked().is_some_and(|h| hole < h);
+        // (1) the first hole not yet retransmitted, if lost; (3) with no new data to send, even if not.
+        if below_sacked && (hole < lost || self.snd_nxt >= size) {
+            let seg = segment(size, high_tx, hole, p.mss, Retx::Fast);
+            sb.resent_hole(hole + seg.len as u64);
+            return Some(seg);
+        }
+        // (2) new data.
+        if self.snd_nxt < size {
+            let seg = segment(size, high_tx, self.snd_nxt, p.mss, Retx::Fast);
+            self.snd_nxt += seg.len as u64;
+            self.high_tx = self.high_tx.max(self.snd_nxt);
+            return Some(seg);
+        }
+        // (4) once per recovery, after a partial ACK: the highest un-SACKed segment, so that a lost tail is
+        // recovered without a timeout.
+        let top = sb.top_of_holes(self.snd_nxt);
+        if sb.may_rescue(una) && top > una {
+            sb.resent_rescue(self.recover);
+            return Some(segment(size, high_tx, ((top - 1) / p.mss * p.mss).max(una), p.mss, Retx::Fast));
+        }
+        None
     }
 
     /// The retransmission timer fired at `now` (the caller checked `rto_deadline <= now`).
@@ -280,12 +408,21 @@ impl TcpSender {
         self.recover = self.high_tx;
         self.rto_recover = self.high_tx;
         self.cwr_active = false;
+        if let Some(sb) = &mut self.sack {
+            sb.on_timeout();
+        }
         self.snd_nxt = self.snd_una;
         self.rto = Time(self.rto.0.saturating_mul(2)).min(p.max_rto);
         self.rto_deadline = None;
         self.fill_window(now, p, out);
         self.rto_deadline = Some(now + self.rto);
     }
+}
+
+/// A segment of at most one MSS at `seq`, marked as a retransmission (`why`) if it starts below `high_tx`.
+fn segment(size: u64, high_tx: u64, seq: u64, mss: u64, why: Retx) -> Segment {
+    let len = (size - seq).min(mss) as u32;
+    Segment { seq, len, retx: if seq < high_tx { why } else { Retx::No } }
 }
 
 /// What the receiver made of a data packet.
@@ -316,9 +453,47 @@ pub struct TcpReceiver {
     high: u64,
     /// Ranges first received through a retransmission, with its kind (rare: only after losses or reordering).
     via_retx: Vec<(u64, u64, Retx)>,
+    /// With SACK: one byte inside each out-of-order range reported lately, most recent first, at most
+    /// [`MAX_BLOCKS`]. Ranges only grow and merge, so a byte keeps naming its range until the cumulative ACK
+    /// passes it.
+    recent: Vec<u64>,
 }
 
 impl TcpReceiver {
+    /// The out-of-order range holding byte `x`.
+    fn range_of(&self, x: u64) -> Option<(u64, u64)> {
+        self.ooo.iter().copied().find(|&(s, e)| s <= x && x < e)
+    }
+
+    /// With SACK, called after every [`TcpReceiver::on_data`]: the SACK option for the ACK of the segment
+    /// `[seq, end)` that just arrived, `duplicate` as on_data found it (RFC 2018 §4, RFC 2883).
+    pub fn sack_option(&mut self, seq: u64, end: u64, duplicate: bool) -> SackOption {
+        let mut recent = std::mem::take(&mut self.recent);
+        if !duplicate && seq > self.rcv_nxt {
+            let fresh = self.range_of(seq);
+            recent.retain(|&x| self.range_of(x) != fresh);
+            recent.insert(0, seq);
+            recent.truncate(MAX_BLOCKS);
+        }
+        recent.retain(|&x| x > self.rcv_nxt);
+        let ack = self.rcv_nxt;
+        let mut opt = SackOption::default();
+        if duplicate {
+            opt.push(ack, seq, end);
+            if let Some((s, e)) = self.range_of(seq) {
+                opt.push(ack, s, e);
+            }
+        }
+        for &x in &recent {
+            let (s, e) = self.range_of(x).expect("a recent byte is held out of order");
+            if !opt.blocks(ack).skip(duplicate as usize).any(|b| b == (s, e)) {
+                opt.push(ack, s, e);
+            }
+        }
+        self.recent = recent;
+        opt
+    }
+
     fn holds(&self, start: u64, end: u64) -> bool {
         end <= self.rcv_nxt || self.ooo.iter().any(|&(s, e)| s <= start && end <= e)
     }
@@ -410,13 +585,13 @@ mod tests {
         s.fill_window(Time::ZERO, &p, &mut out);
         out.clear();
         let t = Time::from_us(10);
-        s.on_ack(t, p.mss, false, Time::ZERO, &p, &mut out); // first segment acked
+        s.on_ack(t, p.mss, false, Time::ZERO, &SackOption::default(), &p, &mut out); // first segment acked
         out.clear();
         for _ in 0..2 {
-            s.on_ack(t, p.mss, false, Time::ZERO, &p, &mut out);
+            s.on_ack(t, p.mss, false, Time::ZERO, &SackOption::default(), &p, &mut out);
         }
         assert!(out.iter().all(|x| x.retx == Retx::No), "no retransmission before the third dupACK");
-        s.on_ack(t, p.mss, false, Time::ZERO, &p, &mut out);
+        s.on_ack(t, p.mss, false, Time::ZERO, &SackOption::default(), &p, &mut out);
         let retx: Vec<_> = out.iter().filter(|x| x.retx == Retx::Fast).collect();
         assert_eq!(retx.len(), 1);
         assert_eq!(retx[0].seq, p.mss);
@@ -436,7 +611,7 @@ mod tests {
             acked += p.mss;
             let a0 = s.alpha;
             out.clear();
-            s.on_ack(Time::from_us(1 + acked / p.mss), acked, false, Time::ZERO, &p, &mut out);
+            s.on_ack(Time::from_us(1 + acked / p.mss), acked, false, Time::ZERO, &SackOption::default(), &p, &mut out);
             if s.alpha < a0 {
                 windows += 1;
             }
@@ -452,10 +627,10 @@ mod tests {
         let mut out = Vec::new();
         s.fill_window(Time::ZERO, &p, &mut out);
         let w0 = s.cwnd;
-        s.on_ack(Time::from_us(10), p.mss, true, Time::ZERO, &p, &mut out);
+        s.on_ack(Time::from_us(10), p.mss, true, Time::ZERO, &SackOption::default(), &p, &mut out);
         let w1 = s.cwnd;
         assert!(w1 < w0, "alpha starts at 1, so the first ECE halves the window");
-        s.on_ack(Time::from_us(11), 2 * p.mss, true, Time::ZERO, &p, &mut out);
+        s.on_ack(Time::from_us(11), 2 * p.mss, true, Time::ZERO, &SackOption::default(), &p, &mut out);
         assert_eq!(s.cwnd, w1, "a second ECE in the same window neither cuts nor grows");
     }
 
@@ -494,11 +669,11 @@ mod tests {
         s.on_timeout(Time::from_us(5000), &p, &mut out); // resend from 0
         out.clear();
         // The receiver held everything: the ACK jumps to 10 segments, new data goes out ...
-        s.on_ack(Time::from_us(5100), 10 * p.mss, false, Time::from_us(5000), &p, &mut out);
+        s.on_ack(Time::from_us(5100), 10 * p.mss, false, Time::from_us(5000), &SackOption::default(), &p, &mut out);
         out.clear();
         // ... and the other go-back-N copies arriving at the receiver produce duplicate ACKs at 10 segments.
         for _ in 0..5 {
-            s.on_ack(Time::from_us(5101), 10 * p.mss, false, Time::from_us(5000), &p, &mut out);
+            s.on_ack(Time::from_us(5101), 10 * p.mss, false, Time::from_us(5000), &SackOption::default(), &p, &mut out);
         }
         assert!(out.iter().all(|x| x.retx == Retx::No), "no fast retransmit on dupACKs at the pre-timeout high-water mark");
         assert_eq!(s.fast_retransmits, 0);
@@ -515,5 +690,238 @@ mod tests {
         assert_eq!(out, vec![Segment { seq: 0, len: p.mss as u32, retx: Retx::Timeout }]);
         assert_eq!(s.cwnd, p.mss);
         assert_eq!(s.rto, Time::from_us(10_000));
+    }
+}
+
+/// Loss recovery on a wire: one sender, one receiver, fixed delays, chosen losses and late segments.
+#[cfg(test)]
+mod recovery_tests {
+    use super::*;
+    use crate::config::TransportConfig;
+
+    const DELAY: Time = Time::from_us(10);
+    /// Serialisation time of a data segment on the sender's link (ACKs take none).
+    const GAP: Time = Time::from_us(1);
+    /// Round trip of a segment sent on an idle link.
+    const RTT: Time = Time::from_us(21);
+
+    fn rtts(x: f64) -> Time {
+        Time((RTT.0 as f64 * x) as u64)
+    }
+
+    #[derive(Debug)]
+    struct Recovery {
+        start: Time,
+        first_retx: Time,
+        end: Time,
+    }
+
+    enum Ev {
+        Data(Segment, Time),
+        Ack(u64, SackOption, Time),
+    }
+
+    /// A flow of `segments` full segments between a sender and a receiver `DELAY` apart. Segment `n` in
+    /// `lose` as `(n, k)` loses its first `k` transmissions; the first transmission of one in `late` takes
+    /// longer by the given time.
+    struct Wire {
+        p: TcpParams,
+        tx: TcpSender,
+        rx: TcpReceiver,
+        now: Time,
+        link_free: Time,
+        lose: Vec<(u64, u32)>,
+        late: Vec<(u64, Time)>,
+        copies: Vec<u32>,
+        /// Pending arrivals (time, order of sending, event).
+        events: Vec<(Time, u64, Ev)>,
+        /// Packets sent so far, data and ACKs: the order of events arriving at the same time.
+        sent: u64,
+        retransmitted: Vec<(Time, u64)>,
+        /// Loss recoveries: when they started, when their first retransmission left (the sender's link may
+        /// be busy), when they ended; and cwnd after each ACK.
+        recoveries: Vec<Recovery>,
+        cwnd: Vec<(Time, u64)>,
+        spurious: u64,
+    }
+
+    impl Wire {
+        fn new(segments: u64, sack: bool, dsack_undo: bool) -> Wire {
+            let p = TcpParams::from_config(&TransportConfig { sack, dsack_undo, ..Default::default() });
+            Wire {
+                tx: TcpSender::new(segments * p.mss, false, &p),
+                rx: TcpReceiver::default(),
+                p,
+                now: Time::ZERO,
+                link_free: Time::ZERO,
+                lose: vec![],
+                late: vec![],
+                copies: vec![0; segments as usize],
+                events: vec![],
+                sent: 0,
+                retransmitted: vec![],
+                recoveries: vec![],
+                cwnd: vec![],
+                spurious: 0,
+            }
+        }
+
+        fn transmit(&mut self, segs: &mut Vec<Segment>) {
+            for seg in segs.drain(..) {
+                let n = seg.seq / self.p.mss;
+                let depart = self.now.max(self.link_free);
+                self.link_free = depart + GAP;
+                self.sent += 1;
+                self.copies[n as usize] += 1;
+                if seg.retx != Retx::No {
+                    self.retransmitted.push((depart, n));
+                }
+                if self.lose.iter().any(|&(m, k)| m == n && self.copies[n as usize] <= k) {
+                    continue;
+                }
+                let extra = self.late.iter().find(|l| l.0 == n && seg.retx == Retx::No).map_or(Time::ZERO, |l| l.1);
+                self.events.push((depart + DELAY + extra, self.sent, Ev::Data(seg, depart)));
+            }
+        }
+
+        fn run(&mut self) {
+            let mut segs = Vec::new();
+            self.tx.fill_window(self.now, &self.p, &mut segs);
+            self.transmit(&mut segs);
+            while !self.tx.finished() {
+                let next = self.events.iter().enumerate().min_by_key(|(_, e)| (e.0, e.1)).map(|(i, e)| (i, e.0));
+                match (next, self.tx.rto_deadline) {
+                    (_, Some(d)) if next.is_none_or(|(_, t)| d < t) => {
+                        self.now = d;
+                        self.tx.on_timeout(d, &self.p, &mut segs);
+                    }
+                    (Some((i, t)), _) => {
+                        self.now = t;
+                        match self.events.swap_remove(i).2 {
+                            Ev::Data(seg, sent_at) => {
+                                let o = self.rx.on_data(seg.seq, seg.len, seg.retx);
+                                self.spurious += o.spurious as u64;
+                                let sack = if self.p.sack { self.rx.sack_option(seg.seq, seg.seq + seg.len as u64, o.duplicate) } else { SackOption::default() };
+                                self.sent += 1;
+                                self.events.push((t + DELAY, self.sent, Ev::Ack(o.ack, sack, sent_at)));
+                            }
+                            Ev::Ack(ack, sack, echo) => {
+                                let was = self.tx.in_recovery;
+                                self.tx.on_ack(t, ack, false, echo, &sack, &self.p, &mut segs);
+                                if !was && self.tx.in_recovery {
+                                    self.recoveries.push(Recovery { start: t, first_retx: Time::MAX, end: Time::MAX });
+                                } else if was && !self.tx.in_recovery {
+                                    self.recoveries.last_mut().unwrap().end = t;
+                                }
+                                self.cwnd.push((t, self.tx.cwnd));
+                            }
+                        }
+                    }
+                    _ => panic!("nothing left to happen, flow unfinished"),
+                }
+                let first = self.retransmitted.len();
+                self.transmit(&mut segs);
+                if let Some(r) = self.recoveries.last_mut().filter(|r| r.first_retx == Time::MAX) {
+                    r.first_retx = self.retransmitted[first].0;
+                }
+            }
+        }
+
+        fn retransmitted_segments(&self) -> Vec<u64> {
+            self.retransmitted.iter().map(|r| r.1).collect()
+        }
+    }
+
+    fn flow(sack: bool, lose: &[u64]) -> Wire {
+        let mut w = Wire::new(300, sack, false);
+        w.lose = lose.iter().map(|&n| (n, 1)).collect();
+        w.run();
+        w
+    }
+
+    #[test]
+    fn sack_recovers_one_loss_in_one_round_trip() {
+        let w = flow(true, &[60]);
+        assert_eq!(w.tx.timeouts, 0);
+        assert_eq!(w.retransmitted_segments(), vec![60]);
+        assert_eq!(w.recoveries.len(), 1);
+        let r = &w.recoveries[0];
+        assert!(r.end - r.first_retx <= rtts(1.0) + GAP + GAP, "{r:?}");
+    }
+
+    /// Three segments lost in one window: SACK marks all three lost and retransmits them within one round
+    /// trip; NewReno learns of each hole from the partial ACK for the previous one, one round trip apart.
+    #[test]
+    fn sack_recovers_three_losses_of_one_window_in_one_round_trip() {
+        let sack = flow(true, &[60, 63, 66]);
+        assert_eq!(sack.tx.timeouts, 0);
+        assert_eq!(sack.retransmitted_segments(), vec![60, 63, 66]);
+        assert_eq!(sack.recoveries.len(), 1);
+        let r = &sack.recoveries[0];
+        assert!(r.end - r.first_retx < rtts(1.5), "SACK: {r:?}");
+        assert!(sack.retransmitted[2].0 - sack.retransmitted[0].0 < rtts(0.5), "holes resent together: {:?}", sack.retransmitted);
+
+        let reno = flow(false, &[60, 63, 66]);
+        assert_eq!(reno.tx.timeouts, 0);
+        assert_eq!(reno.retransmitted_segments(), vec![60, 63, 66]);
+        let r = &reno.recoveries[0];
+        assert!(r.end - r.first_retx >= rtts(3.0) - GAP - GAP - GAP, "NewReno: {r:?}");
+    }
+
+    #[test]
+    fn go_back_n_after_a_timeout_skips_sacked_data() {
+        // The fast retransmissions of 60 and 90 are lost too: the timeout recovers them, and the go-back-N
+        // that follows resends only the two holes, not the SACKed segments after 90.
+        let mut w = Wire::new(300, true, false);
+        w.lose = vec![(60, 2), (90, 2)];
+        w.run();
+        assert_eq!(w.tx.timeouts, 1);
+        assert_eq!(w.retransmitted_segments(), vec![60, 90, 60, 90]);
+    }
+
+    /// Segment 60 is delayed by 1.5 round trips: three later segments are SACKed first, so the sender enters
+    /// recovery, halves its window and resends 60; then both copies arrive and the receiver D-SACKs the
+    /// second. With the undo, the window is back where it was before the recovery at once; without it, the
+    /// sender stays in congestion avoidance from half the window.
+    #[test]
+    fn dsack_undoes_a_recovery_caused_by_reordering() {
+        let run = |undo: bool| {
+            let mut w = Wire::new(300, true, undo);
+            w.late = vec![(60, rtts(1.5))];
+            w.run();
+            w
+        };
+        let (undo, keep) = (run(true), run(false));
+        for w in [&undo, &keep] {
+            assert_eq!(w.tx.timeouts, 0);
+            assert_eq!(w.retransmitted_segments(), vec![60]);
+            assert_eq!(w.spurious, 1, "the receiver saw both copies");
+        }
+        let before = |w: &Wire| w.cwnd.iter().rev().find(|c| c.0 < w.recoveries[0].start).unwrap().1;
+        let after = |w: &Wire| w.cwnd.iter().filter(|c| c.0 > w.recoveries[0].end).map(|c| c.1).take(5).max().unwrap();
+        assert!(after(&undo) >= before(&undo), "undo: cwnd {} before the recovery, {} after", before(&undo), after(&undo));
+        assert!(after(&keep) <= before(&keep) / 2 + 5 * keep.p.mss, "no undo: cwnd {} before, {} after", before(&keep), after(&keep));
+    }
+
+    #[test]
+    fn receiver_reports_sack_blocks_most_recent_first_and_dsacks() {
+        let mut r = TcpReceiver::default();
+        let mut arrive = |seq: u64, retx: Retx| {
+            let o = r.on_data(seq, 10, retx);
+            let opt = r.sack_option(seq, seq + 10, o.duplicate);
+            (o.ack, opt.blocks(o.ack).collect::<Vec<_>>(), opt.first_is_dsack(o.ack))
+        };
+        assert_eq!(arrive(0, Retx::No).1, vec![], "in order: no blocks");
+        assert_eq!(arrive(20, Retx::No).1, vec![(20, 30)]);
+        assert_eq!(arrive(40, Retx::No).1, vec![(40, 50), (20, 30)]);
+        assert_eq!(arrive(60, Retx::No).1, vec![(60, 70), (40, 50), (20, 30)]);
+        assert_eq!(arrive(80, Retx::No).1, vec![(80, 90), (60, 70), (40, 50)], "three blocks at most");
+        assert_eq!(arrive(30, Retx::No).1, vec![(20, 50), (80, 90), (60, 70)], "a merged range moves to the front");
+        // A duplicate inside held data: D-SACK first, then the range that holds it.
+        assert_eq!(arrive(60, Retx::Fast), (10, vec![(60, 70), (60, 70), (20, 50)], true));
+        // The hole fills: the cumulative ACK passes 20..50, which is no longer reported.
+        assert_eq!(arrive(10, Retx::No), (50, vec![(80, 90), (60, 70)], false));
+        // A duplicate below the cumulative ACK: D-SACK, then the other ranges.
+        assert_eq!(arrive(0, Retx::Timeout), (50, vec![(0, 10), (80, 90), (60, 70)], true));
     }
 }
