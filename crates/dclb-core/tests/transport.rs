@@ -12,7 +12,7 @@ fn two_speed_paths(flows: &[(f64, u32, u32, u64)]) -> Config {
     cfg.topology.fabric_delay_us = 5.0;
     for spine in [2, 3] {
         for leaf in [0, 1] {
-            cfg.topology.links.push(LinkOverride { leaf, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, direction: Default::default() });
+            cfg.topology.links.push(LinkOverride { leaf, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, direction: Default::default(), ..Default::default() });
         }
     }
     cfg.sources = vec![listed(flows, TransportKind::Dctcp)];
@@ -40,7 +40,7 @@ fn reseq_hides_sustained_reordering_shorter_than_its_timeout() {
 fn rps_with_a_slow_link(sack: bool) -> Config {
     let mut cfg = fabric(4, 4, 4);
     cfg.lb.scheme = "rps".into();
-    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, direction: Default::default(), ..Default::default() });
     cfg.sources = vec![poisson(16, 0.6, 200)];
     cfg.transport.sack = sack;
     cfg
