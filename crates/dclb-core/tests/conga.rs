@@ -169,7 +169,7 @@ fn remote_hotspot(feedback: bool, seed: u64) -> Config {
     cfg.seed = seed;
     cfg.lb.scheme = "conga".into();
     cfg.lb.params.insert("feedback".into(), serde_json::json!(feedback));
-    cfg.topology.links.push(LinkOverride { leaf: 2, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 2, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: true, blackhole: false, loss_rate: 0.0, direction: Default::default() });
     let mut flows = vec![(0.0, 8, 6, 2_500_000), (0.0, 9, 7, 2_500_000)];
     for i in 0..40u32 {
         flows.push((300.0 + 50.0 * i as f64, i % 4, 4 + i % 2, 15_000));

@@ -278,7 +278,7 @@ fn unanswered_probes_fail_a_path() {
 fn slow_link(scheme: &str) -> Config {
     let mut cfg = fabric(2, 4, 8);
     cfg.lb.scheme = scheme.into();
-    cfg.topology.links.push(LinkOverride { leaf: 1, spine: 1, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 1, spine: 1, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, blackhole: false, loss_rate: 0.0, direction: Default::default() });
     let mut s = poisson(16, 0.5, 600);
     s.workload = vec![];
     s.size_bytes = Some(200_000);

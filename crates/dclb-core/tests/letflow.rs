@@ -241,7 +241,7 @@ fn slow_link_share(transport: TransportKind, timeout_us: f64, seed: u64) -> f64 
     cfg.seed = seed;
     cfg.lb.scheme = "letflow".into();
     cfg.lb.params.insert("flowlet_timeout_us".into(), serde_json::json!(timeout_us));
-    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: Some(2.0), delay_us: None, failed: false, blackhole: false, loss_rate: 0.0, direction: Default::default() });
     let mut s = poisson(16, 0.5, 200);
     s.senders = (0..8).collect();
     s.receivers = (8..16).collect();

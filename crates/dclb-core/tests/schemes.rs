@@ -51,8 +51,8 @@ fn asymmetric(scheme: &str) -> Config {
     cfg.lb.scheme = scheme.into();
     cfg.topology.fabric_delay_us = 5.0;
     for spine in [2, 3] {
-        cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, direction: Default::default() });
-        cfg.topology.links.push(LinkOverride { leaf: 0, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, direction: Default::default() });
+        cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, blackhole: false, loss_rate: 0.0, direction: Default::default() });
+        cfg.topology.links.push(LinkOverride { leaf: 0, spine, link: None, rate_gbps: None, delay_us: Some(20.0), failed: false, blackhole: false, loss_rate: 0.0, direction: Default::default() });
     }
     let flows: Vec<(f64, u32, u32, u64)> = (0..8).map(|i| (i as f64 * 50.0, i, 8 + i, 2_000_000)).collect();
     cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
@@ -119,7 +119,7 @@ fn drb_spreads_a_flow_evenly_over_all_uplinks() {
 fn failed_link_is_routed_around() {
     let mut cfg = fabric(2, 4, 4);
     cfg.lb.scheme = "rps".into();
-    cfg.topology.links.push(LinkOverride { leaf: 1, spine: 1, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 1, spine: 1, link: None, rate_gbps: None, delay_us: None, failed: true, blackhole: false, loss_rate: 0.0, direction: Default::default() });
     cfg.sources = vec![poisson(8, 0.4, 100)];
     let r = run(&cfg);
     assert_eq!(r.stats.flows_completed, 100);
@@ -185,7 +185,7 @@ fn invalid_configs_are_errors_naming_the_field() {
     cfg.sources = vec![s];
     assert!(dclb_core::simulate(&cfg).err().unwrap().contains("probabilities must not decrease"));
     cfg.sources = vec![];
-    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
-    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 1, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: true, blackhole: false, loss_rate: 0.0, direction: Default::default() });
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 1, link: None, rate_gbps: None, delay_us: None, failed: true, blackhole: false, loss_rate: 0.0, direction: Default::default() });
     assert!(dclb_core::simulate(&cfg).err().unwrap().contains("no path from leaf 0"));
 }
