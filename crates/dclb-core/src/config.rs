@@ -52,15 +52,25 @@ pub struct TopologyConfig {
     pub host_delay_us: f64,
     /// One-way propagation delay of a leaf-spine link.
     pub fabric_delay_us: f64,
-    /// Buffer of each switch port in packets (drop-tail), unless `buffer_bytes` is set.
-    pub buffer_packets: u32,
-    /// Buffer of each switch port in bytes; overrides `buffer_packets` when set.
+    /// What switch ports count, for drop-tail admission and for ECN marking alike: bytes (the default, as
+    /// shared-memory switches count buffer cells) or packets (as some papers' simulators do). Only the
+    /// buffer and threshold fields of this unit may be given.
+    pub queue_unit: QueueUnit,
+    /// Buffer of each switch port in bytes (`queue_unit = bytes`). `None`: 384,000 B (256 full-size
+    /// packets) at 10 Gbps, scaled linearly with the port's rate.
     pub buffer_bytes: Option<u64>,
-    /// ECN marking threshold of switch ports in packets (instantaneous queue). `None`: 65 packets at 10 Gbps,
+    /// Buffer of each switch port in packets (`queue_unit = packets`). `None`: 256 packets at 10 Gbps,
     /// scaled linearly with the port's rate.
+    pub buffer_packets: Option<u32>,
+    /// ECN marking threshold of switch ports in bytes (`queue_unit = bytes`; instantaneous queue). `None`:
+    /// 97,500 B (65 full-size packets) at 10 Gbps, scaled linearly with the port's rate.
+    pub ecn_k_bytes: Option<u64>,
+    /// ECN marking threshold of switch ports in packets (`queue_unit = packets`). `None`: 65 packets at
+    /// 10 Gbps, scaled linearly with the port's rate.
     pub ecn_k_packets: Option<f64>,
-    /// Per-role thresholds (`host_up`, `leaf_up`, `leaf_down`, `spine_down`) that override `ecn_k_packets`;
-    /// 0 disables marking on that role. Host NICs do not mark unless `host_up` is given here.
+    /// Per-role thresholds (`host_up`, `leaf_up`, `leaf_down`, `spine_down`) in `queue_unit`, overriding
+    /// the threshold above; 0 disables marking on that role. Host NICs do not mark unless `host_up` is
+    /// given here.
     pub ecn_k_by_role: BTreeMap<String, f64>,
     /// Per-link changes: slower or longer links, failed links.
     pub links: Vec<LinkOverride>,
@@ -77,11 +87,32 @@ impl Default for TopologyConfig {
             fabric_rate_gbps: 10.0,
             host_delay_us: 1.0,
             fabric_delay_us: 1.0,
-            buffer_packets: 256,
+            queue_unit: QueueUnit::Bytes,
             buffer_bytes: None,
+            buffer_packets: None,
+            ecn_k_bytes: None,
             ecn_k_packets: None,
             ecn_k_by_role: BTreeMap::new(),
             links: Vec::new(),
+        }
+    }
+}
+
+/// What a queue counts.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueUnit {
+    #[default]
+    Bytes,
+    Packets,
+}
+
+impl QueueUnit {
+    /// The name a scenario gives the unit (also the suffix of the fields in this unit).
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueUnit::Bytes => "bytes",
+            QueueUnit::Packets => "packets",
         }
     }
 }

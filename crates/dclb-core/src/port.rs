@@ -11,10 +11,14 @@
 //!
 //! The port owns its live state (queue, busy flag) and its statistics (bytes, drops, marks, peak and
 //! time-averaged queue). It knows nothing of events or balancers: the simulation asks it to admit a packet,
-//! to start serving its head, and to finish serving it, and schedules the events those answers imply. The
-//! buffer is counted in packets or in bytes (one of the two), and marking compares the queue in packets,
-//! the packet in service included.
+//! to start serving its head, and to finish serving it, and schedules the events those answers imply.
+//!
+//! The buffer limit and the marking threshold each count packets or bytes ([`Buffer`], [`Threshold`]):
+//! switch ports count bytes by default, as a shared-memory switch counts buffer cells, so a 40 B ACK takes
+//! 40 B, not a full-size slot; host NICs admit by descriptors (packets). Both compare the queue with the
+//! packet in service included.
 
+use crate::config::QueueUnit;
 use crate::packet::{Packet, PacketArena};
 use crate::rng::Rng;
 use crate::units::{Bytes, Rate, Time};
@@ -78,6 +82,17 @@ pub struct Buffer {
     pub bytes: u64,
 }
 
+/// An ECN marking threshold: mark when the queue holds at least `k` of `unit` on arrival; `k = 0` never marks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Threshold {
+    pub unit: QueueUnit,
+    pub k: u64,
+}
+
+impl Threshold {
+    pub const OFF: Threshold = Threshold { unit: QueueUnit::Packets, k: 0 };
+}
+
 /// One direction of a link: the egress queue of `owner` towards `peer`.
 #[derive(Clone, Debug)]
 pub struct Port {
@@ -95,8 +110,8 @@ pub struct Port {
     pub cap_packets: u32,
     /// Buffer limit in bytes (`u64::MAX` when limited by packets).
     pub cap_bytes: u64,
-    /// ECN marking threshold in packets; 0 disables marking.
-    pub ecn_k: u32,
+    /// ECN marking threshold (DCTCP's K).
+    pub ecn_k: Threshold,
     pub fault: WireFault,
 
     // --- live state ---
@@ -130,7 +145,7 @@ fn exact_ps_per_byte(rate: Rate) -> u64 {
 }
 
 impl Port {
-    pub fn new(link: PortLink, buffer: Buffer, ecn_k: u32) -> Port {
+    pub fn new(link: PortLink, buffer: Buffer, ecn_k: Threshold) -> Port {
         Port {
             owner: link.owner,
             peer: link.peer,
@@ -174,6 +189,12 @@ impl Port {
         self.ps_per_byte = exact_ps_per_byte(rate);
     }
 
+    pub fn set_limits(&mut self, buffer: Buffer, ecn_k: Threshold) {
+        self.cap_packets = buffer.packets;
+        self.cap_bytes = buffer.bytes;
+        self.ecn_k = ecn_k;
+    }
+
     /// Would a packet of `wire` bytes overflow the buffer?
     #[inline]
     pub fn would_overflow(&self, wire: u32) -> bool {
@@ -209,10 +230,19 @@ impl Port {
         }
     }
 
+    /// The queue in the unit of the marking threshold.
+    #[inline]
+    fn queue_in(&self, unit: QueueUnit) -> u64 {
+        match unit {
+            QueueUnit::Packets => self.queue_packets() as u64,
+            QueueUnit::Bytes => self.queued_bytes,
+        }
+    }
+
     /// Offers packet `pid` to the queue. A port that is down or full drops it (counted here; the caller
     /// frees the packet) and returns `None`. Otherwise the DCTCP rule marks an ECN-capable packet that finds
-    /// `ecn_k` or more packets queued, the packet joins the tail, and the answer is whether it carried CE
-    /// before this port (for [`Port::count_mark`] once the balancer has had its say).
+    /// `ecn_k` or more (packets or bytes) queued, the packet joins the tail, and the answer is whether it
+    /// carried CE before this port (for [`Port::count_mark`] once the balancer has had its say).
     #[inline]
     pub fn admit(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
         if !self.up || self.would_overflow(pkt.wire_bytes) {
@@ -220,7 +250,7 @@ impl Port {
             return None;
         }
         let was_ce = pkt.ecn.ce;
-        if pkt.ecn.ect && self.ecn_k > 0 && self.queue_packets() >= self.ecn_k {
+        if pkt.ecn.ect && self.ecn_k.k > 0 && self.queue_in(self.ecn_k.unit) >= self.ecn_k.k {
             pkt.ecn.ce = true;
         }
         self.account_area(now);
@@ -278,5 +308,57 @@ impl Port {
         };
         self.wire_losses += lost as u64;
         lost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::PacketKind;
+
+    fn port(buffer: Buffer, ecn_k: Threshold) -> Port {
+        let link = PortLink { owner: 0, peer: 1, role: PortRole::LeafDown, slot: 0, rate: Rate::from_gbps(10.0), delay: Time::ZERO };
+        Port::new(link, buffer, ecn_k)
+    }
+
+    /// Offers a packet of `wire` bytes; whether it was admitted and whether it left admission marked.
+    fn offer(port: &mut Port, pkts: &mut PacketArena, kind: PacketKind, wire: u32) -> (bool, bool) {
+        let mut p = Packet::new(kind, 0, 0, 1);
+        p.wire_bytes = wire;
+        p.ecn.ect = true;
+        let pid = pkts.alloc(p);
+        let admitted = port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some();
+        (admitted, pkts.get(pid).ecn.ce)
+    }
+
+    #[test]
+    fn a_byte_buffer_charges_an_ack_its_bytes_not_a_slot() {
+        let mut pkts = PacketArena::new();
+        // 3,000 B: two full-size packets, or 75 ACKs.
+        let mut bytes = port(Buffer { packets: u32::MAX, bytes: 3000 }, Threshold::OFF);
+        assert!((0..75).all(|_| offer(&mut bytes, &mut pkts, PacketKind::Ack, 40).0));
+        assert!(!offer(&mut bytes, &mut pkts, PacketKind::Ack, 40).0, "the 76th ACK overflows 3,000 B");
+        let mut slots = port(Buffer { packets: 2, bytes: u64::MAX }, Threshold::OFF);
+        assert!((0..2).all(|_| offer(&mut slots, &mut pkts, PacketKind::Ack, 40).0));
+        assert!(!offer(&mut slots, &mut pkts, PacketKind::Ack, 40).0, "a packet buffer counts an ACK as a packet");
+    }
+
+    #[test]
+    fn a_byte_threshold_is_not_reached_by_a_queue_of_acks() {
+        let mut pkts = PacketArena::new();
+        // K = 65 full-size packets, in bytes or in packets; 100 ACKs queued ahead of a data packet.
+        for (k, marked) in [(Threshold { unit: QueueUnit::Bytes, k: 97_500 }, false), (Threshold { unit: QueueUnit::Packets, k: 65 }, true)] {
+            let mut p = port(Buffer { packets: u32::MAX, bytes: 384_000 }, k);
+            for _ in 0..100 {
+                offer(&mut p, &mut pkts, PacketKind::Ack, 40);
+            }
+            assert_eq!(offer(&mut p, &mut pkts, PacketKind::Data, 1500), (true, marked), "{k:?}");
+        }
+        // 65 full-size packets reach the byte threshold.
+        let mut p = port(Buffer { packets: u32::MAX, bytes: 384_000 }, Threshold { unit: QueueUnit::Bytes, k: 97_500 });
+        for _ in 0..65 {
+            offer(&mut p, &mut pkts, PacketKind::Data, 1500);
+        }
+        assert_eq!(offer(&mut p, &mut pkts, PacketKind::Data, 1500), (true, true));
     }
 }
