@@ -3,7 +3,7 @@
 
 use crate::config::{Config, TransportKind};
 use crate::fabric::{Fabric, PortRole};
-use crate::host::{EdgeState, Flow};
+use crate::host::{EdgeState, Flow, HostParams};
 use crate::lb::source_route::SourceRoute;
 use crate::lb::{find_scheme, BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
 use crate::metrics::Sampler;
@@ -106,6 +106,7 @@ impl Simulation {
                     finish: Time::ZERO,
                     rto_event_at: Time::MAX,
                     reseq_event_at: Time::MAX,
+                    nic_bytes: 0,
                     ideal_fct: ideal,
                     bytes_sent: 0,
                     packets_sent: 0,
@@ -121,6 +122,7 @@ impl Simulation {
         let uplinks = fabric.facts.uplinks as usize;
         let mut sim = Simulation {
             tp,
+            host: HostParams::from_config(&cfg.transport),
             sched: Scheduler::new(),
             pkts: PacketArena::new(),
             uplink_bytes: vec![0; flows.len() * uplinks],

@@ -218,6 +218,13 @@ fn validate_transport(tp: &TransportConfig) -> Result<(), String> {
         return Err(format!("transport.dctcp_alpha_init: must be in [0, 1], got {}", tp.dctcp_alpha_init));
     }
     at_least_one(tp.nic_queue_packets as u64, "transport.nic_queue_packets")?;
+    let full = tp.mss_bytes as u64 + tp.header_bytes as u64;
+    match tp.host_queue_limit_bytes {
+        Some(limit) if limit != 0 && limit < full => Err(format!(
+            "transport.host_queue_limit_bytes: {limit} is below one full-size packet ({full} bytes on the wire), so a flow could not send one; use at least {full}, or 0 for no limit"
+        )),
+        _ => Ok(()),
+    }?;
     non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")
 }
 
@@ -695,6 +702,20 @@ mod tests {
         let mut cfg = base();
         (cfg.topology.buffer_bytes, cfg.topology.ecn_k_bytes) = (Some(1000), Some(0));
         assert_eq!(error(&cfg), "topology.buffer_bytes: 1000 bytes on leaf_down ports at 10 Gbps cannot hold one full-size packet (1500 bytes)");
+    }
+
+    #[test]
+    fn the_host_queue_limit_lets_a_full_size_packet_through() {
+        let mut cfg = base();
+        cfg.transport.host_queue_limit_bytes = Some(1499);
+        assert_eq!(
+            error(&cfg),
+            "transport.host_queue_limit_bytes: 1499 is below one full-size packet (1500 bytes on the wire), so a flow could not send one; use at least 1500, or 0 for no limit"
+        );
+        for ok in [0, 1500] {
+            cfg.transport.host_queue_limit_bytes = Some(ok);
+            cfg.check().unwrap();
+        }
     }
 
     #[test]

@@ -177,8 +177,13 @@ pub struct TransportConfig {
     pub rto_granularity_us: f64,
     pub dctcp_g: f64,
     pub dctcp_alpha_init: f64,
-    /// Host NIC queue capacity in packets (drop-tail; the sender's own queue).
+    /// Host NIC ring in packets (drop-tail), shared by the host's flows, ACKs and probes.
     pub nic_queue_packets: u32,
+    /// TCP small queues: the most wire bytes of one flow's data in its host's NIC (waiting or being
+    /// serialised). The sender creates no segment beyond it and is woken as its packets leave the NIC.
+    /// `None`: two full-size packets (`2 x (mss_bytes + header_bytes)`); 0: no limit (the window alone
+    /// bounds what a sender queues in its own NIC).
+    pub host_queue_limit_bytes: Option<u64>,
     /// Receiver resequencing buffer: hold out-of-order data up to this long before handing it to TCP.
     /// 0 disables the buffer (plain TCP receiver).
     pub reseq_timeout_us: f64,
@@ -199,7 +204,8 @@ impl Default for TransportConfig {
             rto_granularity_us: 0.0,
             dctcp_g: 1.0 / 16.0,
             dctcp_alpha_init: 1.0,
-            nic_queue_packets: 10_000,
+            nic_queue_packets: 512,
+            host_queue_limit_bytes: None,
             reseq_timeout_us: 0.0,
         }
     }

@@ -2,8 +2,9 @@
 //! retransmission and resequencing timers, UDP sources, probes, and the edge balancer's hooks.
 //!
 //! ```text
-//!  sender:   FlowStart / ACK / RTO ─► TcpSender ─► segments ─► packet: header stamped from the sender's
-//!            state, path tag from the edge balancer (if any) ─► host NIC port
+//!  sender:   FlowStart / ACK / RTO / own packet left the NIC ─► TcpSender (window and NIC budget) ─►
+//!            segments ─► packet: header stamped from the sender's state, path tag from the edge balancer
+//!            (if any) ─► host NIC port
 //!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, ECN echo, timestamp
 //!            echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
 //!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once
@@ -11,6 +12,13 @@
 //!
 //! A host knows only its own flows: the balancer header it writes comes from the sender's own state
 //! (class, deadline, bytes remaining, window), never from the network.
+//!
+//! **TCP small queues.** A flow may have at most `host_queue_limit_bytes` of data in its host's NIC
+//! (waiting or being serialised). Before every call that may send, the host grants the sender what is left
+//! of that budget ([`TcpSender::nic_budget`]), so a segment is created only when it can join the NIC
+//! queue; when one of the flow's packets finishes serialisation the sender is woken and sends what its
+//! window and the freed room allow, as Linux does on a NIC's transmit completion. The NIC ring itself is a
+//! drop-tail queue of `nic_queue_packets` shared by the host's flows, ACKs and probes.
 
 use crate::fabric::Fabric;
 use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut};
@@ -22,7 +30,7 @@ use crate::sim::Simulation;
 use crate::traffic::FlowSpec;
 use crate::transport::reseq::Resequencer;
 use crate::transport::tcp::{Retx, TcpReceiver, TcpSender};
-use crate::config::TransportKind;
+use crate::config::{TransportConfig, TransportKind};
 use crate::units::{Bytes, Time};
 
 /// Everything dclb tracks about one flow: its specification, both transport ends, and its statistics.
@@ -40,6 +48,8 @@ pub struct Flow {
     pub(crate) rto_event_at: Time,
     /// Time of this flow's pending Reseq event, `Time::MAX` if none.
     pub(crate) reseq_event_at: Time,
+    /// Wire bytes of this flow's data in its host's NIC, waiting or being serialised (TCP small queues).
+    pub(crate) nic_bytes: u64,
     pub ideal_fct: Time,
     // statistics
     pub bytes_sent: u64,
@@ -61,6 +71,11 @@ impl Flow {
         }
     }
 
+    /// Lets the sender add up to `limit` wire bytes of data to the NIC, counting what it has there already.
+    fn grant_nic_budget(&mut self, limit: u64) {
+        self.tx.nic_budget = limit.saturating_sub(self.nic_bytes);
+    }
+
     /// What the host's edge balancer may know of this flow.
     fn view(&self, id: u32, retransmission: bool) -> FlowView {
         FlowView {
@@ -74,6 +89,24 @@ impl Flow {
             srtt: self.tx.srtt,
             retransmission,
         }
+    }
+}
+
+/// The host stack's own settings, from the transport config.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct HostParams {
+    /// Most wire bytes of one flow's data in its host's NIC (TCP small queues); `u64::MAX`: no limit.
+    pub queue_limit: u64,
+}
+
+impl HostParams {
+    pub fn from_config(c: &TransportConfig) -> HostParams {
+        let queue_limit = match c.host_queue_limit_bytes {
+            None => 2 * (c.mss_bytes as u64 + c.header_bytes as u64),
+            Some(0) => u64::MAX,
+            Some(limit) => limit,
+        };
+        HostParams { queue_limit }
     }
 }
 
@@ -125,10 +158,29 @@ impl Simulation {
         self.peak_active = self.peak_active.max(self.active);
         match f.spec.transport {
             TransportKind::Udp => self.udp_tick(now, flow),
-            _ => {
-                f.tx.fill_window(now, &self.tp, &mut self.segs);
-                self.emit_segments(now, flow);
-            }
+            _ => self.send_more(now, flow),
+        }
+    }
+
+    /// Lets the flow's sender fill its window within its NIC budget, and sends what it made.
+    fn send_more(&mut self, now: Time, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        f.grant_nic_budget(self.host.queue_limit);
+        f.tx.fill_window(now, &self.tp, &mut self.segs);
+        self.emit_segments(now, flow);
+    }
+
+    /// A packet of this host finished serialisation on its NIC. A data packet frees its flow's share of
+    /// the NIC, and the sender, woken, sends what its window and the freed room allow (TCP small queues:
+    /// what a real stack does when the NIC completes a transmission).
+    pub(crate) fn left_nic(&mut self, now: Time, kind: PacketKind, flow: u32, wire: u32) {
+        if kind != PacketKind::Data {
+            return;
+        }
+        let f = &mut self.flows[flow as usize];
+        f.nic_bytes -= wire as u64;
+        if f.state.is_none() {
+            self.send_more(now, flow);
         }
     }
 
@@ -155,8 +207,10 @@ impl Simulation {
                 f.retransmissions += 1;
             }
             let src = f.spec.src;
-            let pid = self.new_packet(p);
-            self.enqueue(now, self.fabric.host_nic(src), pid);
+            let (pid, wire) = (self.new_packet(p), p.wire_bytes as u64);
+            if self.enqueue(now, self.fabric.host_nic(src), pid) {
+                self.flows[flow as usize].nic_bytes += wire;
+            }
         }
         self.segs = segs;
         self.sync_rto(flow);
@@ -239,6 +293,7 @@ impl Simulation {
                 self.sched.at(d, Event::Rto { flow });
             }
             Some(_) => {
+                f.grant_nic_budget(self.host.queue_limit);
                 f.tx.on_timeout(now, &self.tp, &mut self.segs);
                 if !self.edges.is_empty() {
                     let f = &self.flows[flow as usize];
@@ -327,6 +382,7 @@ impl Simulation {
                 if f.state == Some(FlowState::Cancelled) {
                     return;
                 }
+                f.grant_nic_budget(self.host.queue_limit);
                 f.tx.on_ack(now, p.seq, p.ecn.ece, p.echo_ts, &self.tp, &mut self.segs);
                 if !self.edges.is_empty() {
                     let view = f.view(p.flow, false);

@@ -16,7 +16,7 @@
 //! moved reschedules itself, so an ACK never schedules anything for its timer.
 
 use crate::fabric::{Fabric, NodeKind};
-use crate::host::{EdgeState, Flow};
+use crate::host::{EdgeState, Flow, HostParams};
 use crate::metrics::Sampler;
 use crate::lb::{Alarms, ProbeRequest, Reflect};
 use crate::metrics::Results;
@@ -30,6 +30,7 @@ use crate::units::Time;
 
 pub struct Simulation {
     pub(crate) tp: TcpParams,
+    pub(crate) host: HostParams,
     pub(crate) sched: Scheduler,
     pub(crate) pkts: PacketArena,
     pub(crate) fabric: Fabric,
