@@ -7,6 +7,7 @@
 //!            (if any) ─► host NIC port
 //!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, ECN echo, timestamp
 //!            echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
+//!  NIC:      a packet starting serialisation leaves the host: send timestamp, edge path choice (data)
 //!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once
 //! ```
 //!
@@ -196,10 +197,8 @@ impl Simulation {
             p.payload = seg.len;
             p.wire_bytes = seg.len + self.tp.header;
             p.retx = seg.retx;
-            p.sent_at = now;
             p.ecn.ect = f.spec.transport == TransportKind::Dctcp;
             self.stamp_header(&mut p, flow);
-            self.route_at_edge(now, flow, &mut p, seg.retx != Retx::No);
             let f = &mut self.flows[flow as usize];
             f.bytes_sent += seg.len as u64;
             f.packets_sent += 1;
@@ -231,17 +230,30 @@ impl Simulation {
         p.lb.cwnd = f.tx.cwnd.min(u32::MAX as u64) as u32;
     }
 
-    /// Lets the source host's edge balancer, if any, tag the packet with a path.
-    fn route_at_edge(&mut self, now: Time, flow: u32, p: &mut Packet, retx: bool) {
-        if self.edges.is_empty() {
+    /// Packet `pid` starts serialisation on its host's NIC: it leaves the host now. Its send timestamp is
+    /// taken here, so the delays TCP and edge balancers measure from it (RTT samples, one-way delays)
+    /// never include the host's own queue, and the edge balancer picks the path of a data packet now, so
+    /// flowlet gaps are gaps on the wire.
+    pub(crate) fn leaving_host(&mut self, now: Time, pid: u32) {
+        let p = self.pkts.get_mut(pid);
+        p.sent_at = now;
+        if self.edges.is_empty() || !matches!(p.kind, PacketKind::Data | PacketKind::Udp) {
             return;
         }
+        let mut q = *p;
+        self.route_at_edge(now, &mut q);
+        *self.pkts.get_mut(pid) = q;
+    }
+
+    /// Lets the source host's edge balancer tag a data packet with a path.
+    fn route_at_edge(&mut self, now: Time, p: &mut Packet) {
+        let flow = p.flow;
         let f = &self.flows[flow as usize];
         let (sl, dl) = (self.fabric.facts.leaf_of_host(f.spec.src), self.fabric.facts.leaf_of_host(f.spec.dst));
         if sl == dl {
             return;
         }
-        let view = f.view(flow, retx);
+        let view = f.view(flow, p.retx != Retx::No);
         let host = f.spec.src;
         let tag = self.edge_hook(now, host, |lb, cx, fabric| lb.choose_path(cx, &view, &mut PacketMut::new(p), fabric.paths(sl, dl)));
         p.lb.path = tag;
@@ -256,7 +268,6 @@ impl Simulation {
         for r in probes.drain(..) {
             let mut p = Packet::new(PacketKind::Probe, u32::MAX, host, r.dst);
             p.wire_bytes = self.tp.ack_bytes;
-            p.sent_at = now;
             p.ecn.ect = true;
             p.lb.path = r.path;
             p.lb.class |= class::SOURCE_ROUTED;
@@ -317,10 +328,8 @@ impl Simulation {
         p.seq = f.bytes_sent;
         p.payload = len;
         p.wire_bytes = len + self.tp.header;
-        p.sent_at = now;
         let gap = f.spec.udp_rate.tx_time(Bytes(p.wire_bytes as u64));
         self.stamp_header(&mut p, flow);
-        self.route_at_edge(now, flow, &mut p, false);
         let f = &mut self.flows[flow as usize];
         f.bytes_sent += len as u64;
         f.packets_sent += 1;
@@ -403,7 +412,6 @@ impl Simulation {
                 self.consume(pid);
                 let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, host, p.src);
                 r.wire_bytes = self.tp.ack_bytes;
-                r.sent_at = now;
                 r.echo_ts = p.sent_at;
                 r.ecn.ece = p.ecn.ce;
                 r.lb.echo_path = p.lb.path;
@@ -440,7 +448,6 @@ impl Simulation {
         a.dport = p.sport;
         a.seq = rx.ack;
         a.wire_bytes = self.tp.ack_bytes;
-        a.sent_at = now;
         a.echo_ts = p.sent_at;
         a.ecn.ece = p.ecn.ce;
         (self.reflect)(&p, &mut a.lb);

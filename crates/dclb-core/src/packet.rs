@@ -118,9 +118,11 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Why this data packet was sent (first transmission, fast retransmit, or go-back-N after a timeout).
     pub retx: crate::transport::tcp::Retx,
-    /// When the sender handed the packet to its NIC (a TCP timestamp).
+    /// When the packet left its host: the start of its serialisation on the host's NIC (a TCP timestamp,
+    /// and what edge balancers measure delays from). A packet made by a switch (a cancel notice) carries
+    /// the time it was made.
     pub sent_at: Time,
-    /// On an ACK: `sent_at` of the data packet that triggered it (TCP timestamp echo).
+    /// On an ACK or a probe reply: `sent_at` of the data packet or probe that triggered it (timestamp echo).
     pub echo_ts: Time,
     /// When the packet entered its current queue.
     pub enqueued_at: Time,

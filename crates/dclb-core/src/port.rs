@@ -271,10 +271,10 @@ impl Port {
         }
     }
 
-    /// If the serialiser is idle and a packet waits, starts sending the head packet and returns when it
-    /// will have left; the head's wait is added to its queueing delay.
+    /// If the serialiser is idle and a packet waits, starts sending the head packet and returns it with the
+    /// time it will have left; the head's wait is added to its queueing delay.
     #[inline]
-    pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<Time> {
+    pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<(u32, Time)> {
         if self.busy {
             return None;
         }
@@ -282,7 +282,7 @@ impl Port {
         let p = pkts.get_mut(head);
         p.queue_delay += now - p.enqueued_at;
         self.busy = true;
-        Some(now + self.tx_time(p.wire_bytes))
+        Some((head, now + self.tx_time(p.wire_bytes)))
     }
 
     /// The head packet has been serialised: removes it, counts it, frees the serialiser, and returns its id.

@@ -13,8 +13,9 @@
 //! ```
 //!
 //! The same handling serves hosts' NIC ports (a host has no switch balancer, so no hooks run there), with
-//! one call into the host stack: when a packet has been serialised on a NIC its sender may send more
-//! (`left_nic`: TCP small queues).
+//! two calls into the host stack: when a packet starts serialisation on a NIC it leaves its host
+//! (`leaving_host`: departure timestamp, edge path choice), and when it has been serialised its sender
+//! may send more (`left_nic`: TCP small queues).
 
 use crate::fabric::Fabric;
 use crate::lb::{Alarms, Decision, Hooks, MarkablePacket, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
@@ -79,10 +80,21 @@ impl Simulation {
         }
         let port = &mut self.fabric.ports[port_id as usize];
         port.count_mark(was_ce, p.ecn.ce);
-        if let Some(done) = port.start_service(now, &mut self.pkts) {
+        self.serve(now, port_id);
+        true
+    }
+
+    /// Starts serialising `port_id`'s next packet if the port is idle. On a host NIC that is when the
+    /// packet leaves its host, and the host stamps it first ([`Simulation::leaving_host`]).
+    fn serve(&mut self, now: Time, port_id: u32) {
+        let port = &mut self.fabric.ports[port_id as usize];
+        let nic = port.role == PortRole::HostUp;
+        if let Some((pid, done)) = port.start_service(now, &mut self.pkts) {
+            if nic {
+                self.leaving_host(now, pid);
+            }
             self.sched.at(done, Event::TxDone { port: port_id });
         }
-        true
     }
 
     /// The head packet of `port_id` has been serialised: it propagates to the peer, the next one starts.
@@ -112,9 +124,7 @@ impl Simulation {
         if owner < hosts {
             self.left_nic(now, from_host.0, from_host.1, from_host.2);
         }
-        if let Some(done) = self.fabric.ports[port_id as usize].start_service(now, &mut self.pkts) {
-            self.sched.at(done, Event::TxDone { port: port_id });
-        }
+        self.serve(now, port_id);
     }
 
     /// A packet arrives at a switch: the balancer sees it, routing offers candidates, the balancer decides.

@@ -1,13 +1,20 @@
 //! The host stack's own queue: TCP small queues bound what a flow keeps in its NIC and wake the sender as
-//! its packets leave.
+//! its packets leave; a packet leaves its host when it starts serialisation on the NIC, which is when the
+//! edge balancer chooses its path and its send timestamp is taken.
 //!
 //! Each test fails without its feature: with no NIC budget (`host_queue_limit_bytes = 0`, the old
-//! behaviour) a lone sender's window grows into its own NIC, hundreds of packets deep.
+//! behaviour) a lone sender's window grows into its own NIC, hundreds of packets deep; with the path chosen
+//! and the timestamp taken when TCP emits, all ten packets of a window are routed at time 0 and their RTT
+//! samples grow by a serialisation each (the NIC wait).
 
 mod common;
 use common::*;
 use dclb_core::config::TransportKind;
+use dclb_core::lb::{reflect_path_and_class, BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, Placement, ProbeRequest, SchemeSpec};
 use dclb_core::metrics::Results;
+use dclb_core::packet::Packet;
+use dclb_core::Simulation;
+use std::cell::RefCell;
 
 const TX_1500_AT_10G_US: f64 = 1.2;
 
@@ -44,4 +51,77 @@ fn a_sender_keeps_at_most_its_limit_in_its_own_nic_and_still_fills_it() {
     unlimited.transport.host_queue_limit_bytes = Some(0);
     let r = run(&unlimited);
     assert!(r.ports.u64s("peak_queue_packets")[nic(&r, 0)] > 100, "without a limit the windows grow into the NIC");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Leaving the host: edge path choice, timestamps, priority
+
+/// What the recording edge balancer saw on this thread (tests run on threads of their own).
+#[derive(Default)]
+struct Seen {
+    /// (flow, seq, time) of every path choice.
+    chosen: Vec<(u32, u64, f64)>,
+    /// RTT samples (µs) from the ACKs host 0 receives.
+    rtts: Vec<f64>,
+    /// RTT samples (µs) from probe replies.
+    probe_rtts: Vec<f64>,
+}
+
+thread_local! {
+    static SEEN: RefCell<Seen> = RefCell::new(Seen::default());
+}
+
+/// An edge balancer that takes the first path and records what it sees. When a flow of host 0 starts later
+/// than time 0, it probes that flow's path as the flow's first packet leaves.
+struct Recorder;
+
+impl EdgeBalancer for Recorder {
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
+        if cx.host == 0 && pkt.seq == 0 && flow.start.as_us() > 0.0 {
+            cx.probes.push(ProbeRequest { dst: flow.dst, path: paths[0] });
+        }
+        SEEN.with(|s| s.borrow_mut().chosen.push((flow.flow, pkt.seq, cx.now.as_us())));
+        paths[0]
+    }
+    fn on_ack(&mut self, cx: &mut EdgeCx, _flow: &FlowView, ack: &Packet) {
+        if cx.host == 0 {
+            SEEN.with(|s| s.borrow_mut().rtts.push((cx.now - ack.echo_ts).as_us()));
+        }
+    }
+    fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
+        SEEN.with(|s| s.borrow_mut().probe_rtts.push((cx.now - reply.echo_ts).as_us()));
+    }
+}
+
+fn recorder(cx: &BuildCx, _: &Params) -> Installed {
+    Installed::Edges((0..cx.hosts).map(|_| Box::new(Recorder) as Box<dyn EdgeBalancer>).collect())
+}
+
+const RECORDER: SchemeSpec = SchemeSpec { name: "recorder", placement: Placement::Edge, granularity: "packet", summary: "test", params: &[], install: recorder, reflect: reflect_path_and_class };
+
+fn run_recorded(cfg: &dclb_core::Config) -> Seen {
+    SEEN.with(|s| *s.borrow_mut() = Seen::default());
+    let mut sim = Simulation::with_scheme(cfg, &RECORDER).expect("valid scenario");
+    sim.run_to_end();
+    assert_conserved(&sim.results());
+    SEEN.with(|s| std::mem::take(&mut *s.borrow_mut()))
+}
+
+/// Round trip of a data packet and its ACK over four 1 µs links at 10 Gbps, with no queue anywhere.
+const BASE_RTT_US: f64 = 4.0 * (TX_1500_AT_10G_US + 1.0) + 4.0 * (0.032 + 1.0);
+
+#[test]
+fn the_edge_chooses_paths_and_measures_from_the_moment_a_packet_leaves_the_nic() {
+    // One window of ten packets, all queued in the NIC at time 0 (no NIC budget).
+    let mut cfg = fabric(2, 2, 2);
+    cfg.transport.host_queue_limit_bytes = Some(0);
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 10 * 1460)], TransportKind::Dctcp)];
+    cfg.run.horizon_us = Some(100.0); // without one the run ends with the last byte, before the last ACKs
+    let seen = run_recorded(&cfg);
+    assert!(seen.probe_rtts.is_empty());
+    let times: Vec<f64> = seen.chosen.iter().map(|c| c.2).collect();
+    let departures: Vec<f64> = (0..10).map(|k| k as f64 * TX_1500_AT_10G_US).collect();
+    assert!(times.iter().zip(&departures).all(|(t, d)| (t - d).abs() < 1e-6), "paths chosen at {times:?}, packets leave at {departures:?}");
+    assert_eq!(seen.rtts.len(), 10);
+    assert!(seen.rtts.iter().all(|r| (r - BASE_RTT_US).abs() < 1e-6), "RTT samples {:?}, the path's RTT is {BASE_RTT_US}", seen.rtts);
 }
