@@ -108,6 +108,7 @@ class Transport(_Strict):
     dctcp_alpha_init: float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
     nic_queue_packets: int = Field(_TRANSPORT["nic_queue_packets"], ge=1)
     host_queue_limit_bytes: Optional[int] = Field(_TRANSPORT["host_queue_limit_bytes"], ge=0)
+    host_ack_priority: bool = _TRANSPORT["host_ack_priority"]
     reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
 
 

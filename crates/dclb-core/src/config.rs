@@ -184,6 +184,9 @@ pub struct TransportConfig {
     /// `None`: two full-size packets (`2 x (mss_bytes + header_bytes)`); 0: no limit (the window alone
     /// bounds what a sender queues in its own NIC).
     pub host_queue_limit_bytes: Option<u64>,
+    /// ACKs leave the host NIC ahead of queued data (a strict-priority control class). Edge balancers'
+    /// probes and probe replies always do.
+    pub host_ack_priority: bool,
     /// Receiver resequencing buffer: hold out-of-order data up to this long before handing it to TCP.
     /// 0 disables the buffer (plain TCP receiver).
     pub reseq_timeout_us: f64,
@@ -206,6 +209,7 @@ impl Default for TransportConfig {
             dctcp_alpha_init: 1.0,
             nic_queue_packets: 512,
             host_queue_limit_bytes: None,
+            host_ack_priority: false,
             reseq_timeout_us: 0.0,
         }
     }

@@ -19,6 +19,7 @@
 //! destination leaf. A failed link is simply absent from the candidate lists (routing converged around it).
 
 use crate::config::{Direction, QueueUnit, TopologyConfig, TransportConfig};
+use crate::packet::PacketKind;
 use crate::units::{Bytes, Rate, Time};
 pub use crate::port::{Buffer, Port, PortLink, PortRole, Threshold, WireFault};
 use crate::rng::{Rng, Stream};
@@ -123,6 +124,17 @@ pub enum Origin {
     Nic,
 }
 
+/// The packet kinds a host NIC sends ahead of queued data: an edge balancer's probes and their replies
+/// always (its design sends them at high priority), ACKs when `host_ack_priority` asks.
+fn nic_control_kinds(tp: &TransportConfig) -> u8 {
+    let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
+    if tp.host_ack_priority {
+        probes | PacketKind::Ack.bit()
+    } else {
+        probes
+    }
+}
+
 /// The drop-tail limit of a port with `role` at `rate`: host NICs hold `nic_queue_packets` descriptors,
 /// switch ports their buffer in the topology's queue unit.
 pub fn buffer_of(t: &TopologyConfig, tp: &TransportConfig, role: PortRole, rate: Rate) -> (Buffer, Origin) {
@@ -182,10 +194,13 @@ impl Fabric {
             Port::new(PortLink { owner, peer, role, slot, rate, delay }, buffer_of(t, tp, role, rate).0, threshold_of(t, role, rate).0)
         };
 
+        let nic_control = nic_control_kinds(tp);
         for h in 0..hosts {
             nodes.push(Node { kind: NodeKind::Host, index: h, first_port: ports.len() as u32, n_ports: 1 });
             let leaf = first_leaf + h / hpl;
-            ports.push(mk(h, leaf, PortRole::HostUp, 0, host_rate, host_delay));
+            let mut nic = mk(h, leaf, PortRole::HostUp, 0, host_rate, host_delay);
+            nic.set_control_kinds(nic_control);
+            ports.push(nic);
         }
         for l in 0..nl {
             nodes.push(Node { kind: NodeKind::Leaf, index: l, first_port: ports.len() as u32, n_ports: hpl + uplinks });

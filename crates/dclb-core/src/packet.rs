@@ -36,6 +36,14 @@ pub enum PacketKind {
     Cancel,
 }
 
+impl PacketKind {
+    /// This kind as one bit of a set of kinds.
+    #[inline]
+    pub const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
 /// Path tag value meaning "no tag: switches choose".
 pub const NO_PATH: u16 = u16::MAX;
 

@@ -4,9 +4,10 @@
 //!   packet ──► admit: link up? room in the buffer? ──no──► dropped (counted here)
 //!                 │ yes: DCTCP mark if queue ≥ K (instantaneous, this packet's arrival)
 //!                 ▼
-//!            [ FIFO queue ] ──start_service──► serialiser (wire bytes at the port rate)
-//!                                              │ finish_service: counters, next head
-//!                                              ▼ propagation delay ──► peer node
+//!            [ control FIFO ] ─┐ strict priority
+//!            [ data FIFO    ] ─┴─start_service──► serialiser (wire bytes at the port rate)
+//!                                                 │ finish_service: counters, next head
+//!                                                 ▼ propagation delay ──► peer node
 //! ```
 //!
 //! The port owns its live state (queue, busy flag) and its statistics (bytes, drops, marks, peak and
@@ -17,6 +18,11 @@
 //! switch ports count bytes by default, as a shared-memory switch counts buffer cells, so a 40 B ACK takes
 //! 40 B, not a full-size slot; host NICs admit by descriptors (packets). Both compare the queue with the
 //! packet in service included.
+//!
+//! A port may serve some packet kinds as a control class ([`Port::set_control_kinds`]): they wait in their
+//! own FIFO, which the serialiser always serves first once the packet on the wire is done (strict
+//! priority, no preemption). Host NICs use it so that probes, and ACKs if asked, do not wait behind the
+//! host's data; switch ports have one FIFO. Both classes share the buffer and count towards K.
 
 use crate::config::QueueUnit;
 use crate::packet::{Packet, PacketArena};
@@ -115,8 +121,13 @@ pub struct Port {
     pub fault: WireFault,
 
     // --- live state ---
-    /// Queued packets (arena ids); the head is the one on the wire while `busy`.
+    /// Queued packets (arena ids); the head is the one on the wire while `busy` and not `serving_control`.
     queue: VecDeque<u32>,
+    /// Packets of the control class, served before `queue`; the head is on the wire while `serving_control`.
+    control: VecDeque<u32>,
+    /// Packet kinds of the control class, as a set of [`crate::packet::PacketKind::bit`]; empty: one FIFO.
+    control_kinds: u8,
+    serving_control: bool,
     pub queued_bytes: u64,
     busy: bool,
 
@@ -160,6 +171,9 @@ impl Port {
             ecn_k,
             fault: WireFault::None,
             queue: VecDeque::new(),
+            control: VecDeque::new(),
+            control_kinds: 0,
+            serving_control: false,
             queued_bytes: 0,
             busy: false,
             bytes_sent: 0,
@@ -198,17 +212,23 @@ impl Port {
     /// Would a packet of `wire` bytes overflow the buffer?
     #[inline]
     pub fn would_overflow(&self, wire: u32) -> bool {
-        self.queue.len() as u32 >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
+        self.queue_packets() >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
     }
 
+    /// Packets queued in both classes, the one in service included.
     #[inline]
     pub fn queue_packets(&self) -> u32 {
-        self.queue.len() as u32
+        (self.queue.len() + self.control.len()) as u32
     }
 
-    /// Bytes of buffer the queue's deque holds (for memory estimates).
+    /// Serves the packet kinds in `kinds` (a set of [`crate::packet::PacketKind::bit`]) as a strict-priority control class.
+    pub fn set_control_kinds(&mut self, kinds: u8) {
+        self.control_kinds = kinds;
+    }
+
+    /// Bytes of buffer the queues' deques hold (for memory estimates).
     pub fn queue_capacity_bytes(&self) -> usize {
-        self.queue.capacity() * std::mem::size_of::<u32>()
+        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<u32>()
     }
 
     /// Brings the queue-area integral (for the time-averaged queue) up to `now`.
@@ -254,10 +274,14 @@ impl Port {
             pkt.ecn.ce = true;
         }
         self.account_area(now);
-        self.queue.push_back(pid);
+        if self.control_kinds & pkt.kind.bit() != 0 {
+            self.control.push_back(pid);
+        } else {
+            self.queue.push_back(pid);
+        }
         self.queued_bytes += pkt.wire_bytes as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
-        self.peak_queue_packets = self.peak_queue_packets.max(self.queue.len() as u32);
+        self.peak_queue_packets = self.peak_queue_packets.max(self.queue_packets());
         pkt.enqueued_at = now;
         Some(was_ce)
     }
@@ -271,14 +295,15 @@ impl Port {
         }
     }
 
-    /// If the serialiser is idle and a packet waits, starts sending the head packet and returns it with the
-    /// time it will have left; the head's wait is added to its queueing delay.
+    /// If the serialiser is idle and a packet waits, starts sending the head packet (of the control class
+    /// first) and returns it with the time it will have left; the head's wait is added to its queueing delay.
     #[inline]
     pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<(u32, Time)> {
         if self.busy {
             return None;
         }
-        let head = *self.queue.front()?;
+        self.serving_control = !self.control.is_empty();
+        let head = if self.serving_control { self.control[0] } else { *self.queue.front()? };
         let p = pkts.get_mut(head);
         p.queue_delay += now - p.enqueued_at;
         self.busy = true;
@@ -288,7 +313,8 @@ impl Port {
     /// The head packet has been serialised: removes it, counts it, frees the serialiser, and returns its id.
     #[inline]
     pub fn finish_service(&mut self, now: Time, pkts: &PacketArena) -> u32 {
-        let pid = self.queue.pop_front().expect("a port finished serving an empty queue");
+        let served = if self.serving_control { &mut self.control } else { &mut self.queue };
+        let pid = served.pop_front().expect("a port finished serving an empty queue");
         self.account_area(now);
         let wire = pkts.get(pid).wire_bytes as u64;
         self.queued_bytes -= wire;
@@ -329,6 +355,37 @@ mod tests {
         let pid = pkts.alloc(p);
         let admitted = port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some();
         (admitted, pkts.get(pid).ecn.ce)
+    }
+
+    /// Queues a 100 B packet of `kind` (which must be admitted) and returns its id.
+    fn queue(port: &mut Port, pkts: &mut PacketArena, kind: PacketKind) -> u32 {
+        let pid = pkts.alloc(Packet::new(kind, 0, 0, 1));
+        pkts.get_mut(pid).wire_bytes = 100;
+        assert!(port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some());
+        pid
+    }
+
+    #[test]
+    fn the_control_class_goes_first_never_preempts_and_shares_the_buffer() {
+        let mut pkts = PacketArena::new();
+        let mut p = port(Buffer { packets: 4, bytes: u64::MAX }, Threshold::OFF);
+        p.set_control_kinds(PacketKind::Ack.bit() | PacketKind::Probe.bit());
+        let ids: Vec<u32> = [PacketKind::Data, PacketKind::Data, PacketKind::Ack, PacketKind::Probe].into_iter().map(|k| queue(&mut p, &mut pkts, k)).collect();
+        assert!(!offer(&mut p, &mut pkts, PacketKind::Ack, 100).0, "both classes count towards the 4-packet buffer");
+        let mut order = Vec::new();
+        while let Some((pid, done)) = p.start_service(Time::ZERO, &mut pkts) {
+            assert_eq!(p.finish_service(done, &pkts), pid);
+            order.push(pid);
+        }
+        assert_eq!(order, vec![ids[2], ids[3], ids[0], ids[1]], "control first, each class in order");
+        // A control packet arriving while data is on the wire waits for it, then goes before the rest.
+        let first = queue(&mut p, &mut pkts, PacketKind::Data);
+        let (on_wire, done) = p.start_service(Time::ZERO, &mut pkts).unwrap();
+        assert_eq!(on_wire, first);
+        queue(&mut p, &mut pkts, PacketKind::Data);
+        let ack = queue(&mut p, &mut pkts, PacketKind::Ack);
+        assert_eq!(p.finish_service(done, &pkts), first, "no preemption");
+        assert_eq!(p.start_service(done, &mut pkts).unwrap().0, ack);
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The host stack's own queue: TCP small queues bound what a flow keeps in its NIC and wake the sender as
 //! its packets leave; a packet leaves its host when it starts serialisation on the NIC, which is when the
-//! edge balancer chooses its path and its send timestamp is taken.
+//! edge balancer chooses its path and its send timestamp is taken; probes, and ACKs when asked, leave the
+//! NIC ahead of queued data.
 //!
 //! Each test fails without its feature: with no NIC budget (`host_queue_limit_bytes = 0`, the old
 //! behaviour) a lone sender's window grows into its own NIC, hundreds of packets deep; with the path chosen
 //! and the timestamp taken when TCP emits, all ten packets of a window are routed at time 0 and their RTT
-//! samples grow by a serialisation each (the NIC wait).
+//! samples grow by a serialisation each (the NIC wait); in one FIFO, a probe reply or an ACK waits behind
+//! the host's data.
 
 mod common;
 use common::*;
@@ -124,4 +126,32 @@ fn the_edge_chooses_paths_and_measures_from_the_moment_a_packet_leaves_the_nic()
     assert!(times.iter().zip(&departures).all(|(t, d)| (t - d).abs() < 1e-6), "paths chosen at {times:?}, packets leave at {departures:?}");
     assert_eq!(seen.rtts.len(), 10);
     assert!(seen.rtts.iter().all(|r| (r - BASE_RTT_US).abs() < 1e-6), "RTT samples {:?}, the path's RTT is {BASE_RTT_US}", seen.rtts);
+}
+
+#[test]
+fn probes_always_and_acks_when_asked_leave_the_nic_ahead_of_data() {
+    // Host 2 sends 2 MB to host 0 from time 0, queueing its slow-start windows in its NIC (no NIC budget).
+    // Host 0 sends ten packets to host 2 at 50 µs; their ACKs and the reply to the probe of their path leave
+    // through host 2's NIC.
+    let mut cfg = fabric(2, 2, 2);
+    cfg.transport.host_queue_limit_bytes = Some(0);
+    cfg.sources = vec![listed(&[(50.0, 0, 2, 10 * 1460), (0.0, 2, 0, 2_000_000)], TransportKind::Dctcp)];
+    // Without a queue, a probe and its reply are ACK-sized packets over eight links. In the control class a
+    // small packet waits at most for the packet on the wire at each of its eight hops.
+    let probe_rtt = 8.0 * (0.032 + 1.0);
+    let at_most = 8.0 * TX_1500_AT_10G_US;
+    let worst = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    for priority in [false, true] {
+        cfg.transport.host_ack_priority = priority;
+        let seen = run_recorded(&cfg);
+        assert_eq!(seen.probe_rtts.len(), 1);
+        let probe_wait = seen.probe_rtts[0] - probe_rtt;
+        assert!(probe_wait <= at_most, "a probe always leaves ahead of data, yet it waited {probe_wait:.2} µs (ACK priority {priority})");
+        let ack_wait = worst(&seen.rtts) - BASE_RTT_US;
+        if priority {
+            assert!(ack_wait <= at_most, "with priority an ACK waited {ack_wait:.2} µs");
+        } else {
+            assert!(ack_wait > 2.0 * at_most, "in one FIFO the ACKs wait behind host 2's data, only {ack_wait:.2} µs here");
+        }
+    }
 }
