@@ -109,6 +109,7 @@ class Transport(_Strict):
     nic_queue_packets: int = Field(_TRANSPORT["nic_queue_packets"], ge=1)
     host_queue_limit_bytes: Optional[int] = Field(_TRANSPORT["host_queue_limit_bytes"], ge=0)
     host_ack_priority: bool = _TRANSPORT["host_ack_priority"]
+    handshake: bool = _TRANSPORT["handshake"]
     reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
 
 

@@ -184,12 +184,22 @@ pub struct TransportConfig {
     /// `None`: two full-size packets (`2 x (mss_bytes + header_bytes)`); 0: no limit (the window alone
     /// bounds what a sender queues in its own NIC).
     pub host_queue_limit_bytes: Option<u64>,
-    /// ACKs leave the host NIC ahead of queued data (a strict-priority control class). Edge balancers'
-    /// probes and probe replies always do.
+    /// ACKs (and SYN, SYN-ACK) leave the host NIC ahead of queued data (a strict-priority control class).
+    /// Edge balancers' probes and probe replies always do.
     pub host_ack_priority: bool,
+    /// TCP flows open with a SYN / SYN-ACK exchange before their first data; a lost SYN is sent again after
+    /// the initial RTO (backed off). FCT still counts from the application's start, handshake included.
+    pub handshake: bool,
     /// Receiver resequencing buffer: hold out-of-order data up to this long before handing it to TCP.
     /// 0 disables the buffer (plain TCP receiver).
     pub reseq_timeout_us: f64,
+}
+
+impl TransportConfig {
+    /// Whether flows of `kind` open with a handshake (TCP flows, when `handshake` asks; never UDP).
+    pub fn handshakes(&self, kind: TransportKind) -> bool {
+        self.handshake && kind != TransportKind::Udp
+    }
 }
 
 impl Default for TransportConfig {
@@ -210,6 +220,7 @@ impl Default for TransportConfig {
             nic_queue_packets: 512,
             host_queue_limit_bytes: None,
             host_ack_priority: false,
+            handshake: false,
             reseq_timeout_us: 0.0,
         }
     }

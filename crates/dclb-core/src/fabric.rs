@@ -125,11 +125,12 @@ pub enum Origin {
 }
 
 /// The packet kinds a host NIC sends ahead of queued data: an edge balancer's probes and their replies
-/// always (its design sends them at high priority), ACKs when `host_ack_priority` asks.
+/// always (its design sends them at high priority), ACKs and the handshake's SYN and SYN-ACK when
+/// `host_ack_priority` asks.
 fn nic_control_kinds(tp: &TransportConfig) -> u8 {
     let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
     if tp.host_ack_priority {
-        probes | PacketKind::Ack.bit()
+        probes | PacketKind::Ack.bit() | PacketKind::Syn.bit() | PacketKind::SynAck.bit()
     } else {
         probes
     }
@@ -376,13 +377,22 @@ impl Fabric {
     /// Ideal FCT of `size` payload bytes from `src` to `dst` in an idle fabric with an unbounded window:
     /// store-and-forward pipelining over the best path, i.e. propagation on every link, plus the first
     /// packet's serialisation on every link, plus the rest of the wire bytes at the path's bottleneck rate.
-    /// No handshake is modelled, so none is added.
-    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64, tp: &TransportConfig) -> Time {
+    /// With a `handshake`, one SYN and one SYN-ACK (ACK-sized) over their best paths come first.
+    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64, tp: &TransportConfig, handshake: bool) -> Time {
         let mss = tp.mss_bytes as u64;
         let hdr = tp.header_bytes as u64;
         let pkts = size.div_ceil(mss).max(1);
-        let wire_total = size + pkts * hdr;
-        let first = size.min(mss) + hdr;
+        let data = self.best_chain(src, dst, size + pkts * hdr, size.min(mss) + hdr);
+        if !handshake {
+            return data;
+        }
+        let small = tp.ack_bytes as u64;
+        self.best_chain(src, dst, small, small) + self.best_chain(dst, src, small, small) + data
+    }
+
+    /// Shortest time to deliver `wire_total` bytes from `src` to `dst` in an idle fabric, the first packet
+    /// (`first` bytes) store-and-forward on every link and the rest at the bottleneck rate behind it.
+    fn best_chain(&self, src: u32, dst: u32, wire_total: u64, first: u64) -> Time {
         let chain_time = |links: &[&Port]| -> Time {
             let mut t = Time::ZERO;
             let mut bottleneck = Rate(u64::MAX);

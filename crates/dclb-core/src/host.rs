@@ -2,7 +2,7 @@
 //! retransmission and resequencing timers, UDP sources, probes, and the edge balancer's hooks.
 //!
 //! ```text
-//!  sender:   FlowStart / ACK / RTO / own packet left the NIC ─► TcpSender (window and NIC budget) ─►
+//!  sender:   FlowStart (or SYN-ACK) / ACK / RTO / own packet left the NIC ─► TcpSender (window, NIC budget) ─►
 //!            segments ─► packet: header stamped from the sender's state, path tag from the edge balancer
 //!            (if any) ─► host NIC port
 //!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, ECN echo, timestamp
@@ -13,6 +13,11 @@
 //!
 //! A host knows only its own flows: the balancer header it writes comes from the sender's own state
 //! (class, deadline, bytes remaining, window), never from the network.
+//!
+//! **Handshake** (`transport.handshake`). A TCP flow first sends a SYN; the receiver answers every SYN
+//! with a SYN-ACK, and the first SYN-ACK opens the connection ([`Setup`]) and lets the sender fill its
+//! window. The SYN timer is the flow's retransmission timer event: without a SYN-ACK by the initial RTO
+//! the SYN is sent again, the timer doubled.
 //!
 //! **TCP small queues.** A flow may have at most `host_queue_limit_bytes` of data in its host's NIC
 //! (waiting or being serialised). Before every call that may send, the host grants the sender what is left
@@ -51,6 +56,8 @@ pub struct Flow {
     pub(crate) reseq_event_at: Time,
     /// Wire bytes of this flow's data in its host's NIC, waiting or being serialised (TCP small queues).
     pub(crate) nic_bytes: u64,
+    /// Whether the connection is open for data (see [`Setup`]).
+    pub(crate) setup: Setup,
     pub ideal_fct: Time,
     // statistics
     pub bytes_sent: u64,
@@ -93,11 +100,22 @@ impl Flow {
     }
 }
 
+/// Where a TCP flow's connection setup stands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Setup {
+    /// Data may flow: the SYN-ACK arrived, or no handshake is modelled.
+    Open,
+    /// The SYN is out; without a SYN-ACK by `deadline` it is sent again with the timer doubled from `rto`.
+    SynSent { deadline: Time, rto: Time },
+}
+
 /// The host stack's own settings, from the transport config.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct HostParams {
     /// Most wire bytes of one flow's data in its host's NIC (TCP small queues); `u64::MAX`: no limit.
     pub queue_limit: u64,
+    /// TCP flows open with a SYN / SYN-ACK exchange.
+    pub handshake: bool,
 }
 
 impl HostParams {
@@ -107,7 +125,7 @@ impl HostParams {
             Some(0) => u64::MAX,
             Some(limit) => limit,
         };
-        HostParams { queue_limit }
+        HostParams { queue_limit, handshake: c.handshake }
     }
 }
 
@@ -159,8 +177,28 @@ impl Simulation {
         self.peak_active = self.peak_active.max(self.active);
         match f.spec.transport {
             TransportKind::Udp => self.udp_tick(now, flow),
+            _ if self.host.handshake => self.send_syn(now, flow, self.tp.init_rto),
             _ => self.send_more(now, flow),
         }
+    }
+
+    /// Sends the flow's SYN (ACK-sized, the flow's 5-tuple and header) and arms the SYN timer `rto` ahead.
+    fn send_syn(&mut self, now: Time, flow: u32, rto: Time) {
+        let f = &self.flows[flow as usize];
+        let mut p = Packet::new(PacketKind::Syn, flow, f.spec.src, f.spec.dst);
+        p.sport = f.sport;
+        p.dport = f.dport;
+        p.wire_bytes = self.tp.ack_bytes;
+        self.stamp_header(&mut p, flow);
+        let f = &mut self.flows[flow as usize];
+        let deadline = now + rto;
+        f.setup = Setup::SynSent { deadline, rto };
+        if deadline < f.rto_event_at {
+            f.rto_event_at = deadline;
+            self.sched.at(deadline, Event::Rto { flow });
+        }
+        let (src, pid) = (f.spec.src, self.new_packet(p));
+        self.enqueue(now, self.fabric.host_nic(src), pid);
     }
 
     /// Lets the flow's sender fill its window within its NIC budget, and sends what it made.
@@ -297,6 +335,18 @@ impl Simulation {
         if f.state == Some(FlowState::Cancelled) {
             return;
         }
+        if let Setup::SynSent { deadline, rto } = f.setup {
+            if deadline > now {
+                f.rto_event_at = deadline;
+                self.sched.at(deadline, Event::Rto { flow });
+            } else {
+                // No SYN-ACK in time: the SYN or its answer was lost. Counted as a timeout and a retransmission.
+                f.tx.timeouts += 1;
+                f.retransmissions += 1;
+                self.send_syn(now, flow, Time(rto.0.saturating_mul(2)).min(self.tp.max_rto));
+            }
+            return;
+        }
         match f.tx.rto_deadline {
             None => {}
             Some(d) if d > now => {
@@ -422,6 +472,25 @@ impl Simulation {
                 self.consume(pid);
                 if !self.edges.is_empty() {
                     self.edge_hook(now, host, |lb, cx, _| lb.on_probe_reply(cx, &p));
+                }
+            }
+            PacketKind::Syn => {
+                self.consume(pid);
+                let mut a = Packet::new(PacketKind::SynAck, p.flow, host, p.src);
+                a.sport = p.dport;
+                a.dport = p.sport;
+                a.wire_bytes = self.tp.ack_bytes;
+                a.echo_ts = p.sent_at;
+                let aid = self.new_packet(a);
+                self.enqueue(now, self.fabric.host_nic(host), aid);
+            }
+            PacketKind::SynAck => {
+                self.consume(pid);
+                let f = &mut self.flows[p.flow as usize];
+                // The first SYN-ACK opens the connection; answers to retransmitted SYNs change nothing.
+                if f.setup != Setup::Open && f.state.is_none() {
+                    f.setup = Setup::Open;
+                    self.send_more(now, p.flow);
                 }
             }
             PacketKind::Cancel => {

@@ -34,6 +34,10 @@ pub enum PacketKind {
     ProbeReply,
     /// A switch's notice to the source that it cancelled the flow (e.g. DAR's hopeless deadline flows).
     Cancel,
+    /// TCP connection request (with `transport.handshake`): ACK-sized, the flow's 5-tuple.
+    Syn,
+    /// The receiver's answer to a SYN: ACK-sized, the flow's reversed 5-tuple, like an ACK.
+    SynAck,
 }
 
 impl PacketKind {

@@ -1,7 +1,7 @@
 //! The simulation: the state of one run and the loop that dispatches its events.
 //!
 //! ```text
-//!  FlowStart ─► host stack (host.rs): sender fills its window ─► packets into the host NIC port
+//!  FlowStart ─► host stack (host.rs): sender fills its window (or sends its SYN) ─► packets into the NIC port
 //!  port (port.rs) ─TxDone─► serialised ─Arrive (after propagation)─► next node
 //!     switch (switch.rs): on_arrival ─► routing candidates ─► choose ─► port admits (drop-tail, ECN) ─►
 //!                         on_enqueue ... on_departure at TxDone

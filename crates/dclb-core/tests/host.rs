@@ -1,20 +1,22 @@
 //! The host stack's own queue: TCP small queues bound what a flow keeps in its NIC and wake the sender as
 //! its packets leave; a packet leaves its host when it starts serialisation on the NIC, which is when the
 //! edge balancer chooses its path and its send timestamp is taken; probes, and ACKs when asked, leave the
-//! NIC ahead of queued data.
+//! NIC ahead of queued data; with the handshake a flow's data waits for the SYN-ACK, and a lost SYN is sent
+//! again after the initial RTO.
 //!
 //! Each test fails without its feature: with no NIC budget (`host_queue_limit_bytes = 0`, the old
 //! behaviour) a lone sender's window grows into its own NIC, hundreds of packets deep; with the path chosen
 //! and the timestamp taken when TCP emits, all ten packets of a window are routed at time 0 and their RTT
 //! samples grow by a serialisation each (the NIC wait); in one FIFO, a probe reply or an ACK waits behind
-//! the host's data.
+//! the host's data; without the handshake a flow finishes one small round trip earlier than its ideal FCT
+//! (which then includes one), and nothing recovers a lost SYN.
 
 mod common;
 use common::*;
 use dclb_core::config::TransportKind;
-use dclb_core::lb::{reflect_path_and_class, BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, Placement, ProbeRequest, SchemeSpec};
+use dclb_core::lb::{per_switch, reflect_path_and_class, BuildCx, Decision, DropReason, EdgeBalancer, EdgeCx, FlowView, Hooks, Installed, PacketMut, Params, Placement, ProbeRequest, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
 use dclb_core::metrics::Results;
-use dclb_core::packet::Packet;
+use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::Simulation;
 use std::cell::RefCell;
 
@@ -154,4 +156,78 @@ fn probes_always_and_acks_when_asked_leave_the_nic_ahead_of_data() {
             assert!(ack_wait > 2.0 * at_most, "in one FIFO the ACKs wait behind host 2's data, only {ack_wait:.2} µs here");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Handshake
+
+const TX_ACK_AT_10G_US: f64 = 0.032;
+
+fn lone_flow(handshake: bool) -> dclb_core::Config {
+    let mut cfg = fabric(2, 2, 2);
+    cfg.transport.handshake = handshake;
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 10 * 1460)], TransportKind::Dctcp)];
+    cfg
+}
+
+#[test]
+fn with_the_handshake_data_waits_one_small_round_trip_and_fct_counts_it() {
+    let fct = |r: &Results| r.flows.opt_f64s("fct_us")[0].expect("completed");
+    let plain = run(&lone_flow(false));
+    let r = run(&lone_flow(true));
+    // SYN and SYN-ACK: ACK-sized packets over four 1 µs links each way.
+    let handshake = 2.0 * 4.0 * (TX_ACK_AT_10G_US + 1.0);
+    assert!((fct(&r) - fct(&plain) - handshake).abs() < 1e-6, "FCT {} with, {} without the handshake", fct(&r), fct(&plain));
+    let ideal = r.flows.opt_f64s("ideal_fct_us")[0].unwrap();
+    assert!((fct(&r) - ideal).abs() < 1e-6, "a lone flow finishes in its ideal FCT, handshake included: {} vs {ideal}", fct(&r));
+    assert_eq!((sum(&r, "retransmissions"), sum(&r, "timeouts")), (0, 0));
+}
+
+/// Drops the first SYN at the source leaf; records the 5-tuple of every SYN and data packet it sees there.
+struct SynDropper {
+    active: bool,
+    dropped: bool,
+}
+
+thread_local! {
+    static TUPLES: RefCell<Vec<(PacketKind, u128)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl SwitchBalancer for SynDropper {
+    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+        if self.active && matches!(pkt.kind, PacketKind::Syn | PacketKind::Data) {
+            TUPLES.with(|t| t.borrow_mut().push((pkt.kind, pkt.five_tuple())));
+            if pkt.kind == PacketKind::Syn && !self.dropped {
+                self.dropped = true;
+                return Decision::Drop(DropReason::Policy);
+            }
+        }
+        Decision::Forward(candidates[0])
+    }
+    fn hooks(&self) -> Hooks {
+        Hooks::CHOOSE_ONLY
+    }
+}
+
+fn syn_dropper(cx: &BuildCx, _: &Params) -> Installed {
+    per_switch(cx.switches, |s| SynDropper { active: s.kind == SwitchKind::Leaf && s.index == 0, dropped: false })
+}
+
+#[test]
+fn a_lost_syn_is_sent_again_after_the_initial_rto_and_switches_see_the_flows_tuple() {
+    let spec = SchemeSpec { name: "syn-dropper", placement: Placement::Switch, granularity: "flow", summary: "test", params: &[], install: syn_dropper, reflect: reflect_path_and_class };
+    let cfg = lone_flow(true);
+    TUPLES.with(|t| t.borrow_mut().clear());
+    let mut sim = Simulation::with_scheme(&cfg, &spec).expect("valid scenario");
+    sim.run_to_end();
+    let r = sim.results();
+    assert_conserved(&r);
+    assert_eq!(r.stats.flows_completed, 1);
+    assert_eq!((sum(&r, "retransmissions"), sum(&r, "timeouts")), (1, 1), "the SYN was sent again once, after a timeout");
+    let (fct, ideal) = (r.flows.opt_f64s("fct_us")[0].unwrap(), r.flows.opt_f64s("ideal_fct_us")[0].unwrap());
+    let init_rto = cfg.transport.init_rto_us;
+    assert!((fct - (init_rto + ideal)).abs() < 1e-6, "FCT {fct}: the initial RTO ({init_rto}) plus the ideal FCT ({ideal})");
+    let tuples = TUPLES.with(|t| t.borrow().clone());
+    assert_eq!(tuples.iter().filter(|t| t.0 == PacketKind::Syn).count(), 2);
+    assert!(tuples.iter().all(|t| t.1 == tuples[0].1), "SYNs and data share the flow's 5-tuple");
 }

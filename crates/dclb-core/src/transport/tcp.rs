@@ -13,8 +13,8 @@
 //! `cwnd = ssthresh = max(cwnd (1 - alpha/2), 2 MSS)`, and does not grow until that window is acknowledged.
 //!
 //! **RTT samples** come from the timestamp each ACK echoes (the send time of the data packet that triggered
-//! it, as with TCP timestamps), taken on ACKs that acknowledge new data. The handshake is not modelled: a flow
-//! starts sending at its start time with the initial window.
+//! it, as with TCP timestamps), taken on ACKs that acknowledge new data. A handshake, if any, is the host's:
+//! the sender starts with the initial window when the host first lets it send.
 //!
 //! **Receiver.** ACKs every packet with the cumulative ACK, keeps out-of-order data as byte intervals, and so
 //! sends a duplicate ACK for each out-of-order arrival. A data packet whose bytes the receiver already holds
