@@ -268,13 +268,16 @@ impl Simulation {
         p.lb.cwnd = f.tx.cwnd.min(u32::MAX as u64) as u32;
     }
 
-    /// Packet `pid` starts serialisation on its host's NIC: it leaves the host now. Its send timestamp is
-    /// taken here, so the delays TCP and edge balancers measure from it (RTT samples, one-way delays)
-    /// never include the host's own queue, and the edge balancer picks the path of a data packet now, so
-    /// flowlet gaps are gaps on the wire.
+    /// Packet `pid` starts serialisation on its host's NIC: it leaves the host now. A packet that starts a
+    /// measurement (data, probe, SYN) takes its send timestamp here, so the delays TCP and edge balancers
+    /// measure from it never include the host's own queue; an answer (ACK, probe reply, SYN-ACK) keeps the
+    /// time it was made, the arrival of what it answers, so `sent_at - echo_ts` is the one-way delay of the
+    /// path. The edge balancer picks the path of a data packet now, so flowlet gaps are gaps on the wire.
     pub(crate) fn leaving_host(&mut self, now: Time, pid: u32) {
         let p = self.pkts.get_mut(pid);
-        p.sent_at = now;
+        if !matches!(p.kind, PacketKind::Ack | PacketKind::ProbeReply | PacketKind::SynAck) {
+            p.sent_at = now;
+        }
         if self.edges.is_empty() || !matches!(p.kind, PacketKind::Data | PacketKind::Udp) {
             return;
         }
@@ -462,6 +465,7 @@ impl Simulation {
                 self.consume(pid);
                 let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, host, p.src);
                 r.wire_bytes = self.tp.ack_bytes;
+                r.sent_at = now;
                 r.echo_ts = p.sent_at;
                 r.ecn.ece = p.ecn.ce;
                 r.lb.echo_path = p.lb.path;
@@ -480,6 +484,7 @@ impl Simulation {
                 a.sport = p.dport;
                 a.dport = p.sport;
                 a.wire_bytes = self.tp.ack_bytes;
+                a.sent_at = now;
                 a.echo_ts = p.sent_at;
                 let aid = self.new_packet(a);
                 self.enqueue(now, self.fabric.host_nic(host), aid);
@@ -517,6 +522,7 @@ impl Simulation {
         a.dport = p.sport;
         a.seq = rx.ack;
         a.wire_bytes = self.tp.ack_bytes;
+        a.sent_at = now;
         a.echo_ts = p.sent_at;
         a.ecn.ece = p.ecn.ce;
         (self.reflect)(&p, &mut a.lb);

@@ -131,8 +131,8 @@ pub struct Packet {
     /// Why this data packet was sent (first transmission, fast retransmit, or go-back-N after a timeout).
     pub retx: crate::transport::tcp::Retx,
     /// When the packet left its host: the start of its serialisation on the host's NIC (a TCP timestamp,
-    /// and what edge balancers measure delays from). A packet made by a switch (a cancel notice) carries
-    /// the time it was made.
+    /// and what edge balancers measure delays from). An answer (ACK, probe reply, SYN-ACK) and a packet
+    /// made by a switch (a cancel notice) carry the time they were made instead.
     pub sent_at: Time,
     /// On an ACK or a probe reply: `sent_at` of the data packet or probe that triggered it (timestamp echo).
     pub echo_ts: Time,

@@ -67,6 +67,8 @@ struct Seen {
     chosen: Vec<(u32, u64, f64)>,
     /// RTT samples (µs) from the ACKs host 0 receives.
     rtts: Vec<f64>,
+    /// One-way delays (µs) of the data those ACKs answer: ACK sent (made) minus data sent.
+    one_way: Vec<f64>,
     /// RTT samples (µs) from probe replies.
     probe_rtts: Vec<f64>,
 }
@@ -89,7 +91,11 @@ impl EdgeBalancer for Recorder {
     }
     fn on_ack(&mut self, cx: &mut EdgeCx, _flow: &FlowView, ack: &Packet) {
         if cx.host == 0 {
-            SEEN.with(|s| s.borrow_mut().rtts.push((cx.now - ack.echo_ts).as_us()));
+            SEEN.with(|s| {
+                let mut s = s.borrow_mut();
+                s.rtts.push((cx.now - ack.echo_ts).as_us());
+                s.one_way.push((ack.sent_at - ack.echo_ts).as_us());
+            });
         }
     }
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
@@ -155,6 +161,10 @@ fn probes_always_and_acks_when_asked_leave_the_nic_ahead_of_data() {
         } else {
             assert!(ack_wait > 2.0 * at_most, "in one FIFO the ACKs wait behind host 2's data, only {ack_wait:.2} µs here");
         }
+        // However long an ACK waits in host 2's NIC, the one-way delay of the data stays the path's: an
+        // ACK's timestamp is when it was made (data crosses four links, meeting at most a few ACKs).
+        let one_way = 4.0 * (TX_1500_AT_10G_US + 1.0);
+        assert!(seen.one_way.iter().all(|d| (d - one_way).abs() < 4.0 * 0.032 + 1e-6), "one-way delays {:?}, the path's {one_way}", seen.one_way);
     }
 }
 
