@@ -157,3 +157,17 @@ def test_a_flow_list_error_names_the_csv_line(tmp_path):
     (tmp_path / "flows.csv").write_text("start_us,src,dst,size_bytes\n0,1,5,1000\n\n5,2,2,1000\n")
     text = TINY.replace('pattern = "poisson"', 'pattern = "list"\nflows_csv = "flows.csv"')
     _check(dclb_cli("run", str(_scenario(tmp_path, text)), "--dry-run"), "flows.csv:4", "same host")
+
+
+def test_ecn_threshold_not_below_the_buffer(tiny):
+    # A fixed 384,000 B buffer with the default K, which scales with the rate: 390,000 B at 40 Gbps.
+    result = dclb_cli("run", str(tiny), "--set", "topology.fabric_rate_gbps=40", "--set", "topology.buffer_bytes=384000", "--no-store")
+    _check(result, "topology.ecn_k_bytes", "topology.buffer_bytes", "40 Gbps", "never mark")
+
+
+def test_buffer_given_in_the_other_unit(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "topology.buffer_packets=100", "--no-store"), "topology.buffer_packets", "queue_unit")
+
+
+def test_host_queue_limit_below_a_packet(tiny):
+    _check(dclb_cli("run", str(tiny), "--set", "transport.host_queue_limit_bytes=1000", "--no-store"), "transport.host_queue_limit_bytes", "full-size packet")

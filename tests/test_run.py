@@ -103,6 +103,20 @@ def test_python_defaults_match_the_engine():
         assert topo[key] == value, key
 
 
+def test_host_and_queue_options_reach_the_engine(tiny):
+    plain = dclb.run(load_scenario(tiny), out=None)
+    options = ["transport.handshake=true", "transport.host_ack_priority=true", "transport.host_queue_limit_bytes=6000", 'topology.queue_unit="packets"', "topology.buffer_packets=200"]
+    r = dclb.run(load_scenario(tiny, options), out=None)
+    assert r.summary["flows_completed"] == plain.summary["flows_completed"]
+    # The handshake adds a small round trip to every ideal FCT; switch ports count packets.
+    gap = np.array(r.flows["ideal_fct_us"].to_pylist()) - np.array(plain.flows["ideal_fct_us"].to_pylist())
+    assert (gap > 1.0).all()
+    ports = r.ports.to_pandas()
+    switch = ports[ports.role != "host_up"]
+    assert (switch.buffer_packets == 200).all() and (switch.ecn_k_packets == 65).all() and (switch.ecn_k_bytes == 0).all()
+    assert (plain.ports.to_pandas().query("role != 'host_up'").buffer_bytes == 384_000).all()
+
+
 def test_schemes_and_workloads_commands():
     s = dclb_cli("schemes")
     assert s.returncode == 0 and "ecmp" in s.stdout and "rps" in s.stdout and "drb" in s.stdout

@@ -78,8 +78,10 @@ class Topology(_Strict):
     fabric_rate_gbps: float = Field(_TOPOLOGY["fabric_rate_gbps"], gt=0)
     host_delay_us: float = Field(_TOPOLOGY["host_delay_us"], ge=0)
     fabric_delay_us: float = Field(_TOPOLOGY["fabric_delay_us"], ge=0)
-    buffer_packets: int = Field(_TOPOLOGY["buffer_packets"], ge=1)
+    queue_unit: Literal["bytes", "packets"] = _TOPOLOGY["queue_unit"]
     buffer_bytes: Optional[int] = Field(_TOPOLOGY["buffer_bytes"], ge=1)
+    buffer_packets: Optional[int] = Field(_TOPOLOGY["buffer_packets"], ge=1)
+    ecn_k_bytes: Optional[int] = Field(_TOPOLOGY["ecn_k_bytes"], ge=0)
     ecn_k_packets: Optional[float] = Field(_TOPOLOGY["ecn_k_packets"], ge=0)
     ecn_k_by_role: dict[Literal["host_up", "leaf_up", "leaf_down", "spine_down"], float] = {}
     links: list[LinkOverride] = []
@@ -105,6 +107,9 @@ class Transport(_Strict):
     dctcp_g: float = Field(_TRANSPORT["dctcp_g"], gt=0, le=1)
     dctcp_alpha_init: float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
     nic_queue_packets: int = Field(_TRANSPORT["nic_queue_packets"], ge=1)
+    host_queue_limit_bytes: Optional[int] = Field(_TRANSPORT["host_queue_limit_bytes"], ge=0)
+    host_ack_priority: bool = _TRANSPORT["host_ack_priority"]
+    handshake: bool = _TRANSPORT["handshake"]
     reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
     sack: bool = _TRANSPORT["sack"]
     dsack_undo: bool = _TRANSPORT["dsack_undo"]

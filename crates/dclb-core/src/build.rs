@@ -3,7 +3,7 @@
 
 use crate::config::{Config, TransportKind};
 use crate::fabric::{Fabric, PortRole};
-use crate::host::{EdgeState, Flow};
+use crate::host::{EdgeState, Flow, HostParams, Setup};
 use crate::lb::source_route::SourceRoute;
 use crate::lb::{find_scheme, BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
 use crate::metrics::Sampler;
@@ -92,7 +92,7 @@ impl Simulation {
         let flows: Vec<Flow> = specs
             .into_iter()
             .map(|spec| {
-                let ideal = if spec.size >= UNBOUNDED { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport) };
+                let ideal = if spec.size >= UNBOUNDED { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport, cfg.transport.handshakes(spec.transport)) };
                 let dctcp = spec.transport == TransportKind::Dctcp;
                 Flow {
                     tx: TcpSender::new(spec.size, dctcp, &tp),
@@ -106,6 +106,8 @@ impl Simulation {
                     finish: Time::ZERO,
                     rto_event_at: Time::MAX,
                     reseq_event_at: Time::MAX,
+                    nic_bytes: 0,
+                    setup: Setup::Open,
                     ideal_fct: ideal,
                     bytes_sent: 0,
                     packets_sent: 0,
@@ -121,6 +123,7 @@ impl Simulation {
         let uplinks = fabric.facts.uplinks as usize;
         let mut sim = Simulation {
             tp,
+            host: HostParams::from_config(&cfg.transport),
             sched: Scheduler::new(),
             pkts: PacketArena::new(),
             uplink_bytes: vec![0; flows.len() * uplinks],

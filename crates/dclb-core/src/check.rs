@@ -13,7 +13,8 @@
 //! ```text
 //!  fields    Config::validate: each value alone and with its neighbours (ranges, host indices, id space,
 //!            CDFs, what each pattern needs), without building anything
-//!  fabric    built from the topology: the failed links leave every pair of leaves a path
+//!  fabric    built from the topology: the failed links leave every pair of leaves a path; every port's
+//!            buffer holds a full-size packet and its ECN threshold lies below its buffer
 //!  scheme    it exists, and its parameters resolve within their declared ranges
 //!  run       a horizon when flows never end; sampled ports exist
 //!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
@@ -26,8 +27,8 @@
 //! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
 //! the sampler names flows, are the flows generated, exactly as the run will generate them.
 
-use crate::config::{Config, DeadlineModel, LbConfig, Pattern, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
-use crate::fabric::Fabric;
+use crate::config::{Config, DeadlineModel, LbConfig, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
+use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin};
 use crate::lb::{find_scheme, Params};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
@@ -57,6 +58,7 @@ impl Config {
         self.validate()?;
         let fabric = Fabric::build(&self.topology, &self.transport);
         check_connected(&fabric)?;
+        check_buffers(self, &fabric)?;
         if scheme {
             check_scheme(&self.lb)?;
         }
@@ -139,11 +141,12 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
     positive(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
     non_negative(t.host_delay_us, "topology.host_delay_us")?;
     non_negative(t.fabric_delay_us, "topology.fabric_delay_us")?;
-    if t.buffer_packets == 0 && t.buffer_bytes.is_none() {
-        return Err("topology.buffer_packets: must be at least 1".into());
-    }
+    validate_queue_unit(t)?;
     if let Some(b) = t.buffer_bytes {
         at_least_one(b, "topology.buffer_bytes")?;
+    }
+    if let Some(b) = t.buffer_packets {
+        at_least_one(b as u64, "topology.buffer_packets")?;
     }
     if let Some(k) = t.ecn_k_packets {
         non_negative(k, "topology.ecn_k_packets")?;
@@ -174,6 +177,26 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// Buffers and thresholds are given in the unit switch ports count, never in the other one.
+fn validate_queue_unit(t: &TopologyConfig) -> Result<(), String> {
+    let unit = t.queue_unit;
+    let other = [
+        (QueueUnit::Packets, t.buffer_bytes.is_some(), "buffer_bytes"),
+        (QueueUnit::Packets, t.ecn_k_bytes.is_some(), "ecn_k_bytes"),
+        (QueueUnit::Bytes, t.buffer_packets.is_some(), "buffer_packets"),
+        (QueueUnit::Bytes, t.ecn_k_packets.is_some(), "ecn_k_packets"),
+    ];
+    match other.iter().find(|(u, given, _)| *u == unit && *given) {
+        Some((_, _, field)) => Err(format!(
+            "topology.{field}: switch ports count {} (topology.queue_unit = \"{}\"); give the {} fields instead, or set topology.queue_unit to the unit of {field}",
+            unit.name(),
+            unit.name(),
+            unit.name()
+        )),
+        None => Ok(()),
+    }
+}
+
 fn validate_transport(tp: &TransportConfig) -> Result<(), String> {
     if tp.mss_bytes == 0 || tp.mss_bytes > 65_000 {
         return Err(format!("transport.mss_bytes: must be in 1..=65000, got {}", tp.mss_bytes));
@@ -195,6 +218,13 @@ fn validate_transport(tp: &TransportConfig) -> Result<(), String> {
         return Err(format!("transport.dctcp_alpha_init: must be in [0, 1], got {}", tp.dctcp_alpha_init));
     }
     at_least_one(tp.nic_queue_packets as u64, "transport.nic_queue_packets")?;
+    let full = tp.mss_bytes as u64 + tp.header_bytes as u64;
+    match tp.host_queue_limit_bytes {
+        Some(limit) if limit != 0 && limit < full => Err(format!(
+            "transport.host_queue_limit_bytes: {limit} is below one full-size packet ({full} bytes on the wire), so a flow could not send one; use at least {full}, or 0 for no limit"
+        )),
+        _ => Ok(()),
+    }?;
     non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")?;
     if tp.dsack_undo && !tp.sack {
         return Err("transport.dsack_undo: needs transport.sack = true (D-SACKs come with SACK)".into());
@@ -380,6 +410,51 @@ fn check_connected(fabric: &Fabric) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Every port's buffer holds a full-size packet, and its marking threshold, when it marks, lies below its
+/// buffer: a K at or above the buffer never marks, which defaults scaled with rate once did at 40 Gbps.
+fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+    let (t, tp) = (&cfg.topology, &cfg.transport);
+    let full = (tp.mss_bytes + tp.header_bytes) as u64;
+    for port in &fabric.ports {
+        let (buffer, b_origin) = buffer_of(t, tp, port.role, port.rate);
+        let (k, k_origin) = threshold_of(t, port.role, port.rate);
+        let at = format!("on {} ports at {} Gbps", port.role.name(), port.rate.as_gbps());
+        let (b_field, b_value) = buffer_field(t, b_origin, buffer);
+        if buffer.bytes < full {
+            return Err(format!("{b_field}: {b_value} {at} cannot hold one full-size packet ({full} bytes)"));
+        }
+        // The most the buffer can hold, in the threshold's unit.
+        let room = match k.unit {
+            QueueUnit::Packets => buffer.packets as u64,
+            QueueUnit::Bytes => buffer.bytes.min((buffer.packets as u64).saturating_mul(full)),
+        };
+        if k.k > 0 && k.k >= room {
+            let k_field = match k_origin {
+                Origin::Role => format!("topology.ecn_k_by_role.{}", port.role.name()),
+                _ => format!("topology.ecn_k_{}", k.unit.name()),
+            };
+            let k_how = if k_origin == Origin::Default { " (the default at this rate)" } else { "" };
+            return Err(format!(
+                "{k_field}: K = {} {}{k_how} {at} is not below the buffer, {b_field} = {b_value}, so those ports would never mark; K must be below the buffer at every rate",
+                k.k,
+                k.unit.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The field that sets a port's buffer, and its value with its unit.
+fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (String, String) {
+    let field = match origin {
+        Origin::Nic => "transport.nic_queue_packets".to_string(),
+        _ => format!("topology.buffer_{}", t.queue_unit.name()),
+    };
+    let how = if origin == Origin::Default { " (the default at this rate)" } else { "" };
+    let value = if b.packets != u32::MAX { format!("{} packets{how}", b.packets) } else { format!("{} bytes{how}", b.bytes) };
+    (field, value)
 }
 
 fn check_scheme(lb: &LbConfig) -> Result<(), String> {
@@ -581,6 +656,70 @@ mod tests {
             cfg.topology.links.push(LinkOverride { leaf: 1, spine, link: None, rate_gbps: None, delay_us: None, failed: true, direction: Direction::Down, ..Default::default() });
         }
         assert_eq!(error(&cfg), "topology.links: the failed links leave no path from leaf 0 to leaf 1; every leaf needs a working path to every other leaf");
+    }
+
+    #[test]
+    fn k_must_lie_below_the_buffer_at_every_rate() {
+        // Defaults scale K and the buffer together: every rate passes.
+        for rate in [1.0, 10.0, 40.0, 100.0, 400.0] {
+            let mut cfg = base();
+            (cfg.topology.host_rate_gbps, cfg.topology.fabric_rate_gbps) = (rate, rate);
+            cfg.check().unwrap();
+            cfg.topology.queue_unit = QueueUnit::Packets;
+            cfg.check().unwrap();
+        }
+        // A fixed buffer with the default K: 40 Gbps fabric ports would never mark.
+        let mut cfg = base();
+        (cfg.topology.fabric_rate_gbps, cfg.topology.buffer_bytes) = (40.0, Some(384_000));
+        assert_eq!(
+            error(&cfg),
+            "topology.ecn_k_bytes: K = 390000 bytes (the default at this rate) on leaf_up ports at 40 Gbps is not below the buffer, topology.buffer_bytes = 384000 bytes, so those ports would never mark; K must be below the buffer at every rate"
+        );
+        // The old packet defaults: 256 packets and K = 260 at 40 Gbps.
+        let mut cfg = base();
+        cfg.topology.queue_unit = QueueUnit::Packets;
+        (cfg.topology.fabric_rate_gbps, cfg.topology.buffer_packets) = (40.0, Some(256));
+        assert!(error(&cfg).starts_with("topology.ecn_k_packets: K = 260 packets (the default at this rate) on leaf_up ports at 40 Gbps is not below the buffer, topology.buffer_packets = 256 packets"));
+        // A slower link gets its own defaults; a role's own K is named as such.
+        let mut cfg = base();
+        cfg.topology.ecn_k_by_role.insert("spine_down".into(), 400_000.0);
+        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.spine_down: K = 400000 bytes on spine_down ports at 10 Gbps is not below the buffer, topology.buffer_bytes = 384000 bytes (the default at this rate)"));
+        let mut cfg = base();
+        cfg.topology.queue_unit = QueueUnit::Packets;
+        cfg.topology.ecn_k_by_role.insert("host_up".into(), 50.0);
+        cfg.transport.nic_queue_packets = 50;
+        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.host_up: K = 50 packets on host_up ports at 10 Gbps is not below the buffer, transport.nic_queue_packets = 50 packets"));
+    }
+
+    #[test]
+    fn buffers_are_given_in_the_queue_unit_and_hold_a_full_packet() {
+        let mut cfg = base();
+        cfg.topology.buffer_packets = Some(100);
+        assert_eq!(
+            error(&cfg),
+            "topology.buffer_packets: switch ports count bytes (topology.queue_unit = \"bytes\"); give the bytes fields instead, or set topology.queue_unit to the unit of buffer_packets"
+        );
+        cfg.topology.queue_unit = QueueUnit::Packets;
+        cfg.check().unwrap();
+        cfg.topology.ecn_k_bytes = Some(1000);
+        assert!(error(&cfg).starts_with("topology.ecn_k_bytes: switch ports count packets"));
+        let mut cfg = base();
+        (cfg.topology.buffer_bytes, cfg.topology.ecn_k_bytes) = (Some(1000), Some(0));
+        assert_eq!(error(&cfg), "topology.buffer_bytes: 1000 bytes on leaf_down ports at 10 Gbps cannot hold one full-size packet (1500 bytes)");
+    }
+
+    #[test]
+    fn the_host_queue_limit_lets_a_full_size_packet_through() {
+        let mut cfg = base();
+        cfg.transport.host_queue_limit_bytes = Some(1499);
+        assert_eq!(
+            error(&cfg),
+            "transport.host_queue_limit_bytes: 1499 is below one full-size packet (1500 bytes on the wire), so a flow could not send one; use at least 1500, or 0 for no limit"
+        );
+        for ok in [0, 1500] {
+            cfg.transport.host_queue_limit_bytes = Some(ok);
+            cfg.check().unwrap();
+        }
     }
 
     #[test]

@@ -52,15 +52,25 @@ pub struct TopologyConfig {
     pub host_delay_us: f64,
     /// One-way propagation delay of a leaf-spine link.
     pub fabric_delay_us: f64,
-    /// Buffer of each switch port in packets (drop-tail), unless `buffer_bytes` is set.
-    pub buffer_packets: u32,
-    /// Buffer of each switch port in bytes; overrides `buffer_packets` when set.
+    /// What switch ports count, for drop-tail admission and for ECN marking alike: bytes (the default, as
+    /// shared-memory switches count buffer cells) or packets (as some papers' simulators do). Only the
+    /// buffer and threshold fields of this unit may be given.
+    pub queue_unit: QueueUnit,
+    /// Buffer of each switch port in bytes (`queue_unit = bytes`). `None`: 384,000 B (256 full-size
+    /// packets) at 10 Gbps, scaled linearly with the port's rate.
     pub buffer_bytes: Option<u64>,
-    /// ECN marking threshold of switch ports in packets (instantaneous queue). `None`: 65 packets at 10 Gbps,
+    /// Buffer of each switch port in packets (`queue_unit = packets`). `None`: 256 packets at 10 Gbps,
     /// scaled linearly with the port's rate.
+    pub buffer_packets: Option<u32>,
+    /// ECN marking threshold of switch ports in bytes (`queue_unit = bytes`; instantaneous queue). `None`:
+    /// 97,500 B (65 full-size packets) at 10 Gbps, scaled linearly with the port's rate.
+    pub ecn_k_bytes: Option<u64>,
+    /// ECN marking threshold of switch ports in packets (`queue_unit = packets`). `None`: 65 packets at
+    /// 10 Gbps, scaled linearly with the port's rate.
     pub ecn_k_packets: Option<f64>,
-    /// Per-role thresholds (`host_up`, `leaf_up`, `leaf_down`, `spine_down`) that override `ecn_k_packets`;
-    /// 0 disables marking on that role. Host NICs do not mark unless `host_up` is given here.
+    /// Per-role thresholds (`host_up`, `leaf_up`, `leaf_down`, `spine_down`) in `queue_unit`, overriding
+    /// the threshold above; 0 disables marking on that role. Host NICs do not mark unless `host_up` is
+    /// given here.
     pub ecn_k_by_role: BTreeMap<String, f64>,
     /// Per-link changes: slower or longer links, failed links.
     pub links: Vec<LinkOverride>,
@@ -77,11 +87,32 @@ impl Default for TopologyConfig {
             fabric_rate_gbps: 10.0,
             host_delay_us: 1.0,
             fabric_delay_us: 1.0,
-            buffer_packets: 256,
+            queue_unit: QueueUnit::Bytes,
             buffer_bytes: None,
+            buffer_packets: None,
+            ecn_k_bytes: None,
             ecn_k_packets: None,
             ecn_k_by_role: BTreeMap::new(),
             links: Vec::new(),
+        }
+    }
+}
+
+/// What a queue counts.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueUnit {
+    #[default]
+    Bytes,
+    Packets,
+}
+
+impl QueueUnit {
+    /// The name a scenario gives the unit (also the suffix of the fields in this unit).
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueUnit::Bytes => "bytes",
+            QueueUnit::Packets => "packets",
         }
     }
 }
@@ -147,8 +178,19 @@ pub struct TransportConfig {
     pub rto_granularity_us: f64,
     pub dctcp_g: f64,
     pub dctcp_alpha_init: f64,
-    /// Host NIC queue capacity in packets (drop-tail; the sender's own queue).
+    /// Host NIC ring in packets (drop-tail), shared by the host's flows, ACKs and probes.
     pub nic_queue_packets: u32,
+    /// TCP small queues: the most wire bytes of one flow's data in its host's NIC (waiting or being
+    /// serialised). The sender creates no segment beyond it and is woken as its packets leave the NIC.
+    /// `None`: two full-size packets (`2 x (mss_bytes + header_bytes)`); 0: no limit (the window alone
+    /// bounds what a sender queues in its own NIC).
+    pub host_queue_limit_bytes: Option<u64>,
+    /// ACKs (and SYN, SYN-ACK) leave the host NIC ahead of queued data (a strict-priority control class).
+    /// Edge balancers' probes and probe replies always do.
+    pub host_ack_priority: bool,
+    /// TCP flows open with a SYN / SYN-ACK exchange before their first data; a lost SYN is sent again after
+    /// the initial RTO (backed off). FCT still counts from the application's start, handshake included.
+    pub handshake: bool,
     /// Receiver resequencing buffer: hold out-of-order data up to this long before handing it to TCP.
     /// 0 disables the buffer (plain TCP receiver).
     pub reseq_timeout_us: f64,
@@ -157,6 +199,13 @@ pub struct TransportConfig {
     /// With `sack`: undo a recovery's window reduction when D-SACKs show all its retransmissions were
     /// unnecessary (RFC 2883).
     pub dsack_undo: bool,
+}
+
+impl TransportConfig {
+    /// Whether flows of `kind` open with a handshake (TCP flows, when `handshake` asks; never UDP).
+    pub fn handshakes(&self, kind: TransportKind) -> bool {
+        self.handshake && kind != TransportKind::Udp
+    }
 }
 
 impl Default for TransportConfig {
@@ -174,7 +223,10 @@ impl Default for TransportConfig {
             rto_granularity_us: 0.0,
             dctcp_g: 1.0 / 16.0,
             dctcp_alpha_init: 1.0,
-            nic_queue_packets: 10_000,
+            nic_queue_packets: 512,
+            host_queue_limit_bytes: None,
+            host_ack_priority: false,
+            handshake: false,
             reseq_timeout_us: 0.0,
             sack: false,
             dsack_undo: false,

@@ -11,14 +11,17 @@
 //! Node ids: hosts `0..H`, then leaves, then spines. Ports are numbered globally; a node's ports are
 //! contiguous. A port is one direction of a link: an egress FIFO with a drop-tail buffer, ECN marking at
 //! enqueue on the instantaneous queue, a serialiser at the link rate and a propagation delay to its peer.
+//! Buffers and thresholds are resolved here, per port, from the scenario and the port's rate
+//! ([`buffer_of`], [`threshold_of`]); the check uses the same functions to refuse a K that could never mark.
 //!
 //! Routing is precomputed: from a leaf to another leaf the candidates are the uplinks that are up and whose
 //! spine still has a working link down to the destination leaf; from a spine, the working links to the
 //! destination leaf. A failed link is simply absent from the candidate lists (routing converged around it).
 
-use crate::config::{Direction, TopologyConfig, TransportConfig};
+use crate::config::{Direction, QueueUnit, TopologyConfig, TransportConfig};
+use crate::packet::PacketKind;
 use crate::units::{Bytes, Rate, Time};
-pub use crate::port::{Buffer, Port, PortLink, PortRole, WireFault};
+pub use crate::port::{Buffer, Port, PortLink, PortRole, Threshold, WireFault};
 use crate::rng::{Rng, Stream};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -91,9 +94,87 @@ pub struct Fabric {
     leaf_paths: Vec<Vec<u16>>,
 }
 
-/// Default ECN threshold: 65 packets at 10 Gbps (DCTCP's recommendation), scaled with the rate.
-pub fn default_ecn_k(rate: Rate) -> u32 {
-    ((65.0 * rate.as_gbps() / 10.0).round() as u32).max(1)
+/// A default switch buffer holds 256 full-size packets at 10 Gbps, and DCTCP's K is 65 of them there (the
+/// DCTCP paper's recommendation); both scale linearly with a port's rate, so K stays below the buffer at
+/// every rate. In bytes, a full-size packet counts 1,500 B (the default MSS plus headers).
+const DEFAULT_BUFFER_10G: f64 = 256.0;
+const DEFAULT_K_10G: f64 = 65.0;
+const FULL_PACKET_BYTES: f64 = 1500.0;
+
+/// `per_10g` full-size packets at 10 Gbps, scaled to `rate`, in `unit` (at least 1).
+fn scaled_default(per_10g: f64, rate: Rate, unit: QueueUnit) -> u64 {
+    let packets = per_10g * rate.as_gbps() / 10.0;
+    let v = match unit {
+        QueueUnit::Packets => packets,
+        QueueUnit::Bytes => packets * FULL_PACKET_BYTES,
+    };
+    (v.round() as u64).max(1)
+}
+
+/// Where a port's buffer limit or marking threshold comes from (for messages that name the field).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The default for the port's rate.
+    Default,
+    /// The topology field in the queue unit (`buffer_bytes`, `ecn_k_packets`, ...).
+    Topology,
+    /// `topology.ecn_k_by_role.<role>`.
+    Role,
+    /// `transport.nic_queue_packets` (host NICs).
+    Nic,
+}
+
+/// The packet kinds a host NIC sends ahead of queued data: an edge balancer's probes and their replies
+/// always (its design sends them at high priority), ACKs and the handshake's SYN and SYN-ACK when
+/// `host_ack_priority` asks.
+fn nic_control_kinds(tp: &TransportConfig) -> u8 {
+    let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
+    if tp.host_ack_priority {
+        probes | PacketKind::Ack.bit() | PacketKind::Syn.bit() | PacketKind::SynAck.bit()
+    } else {
+        probes
+    }
+}
+
+/// The drop-tail limit of a port with `role` at `rate`: host NICs hold `nic_queue_packets` descriptors,
+/// switch ports their buffer in the topology's queue unit.
+pub fn buffer_of(t: &TopologyConfig, tp: &TransportConfig, role: PortRole, rate: Rate) -> (Buffer, Origin) {
+    if role == PortRole::HostUp {
+        return (Buffer { packets: tp.nic_queue_packets, bytes: u64::MAX }, Origin::Nic);
+    }
+    match t.queue_unit {
+        QueueUnit::Bytes => match t.buffer_bytes {
+            Some(b) => (Buffer { packets: u32::MAX, bytes: b }, Origin::Topology),
+            None => (Buffer { packets: u32::MAX, bytes: scaled_default(DEFAULT_BUFFER_10G, rate, QueueUnit::Bytes) }, Origin::Default),
+        },
+        QueueUnit::Packets => match t.buffer_packets {
+            Some(p) => (Buffer { packets: p, bytes: u64::MAX }, Origin::Topology),
+            None => {
+                let p = scaled_default(DEFAULT_BUFFER_10G, rate, QueueUnit::Packets).min(u32::MAX as u64) as u32;
+                (Buffer { packets: p, bytes: u64::MAX }, Origin::Default)
+            }
+        },
+    }
+}
+
+/// The ECN threshold of a port with `role` at `rate`, in the topology's queue unit: its role's own
+/// threshold, else the topology's, else the default (host NICs do not mark by default).
+pub fn threshold_of(t: &TopologyConfig, role: PortRole, rate: Rate) -> (Threshold, Origin) {
+    let unit = t.queue_unit;
+    if let Some(k) = t.ecn_k_by_role.get(role.name()) {
+        return (Threshold { unit, k: k.round() as u64 }, Origin::Role);
+    }
+    if role == PortRole::HostUp {
+        return (Threshold::OFF, Origin::Default);
+    }
+    let given = match unit {
+        QueueUnit::Bytes => t.ecn_k_bytes,
+        QueueUnit::Packets => t.ecn_k_packets.map(|k| k.round() as u64),
+    };
+    match given {
+        Some(k) => (Threshold { unit, k }, Origin::Topology),
+        None => (Threshold { unit, k: scaled_default(DEFAULT_K_10G, rate, unit) }, Origin::Default),
+    }
 }
 
 impl Fabric {
@@ -110,47 +191,34 @@ impl Fabric {
         let fabric_rate = Rate::from_gbps(t.fabric_rate_gbps);
         let host_delay = Time::from_us_f64(t.host_delay_us);
         let fabric_delay = Time::from_us_f64(t.fabric_delay_us);
-        let (sw_cap_p, sw_cap_b) = match t.buffer_bytes {
-            Some(b) => (u32::MAX, b),
-            None => (t.buffer_packets, u64::MAX),
-        };
-        let k_for = |role: PortRole, rate: Rate| -> u32 {
-            if let Some(k) = t.ecn_k_by_role.get(role.name()) {
-                return k.round() as u32;
-            }
-            if role == PortRole::HostUp {
-                return 0;
-            }
-            match t.ecn_k_packets {
-                Some(k) => k.round() as u32,
-                None => default_ecn_k(rate),
-            }
-        };
-        let mk = |owner: u32, peer: u32, role: PortRole, slot: u32, rate: Rate, delay: Time, cap: (u32, u64), k: u32| {
-            Port::new(PortLink { owner, peer, role, slot, rate, delay }, Buffer { packets: cap.0, bytes: cap.1 }, k)
+        let mk = |owner: u32, peer: u32, role: PortRole, slot: u32, rate: Rate, delay: Time| {
+            Port::new(PortLink { owner, peer, role, slot, rate, delay }, buffer_of(t, tp, role, rate).0, threshold_of(t, role, rate).0)
         };
 
+        let nic_control = nic_control_kinds(tp);
         for h in 0..hosts {
             nodes.push(Node { kind: NodeKind::Host, index: h, first_port: ports.len() as u32, n_ports: 1 });
             let leaf = first_leaf + h / hpl;
-            ports.push(mk(h, leaf, PortRole::HostUp, 0, host_rate, host_delay, (tp.nic_queue_packets, u64::MAX), k_for(PortRole::HostUp, host_rate)));
+            let mut nic = mk(h, leaf, PortRole::HostUp, 0, host_rate, host_delay);
+            nic.set_control_kinds(nic_control);
+            ports.push(nic);
         }
         for l in 0..nl {
             nodes.push(Node { kind: NodeKind::Leaf, index: l, first_port: ports.len() as u32, n_ports: hpl + uplinks });
             for i in 0..hpl {
                 let h = l * hpl + i;
-                ports.push(mk(first_leaf + l, h, PortRole::LeafDown, h, host_rate, host_delay, (sw_cap_p, sw_cap_b), k_for(PortRole::LeafDown, host_rate)));
+                ports.push(mk(first_leaf + l, h, PortRole::LeafDown, h, host_rate, host_delay));
             }
             for u in 0..uplinks {
                 let s = u / lpp;
-                ports.push(mk(first_leaf + l, first_spine + s, PortRole::LeafUp, u, fabric_rate, fabric_delay, (sw_cap_p, sw_cap_b), k_for(PortRole::LeafUp, fabric_rate)));
+                ports.push(mk(first_leaf + l, first_spine + s, PortRole::LeafUp, u, fabric_rate, fabric_delay));
             }
         }
         for s in 0..ns {
             nodes.push(Node { kind: NodeKind::Spine, index: s, first_port: ports.len() as u32, n_ports: nl * lpp });
             for l in 0..nl {
                 for k in 0..lpp {
-                    ports.push(mk(first_spine + s, first_leaf + l, PortRole::SpineDown, l * lpp + k, fabric_rate, fabric_delay, (sw_cap_p, sw_cap_b), k_for(PortRole::SpineDown, fabric_rate)));
+                    ports.push(mk(first_spine + s, first_leaf + l, PortRole::SpineDown, l * lpp + k, fabric_rate, fabric_delay));
                 }
             }
         }
@@ -190,10 +258,10 @@ impl Fabric {
                 for p in targets {
                     let port = &mut fabric.ports[p as usize];
                     if let Some(r) = o.rate_gbps {
-                        port.set_rate(Rate::from_gbps(r));
-                        if t.ecn_k_packets.is_none() && !t.ecn_k_by_role.contains_key(port.role.name()) {
-                            port.ecn_k = default_ecn_k(port.rate);
-                        }
+                        // Defaults follow the link's own rate.
+                        let rate = Rate::from_gbps(r);
+                        port.set_rate(rate);
+                        port.set_limits(buffer_of(t, tp, port.role, rate).0, threshold_of(t, port.role, rate).0);
                     }
                     if let Some(d) = o.delay_us {
                         port.delay = Time::from_us_f64(d);
@@ -309,13 +377,22 @@ impl Fabric {
     /// Ideal FCT of `size` payload bytes from `src` to `dst` in an idle fabric with an unbounded window:
     /// store-and-forward pipelining over the best path, i.e. propagation on every link, plus the first
     /// packet's serialisation on every link, plus the rest of the wire bytes at the path's bottleneck rate.
-    /// No handshake is modelled, so none is added.
-    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64, tp: &TransportConfig) -> Time {
+    /// With a `handshake`, one SYN and one SYN-ACK (ACK-sized) over their best paths come first.
+    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64, tp: &TransportConfig, handshake: bool) -> Time {
         let mss = tp.mss_bytes as u64;
         let hdr = tp.header_bytes as u64;
         let pkts = size.div_ceil(mss).max(1);
-        let wire_total = size + pkts * hdr;
-        let first = size.min(mss) + hdr;
+        let data = self.best_chain(src, dst, size + pkts * hdr, size.min(mss) + hdr);
+        if !handshake {
+            return data;
+        }
+        let small = tp.ack_bytes as u64;
+        self.best_chain(src, dst, small, small) + self.best_chain(dst, src, small, small) + data
+    }
+
+    /// Shortest time to deliver `wire_total` bytes from `src` to `dst` in an idle fabric, the first packet
+    /// (`first` bytes) store-and-forward on every link and the rest at the bottleneck rate behind it.
+    fn best_chain(&self, src: u32, dst: u32, wire_total: u64, first: u64) -> Time {
         let chain_time = |links: &[&Port]| -> Time {
             let mut t = Time::ZERO;
             let mut bottleneck = Rate(u64::MAX);

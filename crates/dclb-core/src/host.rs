@@ -2,15 +2,29 @@
 //! retransmission and resequencing timers, UDP sources, probes, and the edge balancer's hooks.
 //!
 //! ```text
-//!  sender:   FlowStart / ACK / RTO ─► TcpSender ─► segments ─► packet: header stamped from the sender's
-//!            state, path tag from the edge balancer (if any) ─► host NIC port
+//!  sender:   FlowStart (or SYN-ACK) / ACK / RTO / own packet left the NIC ─► TcpSender (window, NIC budget) ─►
+//!            segments ─► packet: header stamped from the sender's state, path tag from the edge balancer
+//!            (if any) ─► host NIC port
 //!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, SACK blocks, ECN echo,
 //!            timestamp echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
+//!  NIC:      a packet starting serialisation leaves the host: send timestamp, edge path choice (data)
 //!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once
 //! ```
 //!
 //! A host knows only its own flows: the balancer header it writes comes from the sender's own state
 //! (class, deadline, bytes remaining, window), never from the network.
+//!
+//! **Handshake** (`transport.handshake`). A TCP flow first sends a SYN; the receiver answers every SYN
+//! with a SYN-ACK, and the first SYN-ACK opens the connection ([`Setup`]) and lets the sender fill its
+//! window. The SYN timer is the flow's retransmission timer event: without a SYN-ACK by the initial RTO
+//! the SYN is sent again, the timer doubled.
+//!
+//! **TCP small queues.** A flow may have at most `host_queue_limit_bytes` of data in its host's NIC
+//! (waiting or being serialised). Before every call that may send, the host grants the sender what is left
+//! of that budget ([`TcpSender::nic_budget`]), so a segment is created only when it can join the NIC
+//! queue; when one of the flow's packets finishes serialisation the sender is woken and sends what its
+//! window and the freed room allow, as Linux does on a NIC's transmit completion. The NIC ring itself is a
+//! drop-tail queue of `nic_queue_packets` shared by the host's flows, ACKs and probes.
 
 use crate::fabric::Fabric;
 use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut};
@@ -23,7 +37,7 @@ use crate::traffic::FlowSpec;
 use crate::transport::reseq::Resequencer;
 use crate::transport::sack::SackOption;
 use crate::transport::tcp::{Retx, TcpReceiver, TcpSender};
-use crate::config::TransportKind;
+use crate::config::{TransportConfig, TransportKind};
 use crate::units::{Bytes, Time};
 
 /// Everything dclb tracks about one flow: its specification, both transport ends, and its statistics.
@@ -41,6 +55,10 @@ pub struct Flow {
     pub(crate) rto_event_at: Time,
     /// Time of this flow's pending Reseq event, `Time::MAX` if none.
     pub(crate) reseq_event_at: Time,
+    /// Wire bytes of this flow's data in its host's NIC, waiting or being serialised (TCP small queues).
+    pub(crate) nic_bytes: u64,
+    /// Whether the connection is open for data (see [`Setup`]).
+    pub(crate) setup: Setup,
     pub ideal_fct: Time,
     // statistics
     pub bytes_sent: u64,
@@ -62,6 +80,11 @@ impl Flow {
         }
     }
 
+    /// Lets the sender add up to `limit` wire bytes of data to the NIC, counting what it has there already.
+    fn grant_nic_budget(&mut self, limit: u64) {
+        self.tx.nic_budget = limit.saturating_sub(self.nic_bytes);
+    }
+
     /// What the host's edge balancer may know of this flow.
     fn view(&self, id: u32, retransmission: bool) -> FlowView {
         FlowView {
@@ -75,6 +98,35 @@ impl Flow {
             srtt: self.tx.srtt,
             retransmission,
         }
+    }
+}
+
+/// Where a TCP flow's connection setup stands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Setup {
+    /// Data may flow: the SYN-ACK arrived, or no handshake is modelled.
+    Open,
+    /// The SYN is out; without a SYN-ACK by `deadline` it is sent again with the timer doubled from `rto`.
+    SynSent { deadline: Time, rto: Time },
+}
+
+/// The host stack's own settings, from the transport config.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct HostParams {
+    /// Most wire bytes of one flow's data in its host's NIC (TCP small queues); `u64::MAX`: no limit.
+    pub queue_limit: u64,
+    /// TCP flows open with a SYN / SYN-ACK exchange.
+    pub handshake: bool,
+}
+
+impl HostParams {
+    pub fn from_config(c: &TransportConfig) -> HostParams {
+        let queue_limit = match c.host_queue_limit_bytes {
+            None => 2 * (c.mss_bytes as u64 + c.header_bytes as u64),
+            Some(0) => u64::MAX,
+            Some(limit) => limit,
+        };
+        HostParams { queue_limit, handshake: c.handshake }
     }
 }
 
@@ -126,10 +178,49 @@ impl Simulation {
         self.peak_active = self.peak_active.max(self.active);
         match f.spec.transport {
             TransportKind::Udp => self.udp_tick(now, flow),
-            _ => {
-                f.tx.fill_window(now, &self.tp, &mut self.segs);
-                self.emit_segments(now, flow);
-            }
+            _ if self.host.handshake => self.send_syn(now, flow, self.tp.init_rto),
+            _ => self.send_more(now, flow),
+        }
+    }
+
+    /// Sends the flow's SYN (ACK-sized, the flow's 5-tuple and header) and arms the SYN timer `rto` ahead.
+    fn send_syn(&mut self, now: Time, flow: u32, rto: Time) {
+        let f = &self.flows[flow as usize];
+        let mut p = Packet::new(PacketKind::Syn, flow, f.spec.src, f.spec.dst);
+        p.sport = f.sport;
+        p.dport = f.dport;
+        p.wire_bytes = self.tp.ack_bytes;
+        self.stamp_header(&mut p, flow);
+        let f = &mut self.flows[flow as usize];
+        let deadline = now + rto;
+        f.setup = Setup::SynSent { deadline, rto };
+        if deadline < f.rto_event_at {
+            f.rto_event_at = deadline;
+            self.sched.at(deadline, Event::Rto { flow });
+        }
+        let (src, pid) = (f.spec.src, self.new_packet(p));
+        self.enqueue(now, self.fabric.host_nic(src), pid);
+    }
+
+    /// Lets the flow's sender fill its window within its NIC budget, and sends what it made.
+    fn send_more(&mut self, now: Time, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        f.grant_nic_budget(self.host.queue_limit);
+        f.tx.fill_window(now, &self.tp, &mut self.segs);
+        self.emit_segments(now, flow);
+    }
+
+    /// A packet of this host finished serialisation on its NIC. A data packet frees its flow's share of
+    /// the NIC, and the sender, woken, sends what its window and the freed room allow (TCP small queues:
+    /// what a real stack does when the NIC completes a transmission).
+    pub(crate) fn left_nic(&mut self, now: Time, kind: PacketKind, flow: u32, wire: u32) {
+        if kind != PacketKind::Data {
+            return;
+        }
+        let f = &mut self.flows[flow as usize];
+        f.nic_bytes -= wire as u64;
+        if f.state.is_none() {
+            self.send_more(now, flow);
         }
     }
 
@@ -145,10 +236,8 @@ impl Simulation {
             p.payload = seg.len;
             p.wire_bytes = seg.len + self.tp.header;
             p.retx = seg.retx;
-            p.sent_at = now;
             p.ecn.ect = f.spec.transport == TransportKind::Dctcp;
             self.stamp_header(&mut p, flow);
-            self.route_at_edge(now, flow, &mut p, seg.retx != Retx::No);
             let f = &mut self.flows[flow as usize];
             f.bytes_sent += seg.len as u64;
             f.packets_sent += 1;
@@ -156,8 +245,10 @@ impl Simulation {
                 f.retransmissions += 1;
             }
             let src = f.spec.src;
-            let pid = self.new_packet(p);
-            self.enqueue(now, self.fabric.host_nic(src), pid);
+            let (pid, wire) = (self.new_packet(p), p.wire_bytes as u64);
+            if self.enqueue(now, self.fabric.host_nic(src), pid) {
+                self.flows[flow as usize].nic_bytes += wire;
+            }
         }
         self.segs = segs;
         self.sync_rto(flow);
@@ -178,17 +269,33 @@ impl Simulation {
         p.lb.cwnd = f.tx.cwnd.min(u32::MAX as u64) as u32;
     }
 
-    /// Lets the source host's edge balancer, if any, tag the packet with a path.
-    fn route_at_edge(&mut self, now: Time, flow: u32, p: &mut Packet, retx: bool) {
-        if self.edges.is_empty() {
+    /// Packet `pid` starts serialisation on its host's NIC: it leaves the host now. A packet that starts a
+    /// measurement (data, probe, SYN) takes its send timestamp here, so the delays TCP and edge balancers
+    /// measure from it never include the host's own queue; an answer (ACK, probe reply, SYN-ACK) keeps the
+    /// time it was made, the arrival of what it answers, so `sent_at - echo_ts` is the one-way delay of the
+    /// path. The edge balancer picks the path of a data packet now, so flowlet gaps are gaps on the wire.
+    pub(crate) fn leaving_host(&mut self, now: Time, pid: u32) {
+        let p = self.pkts.get_mut(pid);
+        if !matches!(p.kind, PacketKind::Ack | PacketKind::ProbeReply | PacketKind::SynAck) {
+            p.sent_at = now;
+        }
+        if self.edges.is_empty() || !matches!(p.kind, PacketKind::Data | PacketKind::Udp) {
             return;
         }
+        let mut q = *p;
+        self.route_at_edge(now, &mut q);
+        *self.pkts.get_mut(pid) = q;
+    }
+
+    /// Lets the source host's edge balancer tag a data packet with a path.
+    fn route_at_edge(&mut self, now: Time, p: &mut Packet) {
+        let flow = p.flow;
         let f = &self.flows[flow as usize];
         let (sl, dl) = (self.fabric.facts.leaf_of_host(f.spec.src), self.fabric.facts.leaf_of_host(f.spec.dst));
         if sl == dl {
             return;
         }
-        let view = f.view(flow, retx);
+        let view = f.view(flow, p.retx != Retx::No);
         let host = f.spec.src;
         let tag = self.edge_hook(now, host, |lb, cx, fabric| lb.choose_path(cx, &view, &mut PacketMut::new(p), fabric.paths(sl, dl)));
         p.lb.path = tag;
@@ -203,7 +310,6 @@ impl Simulation {
         for r in probes.drain(..) {
             let mut p = Packet::new(PacketKind::Probe, u32::MAX, host, r.dst);
             p.wire_bytes = self.tp.ack_bytes;
-            p.sent_at = now;
             p.ecn.ect = true;
             p.lb.path = r.path;
             p.lb.class |= class::SOURCE_ROUTED;
@@ -233,6 +339,18 @@ impl Simulation {
         if f.state == Some(FlowState::Cancelled) {
             return;
         }
+        if let Setup::SynSent { deadline, rto } = f.setup {
+            if deadline > now {
+                f.rto_event_at = deadline;
+                self.sched.at(deadline, Event::Rto { flow });
+            } else {
+                // No SYN-ACK in time: the SYN or its answer was lost. Counted as a timeout and a retransmission.
+                f.tx.timeouts += 1;
+                f.retransmissions += 1;
+                self.send_syn(now, flow, Time(rto.0.saturating_mul(2)).min(self.tp.max_rto));
+            }
+            return;
+        }
         match f.tx.rto_deadline {
             None => {}
             Some(d) if d > now => {
@@ -240,6 +358,7 @@ impl Simulation {
                 self.sched.at(d, Event::Rto { flow });
             }
             Some(_) => {
+                f.grant_nic_budget(self.host.queue_limit);
                 f.tx.on_timeout(now, &self.tp, &mut self.segs);
                 if !self.edges.is_empty() {
                     let f = &self.flows[flow as usize];
@@ -263,10 +382,8 @@ impl Simulation {
         p.seq = f.bytes_sent;
         p.payload = len;
         p.wire_bytes = len + self.tp.header;
-        p.sent_at = now;
         let gap = f.spec.udp_rate.tx_time(Bytes(p.wire_bytes as u64));
         self.stamp_header(&mut p, flow);
-        self.route_at_edge(now, flow, &mut p, false);
         let f = &mut self.flows[flow as usize];
         f.bytes_sent += len as u64;
         f.packets_sent += 1;
@@ -329,6 +446,7 @@ impl Simulation {
                 if f.state == Some(FlowState::Cancelled) {
                     return;
                 }
+                f.grant_nic_budget(self.host.queue_limit);
                 f.tx.on_ack(now, p.seq, p.ecn.ece, p.echo_ts, &sack, &self.tp, &mut self.segs);
                 if !self.edges.is_empty() {
                     let view = f.view(p.flow, false);
@@ -360,6 +478,26 @@ impl Simulation {
                 self.consume(pid);
                 if !self.edges.is_empty() {
                     self.edge_hook(now, host, |lb, cx, _| lb.on_probe_reply(cx, &p));
+                }
+            }
+            PacketKind::Syn => {
+                self.consume(pid);
+                let mut a = Packet::new(PacketKind::SynAck, p.flow, host, p.src);
+                a.sport = p.dport;
+                a.dport = p.sport;
+                a.wire_bytes = self.tp.ack_bytes;
+                a.sent_at = now;
+                a.echo_ts = p.sent_at;
+                let aid = self.new_packet(a);
+                self.enqueue(now, self.fabric.host_nic(host), aid);
+            }
+            PacketKind::SynAck => {
+                self.consume(pid);
+                let f = &mut self.flows[p.flow as usize];
+                // The first SYN-ACK opens the connection; answers to retransmitted SYNs change nothing.
+                if f.setup != Setup::Open && f.state.is_none() {
+                    f.setup = Setup::Open;
+                    self.send_more(now, p.flow);
                 }
             }
             PacketKind::Cancel => {

@@ -8,7 +8,7 @@
 //! completed no later than its deadline. A value that does not exist for a row (the FCT of an unfinished
 //! flow, the deadline of a flow without one) is missing, not NaN.
 
-use crate::config::TransportKind;
+use crate::config::{QueueUnit, TransportKind};
 use crate::host::Flow;
 use crate::lb::SwitchKind;
 use crate::sched::Event;
@@ -278,7 +278,12 @@ fn port_table(sim: &Simulation, span: Time) -> Table {
     t.push("rate_gbps", Column::F64(pl.iter().map(|p| p.rate.as_gbps()).collect()));
     t.push("delay_us", Column::F64(pl.iter().map(|p| p.delay.as_us()).collect()));
     t.push("failed", Column::Bool(pl.iter().map(|p| !p.up).collect()));
-    t.push("ecn_k_packets", Column::U64(pl.iter().map(|p| p.ecn_k as u64).collect()));
+    // Each limit in the unit the port counts it in, 0 in the other unit's column (K = 0 also: no marking).
+    let k_in = |unit: QueueUnit| Column::U64(pl.iter().map(|p| if p.ecn_k.unit == unit { p.ecn_k.k } else { 0 }).collect());
+    t.push("buffer_packets", Column::U64(pl.iter().map(|p| if p.cap_packets == u32::MAX { 0 } else { p.cap_packets as u64 }).collect()));
+    t.push("buffer_bytes", Column::U64(pl.iter().map(|p| if p.cap_bytes == u64::MAX { 0 } else { p.cap_bytes }).collect()));
+    t.push("ecn_k_packets", k_in(QueueUnit::Packets));
+    t.push("ecn_k_bytes", k_in(QueueUnit::Bytes));
     t.push("bytes_sent", Column::U64(pl.iter().map(|p| p.bytes_sent).collect()));
     t.push("packets_sent", Column::U64(pl.iter().map(|p| p.packets_sent).collect()));
     t.push("drops", Column::U64(pl.iter().map(|p| p.drops).collect()));

@@ -37,6 +37,18 @@ pub enum PacketKind {
     ProbeReply,
     /// A switch's notice to the source that it cancelled the flow (e.g. DAR's hopeless deadline flows).
     Cancel,
+    /// TCP connection request (with `transport.handshake`): ACK-sized, the flow's 5-tuple.
+    Syn,
+    /// The receiver's answer to a SYN: ACK-sized, the flow's reversed 5-tuple, like an ACK.
+    SynAck,
+}
+
+impl PacketKind {
+    /// This kind as one bit of a set of kinds.
+    #[inline]
+    pub const fn bit(self) -> u8 {
+        1 << self as u8
+    }
 }
 
 /// Path tag value meaning "no tag: switches choose".
@@ -121,9 +133,11 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Why this data packet was sent (first transmission, fast retransmit, or go-back-N after a timeout).
     pub retx: crate::transport::tcp::Retx,
-    /// When the sender handed the packet to its NIC (a TCP timestamp).
+    /// When the packet left its host: the start of its serialisation on the host's NIC (a TCP timestamp,
+    /// and what edge balancers measure delays from). An answer (ACK, probe reply, SYN-ACK) and a packet
+    /// made by a switch (a cancel notice) carry the time they were made instead.
     pub sent_at: Time,
-    /// On an ACK: `sent_at` of the data packet that triggered it (TCP timestamp echo).
+    /// On an ACK or a probe reply: `sent_at` of the data packet or probe that triggered it (timestamp echo).
     pub echo_ts: Time,
     /// When the packet entered its current queue.
     pub enqueued_at: Time,

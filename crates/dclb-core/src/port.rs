@@ -4,17 +4,27 @@
 //!   packet ──► admit: link up? room in the buffer? ──no──► dropped (counted here)
 //!                 │ yes: DCTCP mark if queue ≥ K (instantaneous, this packet's arrival)
 //!                 ▼
-//!            [ FIFO queue ] ──start_service──► serialiser (wire bytes at the port rate)
-//!                                              │ finish_service: counters, next head
-//!                                              ▼ propagation delay ──► peer node
+//!            [ control FIFO ] ─┐ strict priority
+//!            [ data FIFO    ] ─┴─start_service──► serialiser (wire bytes at the port rate)
+//!                                                 │ finish_service: counters, next head
+//!                                                 ▼ propagation delay ──► peer node
 //! ```
 //!
 //! The port owns its live state (queue, busy flag) and its statistics (bytes, drops, marks, peak and
 //! time-averaged queue). It knows nothing of events or balancers: the simulation asks it to admit a packet,
-//! to start serving its head, and to finish serving it, and schedules the events those answers imply. The
-//! buffer is counted in packets or in bytes (one of the two), and marking compares the queue in packets,
-//! the packet in service included.
+//! to start serving its head, and to finish serving it, and schedules the events those answers imply.
+//!
+//! The buffer limit and the marking threshold each count packets or bytes ([`Buffer`], [`Threshold`]):
+//! switch ports count bytes by default, as a shared-memory switch counts buffer cells, so a 40 B ACK takes
+//! 40 B, not a full-size slot; host NICs admit by descriptors (packets). Both compare the queue with the
+//! packet in service included.
+//!
+//! A port may serve some packet kinds as a control class ([`Port::set_control_kinds`]): they wait in their
+//! own FIFO, which the serialiser always serves first once the packet on the wire is done (strict
+//! priority, no preemption). Host NICs use it so that probes, and ACKs if asked, do not wait behind the
+//! host's data; switch ports have one FIFO. Both classes share the buffer and count towards K.
 
+use crate::config::QueueUnit;
 use crate::packet::{Packet, PacketArena};
 use crate::rng::Rng;
 use crate::units::{Bytes, Rate, Time};
@@ -78,6 +88,17 @@ pub struct Buffer {
     pub bytes: u64,
 }
 
+/// An ECN marking threshold: mark when the queue holds at least `k` of `unit` on arrival; `k = 0` never marks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Threshold {
+    pub unit: QueueUnit,
+    pub k: u64,
+}
+
+impl Threshold {
+    pub const OFF: Threshold = Threshold { unit: QueueUnit::Packets, k: 0 };
+}
+
 /// One direction of a link: the egress queue of `owner` towards `peer`.
 #[derive(Clone, Debug)]
 pub struct Port {
@@ -95,13 +116,18 @@ pub struct Port {
     pub cap_packets: u32,
     /// Buffer limit in bytes (`u64::MAX` when limited by packets).
     pub cap_bytes: u64,
-    /// ECN marking threshold in packets; 0 disables marking.
-    pub ecn_k: u32,
+    /// ECN marking threshold (DCTCP's K).
+    pub ecn_k: Threshold,
     pub fault: WireFault,
 
     // --- live state ---
-    /// Queued packets (arena ids); the head is the one on the wire while `busy`.
+    /// Queued packets (arena ids); the head is the one on the wire while `busy` and not `serving_control`.
     queue: VecDeque<u32>,
+    /// Packets of the control class, served before `queue`; the head is on the wire while `serving_control`.
+    control: VecDeque<u32>,
+    /// Packet kinds of the control class, as a set of [`crate::packet::PacketKind::bit`]; empty: one FIFO.
+    control_kinds: u8,
+    serving_control: bool,
     pub queued_bytes: u64,
     busy: bool,
 
@@ -130,7 +156,7 @@ fn exact_ps_per_byte(rate: Rate) -> u64 {
 }
 
 impl Port {
-    pub fn new(link: PortLink, buffer: Buffer, ecn_k: u32) -> Port {
+    pub fn new(link: PortLink, buffer: Buffer, ecn_k: Threshold) -> Port {
         Port {
             owner: link.owner,
             peer: link.peer,
@@ -145,6 +171,9 @@ impl Port {
             ecn_k,
             fault: WireFault::None,
             queue: VecDeque::new(),
+            control: VecDeque::new(),
+            control_kinds: 0,
+            serving_control: false,
             queued_bytes: 0,
             busy: false,
             bytes_sent: 0,
@@ -174,20 +203,32 @@ impl Port {
         self.ps_per_byte = exact_ps_per_byte(rate);
     }
 
+    pub fn set_limits(&mut self, buffer: Buffer, ecn_k: Threshold) {
+        self.cap_packets = buffer.packets;
+        self.cap_bytes = buffer.bytes;
+        self.ecn_k = ecn_k;
+    }
+
     /// Would a packet of `wire` bytes overflow the buffer?
     #[inline]
     pub fn would_overflow(&self, wire: u32) -> bool {
-        self.queue.len() as u32 >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
+        self.queue_packets() >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
     }
 
+    /// Packets queued in both classes, the one in service included.
     #[inline]
     pub fn queue_packets(&self) -> u32 {
-        self.queue.len() as u32
+        (self.queue.len() + self.control.len()) as u32
     }
 
-    /// Bytes of buffer the queue's deque holds (for memory estimates).
+    /// Serves the packet kinds in `kinds` (a set of [`crate::packet::PacketKind::bit`]) as a strict-priority control class.
+    pub fn set_control_kinds(&mut self, kinds: u8) {
+        self.control_kinds = kinds;
+    }
+
+    /// Bytes of buffer the queues' deques hold (for memory estimates).
     pub fn queue_capacity_bytes(&self) -> usize {
-        self.queue.capacity() * std::mem::size_of::<u32>()
+        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<u32>()
     }
 
     /// Brings the queue-area integral (for the time-averaged queue) up to `now`.
@@ -209,10 +250,19 @@ impl Port {
         }
     }
 
+    /// The queue in the unit of the marking threshold.
+    #[inline]
+    fn queue_in(&self, unit: QueueUnit) -> u64 {
+        match unit {
+            QueueUnit::Packets => self.queue_packets() as u64,
+            QueueUnit::Bytes => self.queued_bytes,
+        }
+    }
+
     /// Offers packet `pid` to the queue. A port that is down or full drops it (counted here; the caller
     /// frees the packet) and returns `None`. Otherwise the DCTCP rule marks an ECN-capable packet that finds
-    /// `ecn_k` or more packets queued, the packet joins the tail, and the answer is whether it carried CE
-    /// before this port (for [`Port::count_mark`] once the balancer has had its say).
+    /// `ecn_k` or more (packets or bytes) queued, the packet joins the tail, and the answer is whether it
+    /// carried CE before this port (for [`Port::count_mark`] once the balancer has had its say).
     #[inline]
     pub fn admit(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
         if !self.up || self.would_overflow(pkt.wire_bytes) {
@@ -220,14 +270,18 @@ impl Port {
             return None;
         }
         let was_ce = pkt.ecn.ce;
-        if pkt.ecn.ect && self.ecn_k > 0 && self.queue_packets() >= self.ecn_k {
+        if pkt.ecn.ect && self.ecn_k.k > 0 && self.queue_in(self.ecn_k.unit) >= self.ecn_k.k {
             pkt.ecn.ce = true;
         }
         self.account_area(now);
-        self.queue.push_back(pid);
+        if self.control_kinds & pkt.kind.bit() != 0 {
+            self.control.push_back(pid);
+        } else {
+            self.queue.push_back(pid);
+        }
         self.queued_bytes += pkt.wire_bytes as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
-        self.peak_queue_packets = self.peak_queue_packets.max(self.queue.len() as u32);
+        self.peak_queue_packets = self.peak_queue_packets.max(self.queue_packets());
         pkt.enqueued_at = now;
         Some(was_ce)
     }
@@ -241,24 +295,26 @@ impl Port {
         }
     }
 
-    /// If the serialiser is idle and a packet waits, starts sending the head packet and returns when it
-    /// will have left; the head's wait is added to its queueing delay.
+    /// If the serialiser is idle and a packet waits, starts sending the head packet (of the control class
+    /// first) and returns it with the time it will have left; the head's wait is added to its queueing delay.
     #[inline]
-    pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<Time> {
+    pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<(u32, Time)> {
         if self.busy {
             return None;
         }
-        let head = *self.queue.front()?;
+        self.serving_control = !self.control.is_empty();
+        let head = if self.serving_control { self.control[0] } else { *self.queue.front()? };
         let p = pkts.get_mut(head);
         p.queue_delay += now - p.enqueued_at;
         self.busy = true;
-        Some(now + self.tx_time(p.wire_bytes))
+        Some((head, now + self.tx_time(p.wire_bytes)))
     }
 
     /// The head packet has been serialised: removes it, counts it, frees the serialiser, and returns its id.
     #[inline]
     pub fn finish_service(&mut self, now: Time, pkts: &PacketArena) -> u32 {
-        let pid = self.queue.pop_front().expect("a port finished serving an empty queue");
+        let served = if self.serving_control { &mut self.control } else { &mut self.queue };
+        let pid = served.pop_front().expect("a port finished serving an empty queue");
         self.account_area(now);
         let wire = pkts.get(pid).wire_bytes as u64;
         self.queued_bytes -= wire;
@@ -278,5 +334,88 @@ impl Port {
         };
         self.wire_losses += lost as u64;
         lost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::PacketKind;
+
+    fn port(buffer: Buffer, ecn_k: Threshold) -> Port {
+        let link = PortLink { owner: 0, peer: 1, role: PortRole::LeafDown, slot: 0, rate: Rate::from_gbps(10.0), delay: Time::ZERO };
+        Port::new(link, buffer, ecn_k)
+    }
+
+    /// Offers a packet of `wire` bytes; whether it was admitted and whether it left admission marked.
+    fn offer(port: &mut Port, pkts: &mut PacketArena, kind: PacketKind, wire: u32) -> (bool, bool) {
+        let mut p = Packet::new(kind, 0, 0, 1);
+        p.wire_bytes = wire;
+        p.ecn.ect = true;
+        let pid = pkts.alloc(p);
+        let admitted = port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some();
+        (admitted, pkts.get(pid).ecn.ce)
+    }
+
+    /// Queues a 100 B packet of `kind` (which must be admitted) and returns its id.
+    fn queue(port: &mut Port, pkts: &mut PacketArena, kind: PacketKind) -> u32 {
+        let pid = pkts.alloc(Packet::new(kind, 0, 0, 1));
+        pkts.get_mut(pid).wire_bytes = 100;
+        assert!(port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some());
+        pid
+    }
+
+    #[test]
+    fn the_control_class_goes_first_never_preempts_and_shares_the_buffer() {
+        let mut pkts = PacketArena::new();
+        let mut p = port(Buffer { packets: 4, bytes: u64::MAX }, Threshold::OFF);
+        p.set_control_kinds(PacketKind::Ack.bit() | PacketKind::Probe.bit());
+        let ids: Vec<u32> = [PacketKind::Data, PacketKind::Data, PacketKind::Ack, PacketKind::Probe].into_iter().map(|k| queue(&mut p, &mut pkts, k)).collect();
+        assert!(!offer(&mut p, &mut pkts, PacketKind::Ack, 100).0, "both classes count towards the 4-packet buffer");
+        let mut order = Vec::new();
+        while let Some((pid, done)) = p.start_service(Time::ZERO, &mut pkts) {
+            assert_eq!(p.finish_service(done, &pkts), pid);
+            order.push(pid);
+        }
+        assert_eq!(order, vec![ids[2], ids[3], ids[0], ids[1]], "control first, each class in order");
+        // A control packet arriving while data is on the wire waits for it, then goes before the rest.
+        let first = queue(&mut p, &mut pkts, PacketKind::Data);
+        let (on_wire, done) = p.start_service(Time::ZERO, &mut pkts).unwrap();
+        assert_eq!(on_wire, first);
+        queue(&mut p, &mut pkts, PacketKind::Data);
+        let ack = queue(&mut p, &mut pkts, PacketKind::Ack);
+        assert_eq!(p.finish_service(done, &pkts), first, "no preemption");
+        assert_eq!(p.start_service(done, &mut pkts).unwrap().0, ack);
+    }
+
+    #[test]
+    fn a_byte_buffer_charges_an_ack_its_bytes_not_a_slot() {
+        let mut pkts = PacketArena::new();
+        // 3,000 B: two full-size packets, or 75 ACKs.
+        let mut bytes = port(Buffer { packets: u32::MAX, bytes: 3000 }, Threshold::OFF);
+        assert!((0..75).all(|_| offer(&mut bytes, &mut pkts, PacketKind::Ack, 40).0));
+        assert!(!offer(&mut bytes, &mut pkts, PacketKind::Ack, 40).0, "the 76th ACK overflows 3,000 B");
+        let mut slots = port(Buffer { packets: 2, bytes: u64::MAX }, Threshold::OFF);
+        assert!((0..2).all(|_| offer(&mut slots, &mut pkts, PacketKind::Ack, 40).0));
+        assert!(!offer(&mut slots, &mut pkts, PacketKind::Ack, 40).0, "a packet buffer counts an ACK as a packet");
+    }
+
+    #[test]
+    fn a_byte_threshold_is_not_reached_by_a_queue_of_acks() {
+        let mut pkts = PacketArena::new();
+        // K = 65 full-size packets, in bytes or in packets; 100 ACKs queued ahead of a data packet.
+        for (k, marked) in [(Threshold { unit: QueueUnit::Bytes, k: 97_500 }, false), (Threshold { unit: QueueUnit::Packets, k: 65 }, true)] {
+            let mut p = port(Buffer { packets: u32::MAX, bytes: 384_000 }, k);
+            for _ in 0..100 {
+                offer(&mut p, &mut pkts, PacketKind::Ack, 40);
+            }
+            assert_eq!(offer(&mut p, &mut pkts, PacketKind::Data, 1500), (true, marked), "{k:?}");
+        }
+        // 65 full-size packets reach the byte threshold.
+        let mut p = port(Buffer { packets: u32::MAX, bytes: 384_000 }, Threshold { unit: QueueUnit::Bytes, k: 97_500 });
+        for _ in 0..65 {
+            offer(&mut p, &mut pkts, PacketKind::Data, 1500);
+        }
+        assert_eq!(offer(&mut p, &mut pkts, PacketKind::Data, 1500), (true, true));
     }
 }

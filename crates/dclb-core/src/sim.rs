@@ -1,7 +1,7 @@
 //! The simulation: the state of one run and the loop that dispatches its events.
 //!
 //! ```text
-//!  FlowStart ─► host stack (host.rs): sender fills its window ─► packets into the host NIC port
+//!  FlowStart ─► host stack (host.rs): sender fills its window (or sends its SYN) ─► packets into the NIC port
 //!  port (port.rs) ─TxDone─► serialised ─Arrive (after propagation)─► next node
 //!     switch (switch.rs): on_arrival ─► routing candidates ─► choose ─► port admits (drop-tail, ECN) ─►
 //!                         on_enqueue ... on_departure at TxDone
@@ -16,7 +16,7 @@
 //! moved reschedules itself, so an ACK never schedules anything for its timer.
 
 use crate::fabric::{Fabric, NodeKind};
-use crate::host::{EdgeState, Flow};
+use crate::host::{EdgeState, Flow, HostParams};
 use crate::metrics::Sampler;
 use crate::lb::{Alarms, ProbeRequest, Reflect};
 use crate::metrics::Results;
@@ -30,6 +30,7 @@ use crate::units::Time;
 
 pub struct Simulation {
     pub(crate) tp: TcpParams,
+    pub(crate) host: HostParams,
     pub(crate) sched: Scheduler,
     pub(crate) pkts: PacketArena,
     pub(crate) fabric: Fabric,

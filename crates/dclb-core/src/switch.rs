@@ -9,9 +9,13 @@
 //!                                                                          ─► Drop / Cancel (counted apart)
 //!  enqueue: port admits (drop-tail, DCTCP mark) ─► on_enqueue (may re-mark) ─► start serving if idle
 //!  TxDone:  port finishes serving ─► uplink accounting, on_departure ─► Arrive at the peer after the delay
+//!           ─► next packet starts serving
 //! ```
 //!
-//! The same handling serves hosts' NIC ports (a host has no balancer, so no hooks run there).
+//! The same handling serves hosts' NIC ports (a host has no switch balancer, so no hooks run there), with
+//! two calls into the host stack: when a packet starts serialisation on a NIC it leaves its host
+//! (`leaving_host`: departure timestamp, edge path choice), and when it has been serialised its sender
+//! may send more (`left_nic`: TCP small queues).
 
 use crate::fabric::Fabric;
 use crate::lb::{Alarms, Decision, Hooks, MarkablePacket, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
@@ -57,14 +61,15 @@ impl Simulation {
     }
 
     /// Puts packet `pid` into `port`'s queue: the port admits it (drop-tail, DCTCP marking), the owning
-    /// switch's balancer sees it, and the port starts serving if it was idle.
-    pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) {
+    /// switch's balancer sees it, and the port starts serving if it was idle. Whether it was admitted (a
+    /// refused packet is counted as dropped and freed).
+    pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
         let port = &mut self.fabric.ports[port_id as usize];
         let p = self.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {
             self.dropped += p.wire_bytes as u64;
             self.pkts.free(pid);
-            return;
+            return false;
         };
         let owner = port.owner;
         if owner >= self.fabric.hosts {
@@ -75,7 +80,19 @@ impl Simulation {
         }
         let port = &mut self.fabric.ports[port_id as usize];
         port.count_mark(was_ce, p.ecn.ce);
-        if let Some(done) = port.start_service(now, &mut self.pkts) {
+        self.serve(now, port_id);
+        true
+    }
+
+    /// Starts serialising `port_id`'s next packet if the port is idle. On a host NIC that is when the
+    /// packet leaves its host, and the host stamps it first ([`Simulation::leaving_host`]).
+    fn serve(&mut self, now: Time, port_id: u32) {
+        let port = &mut self.fabric.ports[port_id as usize];
+        let nic = port.role == PortRole::HostUp;
+        if let Some((pid, done)) = port.start_service(now, &mut self.pkts) {
+            if nic {
+                self.leaving_host(now, pid);
+            }
             self.sched.at(done, Event::TxDone { port: port_id });
         }
     }
@@ -88,6 +105,7 @@ impl Simulation {
         let (owner, peer, delay, role, slot) = (port.owner, port.peer, port.delay, port.role, port.slot);
         let lost = port.loses_on_wire();
         let p = self.pkts.get_mut(pid);
+        let from_host = (p.kind, p.flow, p.wire_bytes);
         if owner >= hosts {
             if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
                 self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
@@ -103,9 +121,10 @@ impl Simulation {
         } else {
             self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid });
         }
-        if let Some(done) = self.fabric.ports[port_id as usize].start_service(now, &mut self.pkts) {
-            self.sched.at(done, Event::TxDone { port: port_id });
+        if owner < hosts {
+            self.left_nic(now, from_host.0, from_host.1, from_host.2);
         }
+        self.serve(now, port_id);
     }
 
     /// A packet arrives at a switch: the balancer sees it, routing offers candidates, the balancer decides.

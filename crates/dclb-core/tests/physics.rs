@@ -90,7 +90,8 @@ fn dctcp_flows_share_a_bottleneck_fairly_and_hold_the_queue_near_k() {
 #[test]
 fn buffer_overflow_drops_are_counted_and_recovered_from() {
     let mut cfg = fabric(2, 2, 8);
-    cfg.topology.buffer_packets = 20;
+    // 20 full-size packets; no marking (NewReno ignores it, and K must lie below the buffer).
+    (cfg.topology.buffer_bytes, cfg.topology.ecn_k_bytes) = (Some(30_000), Some(0));
     // 8-to-1 incast of 200 KB NewReno flows (no ECN) into host 8: the receiver's port must overflow.
     cfg.sources = vec![SourceConfig {
         pattern: Pattern::Incast,

@@ -167,7 +167,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                 DeadlineModel::Fixed { us } => start + Time::from_us_f64(us),
                 DeadlineModel::Uniform { lo_us, hi_us } => start + Time::from_us_f64(lo_us + (hi_us - lo_us) * rng.unit()),
                 DeadlineModel::Slack { factor } => {
-                    let ideal = fabric.ideal_fct(src, dst, size, &cfg.transport);
+                    let ideal = fabric.ideal_fct(src, dst, size, &cfg.transport, cfg.transport.handshakes(s.transport));
                     start + Time((ideal.0 as f64 * factor) as u64)
                 }
             };

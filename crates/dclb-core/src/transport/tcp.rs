@@ -25,8 +25,8 @@
 //! `cwnd = ssthresh = max(cwnd (1 - alpha/2), 2 MSS)`, and does not grow until that window is acknowledged.
 //!
 //! **RTT samples** come from the timestamp each ACK echoes (the send time of the data packet that triggered
-//! it, as with TCP timestamps), taken on ACKs that acknowledge new data. The handshake is not modelled: a flow
-//! starts sending at its start time with the initial window.
+//! it, as with TCP timestamps), taken on ACKs that acknowledge new data. A handshake, if any, is the host's:
+//! the sender starts with the initial window when the host first lets it send.
 //!
 //! **Receiver.** ACKs every packet with the cumulative ACK, keeps out-of-order data as byte intervals, and so
 //! sends a duplicate ACK for each out-of-order arrival. A data packet whose bytes the receiver already holds
@@ -85,6 +85,10 @@ pub struct TcpSender {
     pub rto: Time,
     /// When the retransmission timer fires, if armed.
     pub rto_deadline: Option<Time>,
+    /// Wire bytes the host lets this flow add to its NIC queue now (TCP small queues; `u64::MAX`: no limit).
+    /// The host sets it before each call that may send; [`TcpSender::fill_window`] creates no segment that
+    /// does not fit and spends it. Loss recovery's own retransmissions are not held back.
+    pub nic_budget: u64,
     // DCTCP
     pub alpha: f64,
     win_end: u64,
@@ -127,6 +131,7 @@ impl TcpSender {
             rttvar: Time::ZERO,
             rto: p.init_rto,
             rto_deadline: None,
+            nic_budget: u64::MAX,
             alpha: p.alpha_init,
             win_end: 0,
             win_acked: 0,
@@ -155,7 +160,7 @@ impl TcpSender {
         self.rto_deadline = if self.snd_una < self.snd_nxt { Some(now + self.rto) } else { None };
     }
 
-    /// Sends what the window allows, appending segments to `out`.
+    /// Sends what the window and the NIC budget allow, appending segments to `out`.
     pub fn fill_window(&mut self, now: Time, p: &TcpParams, out: &mut Vec<Segment>) {
         loop {
             self.skip_sacked();
@@ -168,6 +173,11 @@ impl TcpSender {
             if flight > 0 && flight + seg.len as u64 > self.cwnd {
                 break;
             }
+            let wire = seg.len as u64 + p.header as u64;
+            if wire > self.nic_budget {
+                break;
+            }
+            self.nic_budget -= wire;
             self.snd_nxt += seg.len as u64;
             self.high_tx = self.high_tx.max(self.snd_nxt);
             out.push(seg);
