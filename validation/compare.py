@@ -4,7 +4,9 @@ Runs dclb on validation/scenario.toml (the flows of validation/flows.csv, ECMP; 
 paths dclb took are the ones the ns-3 run was pinned to (validation/paths_ecmp.csv), reads the per-flow results of
 the ns-3 runs under validation/results/ (made by validation/ns3_leafspine.py, minutes each) and prints, per size
 bin, the count, median and 99th percentile of FCT in each simulator and their ratio, then drops, marks,
-retransmissions and timeouts. Not part of the test suite.
+retransmissions and timeouts. Each ns-3 run is compared with a dclb run of the same buffer and K. With no --ns3
+argument it also prints yardsticks (how much FCTs move under changes that should not matter) and one overview
+table per buffer size. Not part of the test suite.
 
     python validation/compare.py                    # tables in Markdown on stdout
     python validation/compare.py --ns3 validation/results/ns3_ecmp.csv --ns3 validation/results/ns3_dmodk.csv
@@ -54,8 +56,8 @@ def fmt(v: float) -> str:
 def bin_table(d: pd.DataFrame, n: pd.DataFrame) -> str:
     m = d.merge(n, on="flow_id", suffixes=("", "_ns3"))
     lines = ["| size bin | flows | dclb median | ns-3 median (data) | ratio | ns-3 median (app) | dclb p99 | "
-             "ns-3 p99 (data) | ratio | ns-3 p99 (app) | per-flow ratio, median [p10, p90] |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "ns-3 p99 (data) | ratio | ns-3 p99 (app) | per-flow ratio, median [p10, p90] | flows within 10% |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for lo, hi, label in BINS:
         b = m[(m.size_bytes > lo) & (m.size_bytes <= hi)]
         dm, nm, am = b.fct_us.median(), b.fct_data_us.median(), b.fct_app_us.median()
@@ -63,7 +65,7 @@ def bin_table(d: pd.DataFrame, n: pd.DataFrame) -> str:
         r = b.fct_data_us / b.fct_us
         lines.append(f"| {label} | {len(b)} | {fmt(dm)} | {fmt(nm)} | {nm / dm:.2f} | {fmt(am)} | {fmt(dp)} | "
                      f"{fmt(npp)} | {npp / dp:.2f} | {fmt(ap_)} | {r.median():.2f} [{r.quantile(0.1):.2f}, "
-                     f"{r.quantile(0.9):.2f}] |")
+                     f"{r.quantile(0.9):.2f}] | {((r - 1).abs() <= 0.1).mean():.0%} |")
     return "\n".join(lines)
 
 
@@ -100,6 +102,9 @@ def counters(d: pd.DataFrame, summary: dict, stats: dict, n: pd.DataFrame, js: d
         ("flows with >= 1 timeout", f"{int((d.timeouts > 0).sum()):,}", f"{int((n.timeouts > 0).sum()):,}"),
         ("  ns-3 timeouts by the state they interrupted: CWR / fast recovery / open or disorder", "-",
          f"{int(n.timeouts_in_cwr.sum())} / {int(n.timeouts_in_recovery.sum())} / {int(n.timeouts_in_open.sum())}"),
+        ("  ns-3 timeouts with cwnd below one segment / with nothing in flight", "-",
+         f"{int(n.timeouts_cwnd_below_mss.sum())} / {int(n.timeouts_nothing_in_flight.sum())}"),
+        ("smallest cwnd of any flow", "2 segments (2,920 B) by rule", f"{int(n.min_cwnd_bytes.min()):,} B"),
         ("fast recoveries (ns-3: entries into CA_RECOVERY)", "-", f"{int(n.fast_recoveries.sum()):,}"),
         ("window reductions on ECE (ns-3: entries into CA_CWR)", "-", f"{int(n.cwr_entries.sum()):,}"),
         ("SYN retransmissions", "no handshake", f"{int(n.syn_sent.sum()) - len(n):,}"),
@@ -161,6 +166,42 @@ def run_dclb(buffer_packets: int, k_packets: int):
     return d, res, paths
 
 
+def pair_row(name: str, sizes: pd.Series, x: pd.Series, y: pd.Series) -> str:
+    """One yardstick row: y against x (both indexed by flow id), per bin: median ratio, p99 ratio, share of flows
+    whose FCT moved by at most 10%."""
+    cells = []
+    for lo, hi, _ in BINS:
+        s = (sizes > lo) & (sizes <= hi)
+        r = y[s] / x[s]
+        cells.append(f"{y[s].median() / x[s].median():.2f} / {pct(y[s], 99) / pct(x[s], 99):.2f} / "
+                     f"{((r - 1).abs() <= 0.1).mean():.0%}")
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+def yardsticks(d: pd.DataFrame, files: dict[str, pd.DataFrame]) -> str:
+    """How much FCTs move under changes that should not matter: a one-packet change of dclb's buffer or K, the
+    handshake timing in ns-3, the path assignment in ns-3. Differences between the simulators are to be read
+    against these."""
+    sizes = d.set_index("flow_id").size_bytes
+    base = d.set_index("flow_id").fct_us
+    rows = []
+    for over, name in ((["topology.buffer_packets=255"], "dclb: buffer 255 instead of 256 packets"),
+                       (["topology.ecn_k_packets=64"], "dclb: K 64 instead of 65 packets")):
+        import dclb
+
+        sc = dclb.load_scenario(HERE / "scenario.toml", overrides=over)
+        other = dclb.run(sc, out=None).flows.to_pandas().set_index("flow_id").fct_us
+        rows.append(pair_row(name, sizes, base, other))
+    ns3 = {k: v.set_index("flow_id").fct_data_us for k, v in files.items()}
+    for a, b, name in (("ns3_ecmp.csv", "ns3_ecmp_preconnected.csv", "ns-3: connections opened early (no handshake before the data)"),
+                       ("ns3_ecmp_floor.csv", "ns3_ecmp_floor_preconnected.csv", "ns-3 with the floor: connections opened early"),
+                       ("ns3_ecmp.csv", "ns3_dmodk.csv", "ns-3: dmodk paths instead of dclb's ECMP paths")):
+        if a in ns3 and b in ns3:
+            rows.append(pair_row(name, sizes, ns3[a], ns3[b]))
+    head = "| change | " + " | ".join(label for _, _, label in BINS) + " |"
+    return "\n".join([head, "|---|" + "--:|" * len(BINS)] + rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ns3", action="append", help="ns-3 per-flow CSV (default: every validation/results/ns3_*.csv)")
@@ -175,8 +216,10 @@ def main() -> int:
     pinned = list(zip(pinned.data_spine, pinned.ack_spine))
     dclb_runs: dict[tuple[int, int], tuple] = {}
     groups: dict[tuple[int, int], list] = {}
+    all_ns3 = {}
     for f in files:
         n = load_ns3(f)
+        all_ns3[f.name] = n
         js = json.loads(f.with_suffix(".json").read_text())
         # dclb counts the packet on the wire and ns-3's 1-packet device queue is a second one outside the disc.
         key = (js["buffer_queue_disc_packets"] + 2, js["k_queue_disc_packets"] + 2)
@@ -188,21 +231,32 @@ def main() -> int:
         n_paths = list(zip(n.data_spine, n.ack_spine))
         what = "the same data and ACK paths as dclb" if n_paths == paths else \
             f"different paths ({sum(a != b for a, b in zip(n_paths, paths))} of {len(n)} flows differ)"
-        print(f"## {f.name}: paths {js['paths']} ({what}); buffer {key[0]} packets, K {key[1]} packets\n")
+        cc = js.get("congestion_control", "TcpDctcp")
+        pre = js.get("preconnect_us", 0)
+        how = (f"; connections opened {pre / 1000:g} ms early, data handed to TCP at the flow's start "
+               f"({js['late_connections']} connections late)") if pre else ""
+        print(f"## {f.name}: paths {js['paths']} ({what}); buffer {key[0]} packets, K {key[1]} packets; "
+              f"ns-3 {cc}{how}\n")
         print(f"dclb {dclb.__version__} with ECMP against ns-3 3.44. FCT in microseconds; ratio = ns-3 (data) / dclb.\n")
         print(bin_table(d, n) + "\n")
         print(lone_flows(d, n) + ".\n")
         h = n.handshake_us
         print(f"ns-3 handshake (application start to first data segment), all flows: min {h.min():.2f} us, median "
               f"{h.median():.2f} us, p90 {h.quantile(0.9):.1f} us, p99 {h.quantile(0.99):.1f} us, max {h.max():.1f} us; "
-              f"{int((n.syn_sent > 1).sum())} flows retransmitted their SYN.\n")
+              f"flows that retransmitted their SYN: {int((n.syn_sent > 1).sum())}.\n")
         print("Flows with a retransmission timeout, per bin:\n")
         print(timeouts_by_bin(d, n) + "\n")
         if (n.timeouts > 0).any() or (d.timeouts > 0).any():
             print("The bins over flows without a timeout in either simulator:\n")
             print(without_timeouts(d, n) + "\n")
         print(counters(d, res.summary, res.stats, n, js) + "\n")
-        groups.setdefault(key, []).append((f"ns-3 {js['paths'].removesuffix('.csv').replace('paths_', '')}", n))
+        pre = js.get("preconnect_us", 0)
+        label = js["paths"].removesuffix(".csv").replace("paths_", "") + (" floor" if cc != "TcpDctcp" else "") \
+            + (" preconnected" if pre else "")
+        groups.setdefault(key, []).append((f"ns-3 {label}", n))
+    if not args.ns3:
+        print("## Yardsticks: median ratio / p99 ratio / flows within 10%, changed run against the original\n")
+        print(yardsticks(dclb_runs[(256, 65)][0], all_ns3) + "\n")
     for key, runs in groups.items():
         if len(runs) > 1:
             print(f"## All runs with buffer {key[0]}, K {key[1]}: FCT in microseconds (ns-3 from the first data "

@@ -2,22 +2,28 @@
 
 Runs every flow of validation/flows.csv on a 4 leaves x 4 spines x 8 hosts leaf-spine (10 Gbps, 1 us links) with
 ns-3's own TCP (TcpDctcp) and writes one row per flow (times in ns) plus a summary JSON next to it. Not part of
-the test suite; it takes about five minutes on two cores. See docs/validation.md for every setting and why.
+the test suite; it takes 3.5-15 minutes on one core (depending on the machine's load) and about 750 MB. See
+docs/validation.md for every setting and why; validation/run_all.sh runs every variant.
 
     python validation/ns3_leafspine.py --paths validation/paths_ecmp.csv --out validation/results/ns3_ecmp.csv
     python validation/ns3_leafspine.py --paths dmodk --out validation/results/ns3_dmodk.csv
+
+Diagnostic options, each removing one cause of difference from dclb: --dctcp-floor (DCTCP's window reduction
+floored at two segments, as in Linux and dclb), --preconnect-us (connections opened early, data handed to TCP at
+the flow's start, as in dclb), --buffer (switch queue disc size), --sample-hosts-us (host NIC queue lengths).
 
 Paths. ns-3 has no per-flow ECMP (its global routing either sprays every packet or takes the first route), so each
 flow is pinned to a spine for its data and a spine for its ACKs. Every host has one address per spine ("plane"):
 host h's address on plane p is 10.(p+1).leaf.(h mod 8 + 1). Leaves route plane p's remote addresses up to spine p,
 spine p routes them down to their leaf. A flow connects to the destination's address on its data plane from the
-source's address on its ACK plane, so its data, SYN and FIN cross the data spine and its ACKs and SYN-ACK the ACK
+source's address on its ACK plane, so its data and SYN cross the data spine and its ACKs and SYN-ACK the ACK
 spine. `--paths FILE` takes (data_spine, ack_spine) per flow id, e.g. the paths dclb's ECMP took
 (validation/dclb_paths.py); `--paths dmodk` uses data spine = dst mod S and ACK spine = src mod S.
 
 Measurements, all in the C++ helper below (a Python callback per packet would be far too slow):
-* start_ns: when the application opens the connection (the flow's start in flows.csv): SYN leaves;
-* first_data_ns: when TCP hands the first data segment to IP (after SYN, SYN-ACK);
+* start_ns: the flow's start in flows.csv, when the application opens the connection (SYN leaves) and hands the
+  data to TCP; with --preconnect-us the connection is opened earlier (connect_ns, connected_ns);
+* first_data_ns: when TCP hands the first data segment to IP (after SYN, SYN-ACK, unless preconnected);
 * finish_ns: when the receiving socket has all bytes in order (arrival of the last byte).
 fct_app = finish - start includes the handshake; fct_data = finish - first_data is what dclb measures.
 """
@@ -49,8 +55,12 @@ struct FlowRec {
     uint32_t src = 0, dst = 0, dataPlane = 0, ackPlane = 0;
     uint64_t size = 0;
     int64_t startNs = 0, firstDataNs = -1, finishNs = -1;
+    int64_t connectNs = 0, connectedNs = -1;  // SYN sent, handshake done (--preconnect-us opens it early)
+    bool dataDue = false, dataSent = false;
     uint64_t rx = 0, dataPackets = 0, retx = 0, timeouts = 0;
     uint64_t rtoFromCwr = 0, rtoFromRecovery = 0, rtoFromOpen = 0, recoveries = 0, cwrs = 0, synTx = 0;
+    uint64_t rtoSubMss = 0, rtoIdle = 0;   // timeouts with cwnd below one MSS / with nothing in flight
+    uint32_t cwnd = 0, inFlight = 0, minCwnd = UINT32_MAX;
     uint32_t highSeq = 0;  // highest data byte sent (relative sequence), to spot retransmissions
     uint32_t isn = 0;
     bool isnSet = false;
@@ -64,7 +74,46 @@ struct Counters {
     uint64_t otherData = 0, otherCtl = 0;
 };
 
+// Diagnostic variant (--dctcp-floor): DCTCP whose window reduction never goes below 2 segments, as in Linux
+// (dctcp_ssthresh) and dclb. Stock TcpDctcp returns (1 - alpha/2) cwnd with no floor.
+class TcpDctcpFloor : public TcpDctcp {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::DclbValidationTcpDctcpFloor")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpDctcpFloor>();
+        return tid;
+    }
+    TcpDctcpFloor() : TcpDctcp() {}
+    TcpDctcpFloor(const TcpDctcpFloor& other) : TcpDctcp(other) {}
+    std::string GetName() const override { return "TcpDctcpFloor"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpDctcpFloor>(this); }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        return std::max(TcpDctcp::GetSsThresh(tcb, bytesInFlight), 2 * tcb->m_segmentSize);
+    }
+};
+
 static std::vector<FlowRec> g_flows;
+static std::vector<Ptr<QueueDisc>> g_hostQ;           // each host's NIC queue disc, for --sample-hosts-us
+static std::vector<uint64_t> g_sampleT, g_sampleQ;    // (time ns, packets) per host per sample
+static int64_t g_sampleNs = 0;
+
+void SampleHosts() {
+    for (uint32_t h = 0; h < g_hostQ.size(); h++) {
+        g_sampleT.push_back(Simulator::Now().GetNanoSeconds());
+        g_sampleQ.push_back(g_hostQ[h]->GetNPackets());
+    }
+    Simulator::Schedule(NanoSeconds(g_sampleNs), &SampleHosts);
+}
+
+void StartSampling(int64_t ns) {
+    g_sampleNs = ns;
+    Simulator::Schedule(NanoSeconds(0), &SampleHosts);
+}
+uint64_t NSamples() { return g_sampleT.size(); }
+uint64_t SampleT(uint64_t i) { return g_sampleT[i]; }
+uint64_t SampleQ(uint64_t i) { return g_sampleQ[i]; }
 static uint64_t g_done = 0;
 static Counters g_sw, g_host;
 static NodeContainer g_hosts, g_leaves, g_spines;
@@ -126,6 +175,8 @@ void OnCongState(uint32_t id, TcpSocketState::TcpCongState_t oldState, TcpSocket
     FlowRec& f = g_flows[id];
     if (newState == TcpSocketState::CA_LOSS && oldState != TcpSocketState::CA_LOSS) {
         f.timeouts++;
+        f.rtoSubMss += f.cwnd < 1460;
+        f.rtoIdle += f.inFlight == 0;
         if (oldState == TcpSocketState::CA_CWR) {
             f.rtoFromCwr++;
         } else if (oldState == TcpSocketState::CA_RECOVERY) {
@@ -138,6 +189,18 @@ void OnCongState(uint32_t id, TcpSocketState::TcpCongState_t oldState, TcpSocket
     } else if (newState == TcpSocketState::CA_CWR && oldState != TcpSocketState::CA_CWR) {
         f.cwrs++;
     }
+}
+
+void OnCwnd(uint32_t id, uint32_t oldValue, uint32_t newValue) {
+    FlowRec& f = g_flows[id];
+    f.cwnd = newValue;
+    if (newValue < f.minCwnd) {
+        f.minCwnd = newValue;
+    }
+}
+
+void OnInFlight(uint32_t id, uint32_t oldValue, uint32_t newValue) {
+    g_flows[id].inFlight = newValue;
 }
 
 void OnRecv(uint32_t id, Ptr<Socket> s) {
@@ -160,10 +223,29 @@ void OnAccept(uint32_t id, Ptr<Socket> s, const Address& from) {
     s->SetRecvCallback(MakeBoundCallback(&OnRecv, id));
 }
 
+void SendAll(uint32_t id) {
+    FlowRec& f = g_flows[id];
+    f.dataSent = true;
+    int sent = f.sender->Send(Create<Packet>(f.size));  // the send buffer holds any flow: one write
+    NS_ABORT_MSG_IF(sent != (int)f.size, "flow " << id << ": send buffer refused the flow");
+}
+
+// The application hands the flow to TCP at its start time; without --preconnect-us the connection is opened
+// at that same instant, so the data waits for the handshake.
+void DataDue(uint32_t id) {
+    FlowRec& f = g_flows[id];
+    f.dataDue = true;
+    if (f.connectedNs >= 0 && !f.dataSent) {
+        SendAll(id);
+    }
+}
+
 void OnConnected(uint32_t id, Ptr<Socket> s) {
     FlowRec& f = g_flows[id];
-    int sent = s->Send(Create<Packet>(f.size));  // the send buffer holds any flow: one write
-    NS_ABORT_MSG_IF(sent != (int)f.size, "flow " << id << ": send buffer refused the flow");
+    f.connectedNs = Simulator::Now().GetNanoSeconds();
+    if (f.dataDue && !f.dataSent) {
+        SendAll(id);
+    }
 }
 
 void OnConnectFailed(uint32_t id, Ptr<Socket> s) {
@@ -176,15 +258,19 @@ void StartFlow(uint32_t id) {
     s->Bind(InetSocketAddress(HostAddr(f.src, f.ackPlane), 0));
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, id));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, id));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, id));
+    s->TraceConnectWithoutContext("BytesInFlight", MakeBoundCallback(&OnInFlight, id));
     s->SetConnectCallback(MakeBoundCallback(&OnConnected, id), MakeBoundCallback(&OnConnectFailed, id));
     s->Connect(InetSocketAddress(HostAddr(f.dst, f.dataPlane), 1000 + id));
     f.sender = s;
 }
 
-void AddFlow(uint32_t src, uint32_t dst, uint64_t size, int64_t startNs, uint32_t dataPlane, uint32_t ackPlane) {
+void AddFlow(uint32_t src, uint32_t dst, uint64_t size, int64_t startNs, uint32_t dataPlane, uint32_t ackPlane,
+             int64_t connectNs) {
     uint32_t id = g_flows.size();
     FlowRec f;
     f.src = src; f.dst = dst; f.size = size; f.startNs = startNs; f.dataPlane = dataPlane; f.ackPlane = ackPlane;
+    f.connectNs = connectNs;
     g_flows.push_back(f);
     // The receiver listens on its own port from time 0 (a listening socket sends nothing).
     Ptr<Socket> l = Socket::CreateSocket(g_hosts.Get(dst), TcpSocketFactory::GetTypeId());
@@ -192,7 +278,8 @@ void AddFlow(uint32_t src, uint32_t dst, uint64_t size, int64_t startNs, uint32_
     l->Listen();
     l->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(), MakeBoundCallback(&OnAccept, id));
     g_flows[id].listener = l;
-    Simulator::Schedule(NanoSeconds(startNs), &StartFlow, id);
+    Simulator::Schedule(NanoSeconds(connectNs), &StartFlow, id);
+    Simulator::Schedule(NanoSeconds(startNs), &DataDue, id);
 }
 
 uint32_t AddIf(Ptr<Node> n, Ptr<NetDevice> d, Ipv4Address a) {
@@ -247,6 +334,7 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
         QueueDiscContainer qh = tcHost.Install(d.Get(0));
         QueueDiscContainer ql = tcSw.Install(d.Get(1));
         ok = ok && WatchQdisc(qh.Get(0), false) && WatchQdisc(ql.Get(0), true);
+        g_hostQ.push_back(qh.Get(0));
         Ptr<Ipv4> ip = g_hosts.Get(h)->GetObject<Ipv4>();
         int32_t i = ip->AddInterface(d.Get(0));
         for (uint32_t p = 0; p < spines; p++) {
@@ -335,6 +423,14 @@ def main() -> int:
     ap.add_argument("--buffer", type=int, default=254, help="queue disc packets; 254 + 2 = dclb's 256")
     ap.add_argument("--nic", type=int, default=9998, help="host queue disc packets; + 2 = dclb's 10,000")
     ap.add_argument("--min-rto-us", type=float, default=5000)
+    ap.add_argument("--dctcp-floor", action="store_true",
+                    help="diagnostic: DCTCP with a 2-segment floor on its window reduction (Linux's and dclb's)")
+    ap.add_argument("--preconnect-us", type=float, default=0,
+                    help="diagnostic: open each connection this long before the flow's start and hand the data to "
+                         "TCP at the start, so that the handshake is (usually) over and FCT starts with the data, "
+                         "as in dclb")
+    ap.add_argument("--sample-hosts-us", type=float, default=0,
+                    help="diagnostic: write every host's NIC queue length (packets) at this interval to OUT.hostq.csv")
     ap.add_argument("--chunk-ms", type=float, default=10, help="simulated time between progress lines")
     args = ap.parse_args()
 
@@ -351,8 +447,12 @@ def main() -> int:
     # link runs at 10 Gbps x 1502/1500 to serialise a full data packet in exactly dclb's 1.2 us.
     link_bps = 10_013_333_333
 
+    cppyy.cppdef(HELPER)
+    v = cppyy.gbl.dclbval
+    cc = v.TcpDctcpFloor.GetTypeId() if args.dctcp_floor else ns.TypeId.LookupByName("ns3::TcpDctcp")
+
     d = ns.Config.SetDefault
-    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpDctcp")))
+    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(cc))
     d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
     d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1460))
     d("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
@@ -369,13 +469,13 @@ def main() -> int:
     d("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(1.0 / 16))
     d("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(1.0))
 
-    cppyy.cppdef(HELPER)
-    v = cppyy.gbl.dclbval
     if not v.Build(args.leaves, args.spines, args.hosts_per_leaf, link_bps, 1.0, args.k, args.buffer, args.nic):
         raise SystemExit("could not connect the queue-disc traces")
     for (start_ns, src, dst, size), (dsp, asp) in zip(flows, paths):
-        v.AddFlow(src, dst, size, start_ns, dsp, asp)
+        v.AddFlow(src, dst, size, start_ns, dsp, asp, max(0, start_ns - round(args.preconnect_us * 1000)))
 
+    if args.sample_hosts_us > 0:
+        v.StartSampling(int(args.sample_hosts_us * 1000))
     t_build = time.perf_counter() - t0
     chunk = args.chunk_ms
     now_ms = 0.0
@@ -398,12 +498,22 @@ def main() -> int:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(["flow_id", "src", "dst", "size_bytes", "data_spine", "ack_spine", "start_ns", "first_data_ns",
                     "finish_ns", "data_packets", "retransmissions", "timeouts", "timeouts_in_cwr",
-                    "timeouts_in_recovery", "timeouts_in_open", "fast_recoveries", "cwr_entries", "syn_sent"])
+                    "timeouts_in_recovery", "timeouts_in_open", "fast_recoveries", "cwr_entries", "syn_sent",
+                    "timeouts_cwnd_below_mss", "timeouts_nothing_in_flight", "min_cwnd_bytes",
+                    "connect_ns", "connected_ns"])
         for i in range(int(v.NFlows())):
             f = v.Flow(i)
             w.writerow([i, f.src, f.dst, f.size, f.dataPlane, f.ackPlane, f.startNs, f.firstDataNs, f.finishNs,
                         f.dataPackets, f.retx, f.timeouts, f.rtoFromCwr, f.rtoFromRecovery, f.rtoFromOpen,
-                        f.recoveries, f.cwrs, f.synTx])
+                        f.recoveries, f.cwrs, f.synTx, f.rtoSubMss, f.rtoIdle, f.minCwnd,
+                        f.connectNs, f.connectedNs])
+    if args.sample_hosts_us > 0:
+        hosts = args.leaves * args.hosts_per_leaf
+        with open(out.with_suffix(".hostq.csv"), "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["time_ns", "host", "queue_disc_packets"])
+            for i in range(int(v.NSamples())):
+                w.writerow([int(v.SampleT(i)), i % hosts, int(v.SampleQ(i))])
     sw, host = v.SwitchCounters(), v.HostCounters()
     counters = lambda c: {k: int(getattr(c, k)) for k in  # noqa: E731
                           ("markData", "markCtl", "overflowData", "overflowCtl", "forcedData", "forcedCtl",
@@ -411,6 +521,9 @@ def main() -> int:
     summary = {
         "ns3_version": ns.Version.ShortVersion() if hasattr(ns, "Version") else "3.44",
         "paths": args.paths if args.paths == "dmodk" else Path(args.paths).name,
+        "preconnect_us": args.preconnect_us,
+        "late_connections": sum(int(v.Flow(i).connectedNs > v.Flow(i).startNs) for i in range(int(v.NFlows()))),
+        "congestion_control": "TcpDctcp with a 2-segment floor (diagnostic)" if args.dctcp_floor else "TcpDctcp",
         "flows": int(v.NFlows()), "completed": int(v.Done()),
         "k_queue_disc_packets": args.k, "buffer_queue_disc_packets": args.buffer, "link_bps": link_bps,
         "switch_queues": counters(sw), "host_queues": counters(host),
