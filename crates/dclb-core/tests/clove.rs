@@ -15,7 +15,6 @@ use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::lb::clove::{Clove, CloveParams};
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::{FlowView, Params};
-use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::units::Time;
 use serde_json::{json, Value};
@@ -186,8 +185,7 @@ fn slow_link(scheme: &str) -> Config {
 fn clove_completes_all_flows_deterministically_with_bytes_conserved() {
     let r = run(&slow_link("clove"));
     let again = run(&slow_link("clove"));
-    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
-    assert_eq!(bits(&r), bits(&again), "same seed, same result");
+    assert_eq!(fct_bits(&r), fct_bits(&again), "same seed, same result");
     assert_eq!(r.stats.flows_completed, 400);
     let rows = uplink_rows(&r);
     let slow: u64 = rows.iter().map(|row| row[1]).sum();

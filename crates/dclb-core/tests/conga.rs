@@ -222,7 +222,6 @@ fn conga_end_to_end_poisson_web_search() {
     assert!(r.switches.u64s("state_bytes").iter().all(|&b| b > 0));
     // The flowlet table is a HashMap used for lookups only: same seed, same run.
     let again = run(&cfg);
-    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
-    assert_eq!(bits(&r), bits(&again));
+    assert_eq!(fct_bits(&r), fct_bits(&again));
     assert_eq!(r.stats.events, again.stats.events);
 }

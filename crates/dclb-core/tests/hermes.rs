@@ -298,8 +298,7 @@ fn slow_share(r: &Results) -> f64 {
 fn hermes_completes_all_flows_deterministically_and_shuns_the_slow_path() {
     let h = run(&slow_link("hermes"));
     let again = run(&slow_link("hermes"));
-    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
-    assert_eq!(bits(&h), bits(&again), "same seed, same result");
+    assert_eq!(fct_bits(&h), fct_bits(&again), "same seed, same result");
     let e = run(&slow_link("ecmp"));
     assert_eq!(h.stats.flows_completed, 600);
     assert!(h.stats.probes_sent > 0);

@@ -284,7 +284,6 @@ fn letflow_completes_poisson_web_search() {
     let r = run(&cfg);
     assert_eq!(r.stats.flows_completed, 300);
     let again = run(&cfg);
-    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
-    assert_eq!(bits(&r), bits(&again), "same seed, same result");
+    assert_eq!(fct_bits(&r), fct_bits(&again), "same seed, same result");
     assert_eq!(r.flows.u64s("out_of_order"), again.flows.u64s("out_of_order"));
 }

@@ -11,7 +11,6 @@ use dclb_core::config::TransportKind;
 use dclb_core::lb::presto::Presto;
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::FlowView;
-use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::units::Time;
 
@@ -139,8 +138,7 @@ fn presto_with_flowcells_and_a_reorder_buffer_completes_poisson_web_search() {
     let r = run(&cfg);
     assert_eq!(r.stats.flows_completed, 300);
     let again = run(&cfg);
-    let bits = |r: &Results| r.flows.opt_f64s("fct_us").iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
-    assert_eq!(bits(&r), bits(&again), "same seed, same result");
+    assert_eq!(fct_bits(&r), fct_bits(&again), "same seed, same result");
     assert_eq!(r.flows.u64s("out_of_order"), again.flows.u64s("out_of_order"));
     // Flows larger than a cell use several uplinks, flows within one cell use one.
     let rows = uplink_rows(&r);
