@@ -327,7 +327,7 @@ def test_a_point_only_the_engine_rejects_is_planned_failed_and_never_reaches_a_w
     plan = plan_sweep(tiny, grid={"lb.d": [0, 2]}, overrides=["lb.scheme=drill"])
     bad, good = plan.points
     assert bad.error == "lb.d: must be in [1, 64], got 0" and bad.config is None
-    assert good.error is None and good.config["lb"] == {"scheme": "drill", "params": {"d": 2}}
+    assert good.error is None and good.config["lb"] == {"scheme": "drill", "params": {"d": 2}, "timing": "fabric"}
     submitted: list = []
     monkeypatch.setattr(sweeps, "_LocalPool", lambda jobs: _InlinePool(jobs, submitted))
     frame = sweeps.execute(plan, out=tmp_path / "res", jobs=1)

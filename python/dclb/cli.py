@@ -129,7 +129,8 @@ def schemes_cmd(as_json: bool) -> None:
         for p in s["params"]:
             unit = f" {p['unit']}" if p["unit"] else ""
             choices = f" (one of {', '.join(p['choices'])})" if p["choices"] else ""
-            console.print(f"    lb.{p['name']} = {p['default']!r}{unit}{choices}: {p['doc']}  [dim][{p['source']}][/dim]")
+            scaled = f" [dim](at a base RTT of {p['rtt_us']:g} us; scaled to the fabric's, see lb.timing)[/dim]" if p.get("rtt_us") else ""
+            console.print(f"    lb.{p['name']} = {p['default']!r}{unit}{choices}{scaled}: {p['doc']}  [dim][{p['source']}][/dim]")
 
 
 @cli.command("workloads")

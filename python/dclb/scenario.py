@@ -209,6 +209,9 @@ class Lb(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     scheme: str = _ENGINE["lb"]["scheme"]
+    #: ``fabric``: timing defaults (flowlet timeouts, delay thresholds) scaled to this fabric's base RTT;
+    #: ``published``: as their sources give them, whatever the fabric.
+    timing: Literal["fabric", "published"] = _ENGINE["lb"]["timing"]
 
     def params(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
@@ -653,7 +656,7 @@ def _engine_config(sc: Scenario, sources: list[ResolvedSource]) -> dict[str, Any
         "seed": sc.seed,
         "topology": sc.topology.model_dump(),
         "transport": sc.transport.model_dump(),
-        "lb": {"scheme": sc.lb.scheme, "params": sc.lb.params()},
+        "lb": {"scheme": sc.lb.scheme, "params": sc.lb.params(), "timing": sc.lb.timing},
         "sources": [s.engine() for s in sources],
         "run": {
             "horizon_us": sc.run.horizon_us,
@@ -672,6 +675,12 @@ def describe_load(sc: Scenario) -> list[str]:
     resolution = resolve(sc)
     facts = _core.describe_sources(json.dumps(resolution.config))
     lines = []
+    scheme = next((s for s in _core.schemes() if s["name"] == sc.lb.scheme), None)
+    scaled = [p["name"] for p in scheme["params"] if p["rtt_us"] and p["name"] not in sc.lb.params()] if scheme else []
+    if scaled:
+        rtt = _core.base_rtt_us(json.dumps(resolution.config))
+        how = f"scaled to this fabric's base RTT of {rtt:.1f} us" if sc.lb.timing == "fabric" else "as published (lb.timing = published)"
+        lines.append(f"timing defaults ({', '.join('lb.' + n for n in scaled)}) {how}")
     for i, (src, fact) in enumerate(zip(resolution.sources, facts)):
         s = src.source
         text = f"source {i}: {s.pattern}, {len(src.senders)} senders, {s.transport}"

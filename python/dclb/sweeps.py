@@ -178,7 +178,7 @@ def check_grid_field(key: str, label: str) -> None:
     if problem:
         raise ScenarioError(f"{label}: {problem}")
     parts = key.split(".")
-    if parts[0] == "lb" and len(parts) == 2 and parts[1] != "scheme":
+    if parts[0] == "lb" and len(parts) == 2 and parts[1] not in ("scheme", "timing"):
         params = _scheme_params()
         if params is not None and parts[1] not in params:
             raise ScenarioError(f"{label}: no scheme has a parameter '{parts[1]}' (`dclb schemes` lists them)")

@@ -59,7 +59,7 @@ impl Simulation {
         fabric.seed_wire_faults(cfg.seed);
         let nl = cfg.topology.leaves;
         let tp = TcpParams::from_config(&cfg.transport);
-        let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params)?;
+        let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params, cfg.timing_rtt())?;
 
         let mut infos_sw = Vec::new();
         for l in 0..nl {

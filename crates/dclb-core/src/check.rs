@@ -27,7 +27,7 @@
 //! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
 //! the sampler names flows, are the flows generated, exactly as the run will generate them.
 
-use crate::config::{Config, DeadlineModel, LbConfig, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
+use crate::config::{Config, DeadlineModel, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
 use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin};
 use crate::lb::{find_scheme, Params};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
@@ -60,7 +60,7 @@ impl Config {
         check_connected(&fabric)?;
         check_buffers(self, &fabric)?;
         if scheme {
-            check_scheme(&self.lb)?;
+            check_scheme(self)?;
         }
         check_run(self, &fabric)?;
         check_traffic(self, &fabric)?;
@@ -457,9 +457,9 @@ fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (String, Strin
     (field, value)
 }
 
-fn check_scheme(lb: &LbConfig) -> Result<(), String> {
-    let spec = find_scheme(&lb.scheme)?;
-    Params::resolve(spec.name, spec.params, &lb.params).map(|_| ())
+fn check_scheme(cfg: &Config) -> Result<(), String> {
+    let spec = find_scheme(&cfg.lb.scheme)?;
+    Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt()).map(|_| ())
 }
 
 fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), String> {

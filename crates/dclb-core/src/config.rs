@@ -9,6 +9,7 @@
 //! The `Default` values here are the documented defaults of dclb; the Python schema reads them from the engine
 //! (`default_config`, `default_source`) rather than repeating them.
 
+use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -23,6 +24,31 @@ pub struct Config {
     /// Traffic sources; a run combines all of them.
     pub sources: Vec<SourceConfig>,
     pub run: RunConfig,
+}
+
+impl Config {
+    /// The unloaded round-trip time between two hosts on different leaves: a full-size data packet out
+    /// (serialised at each of its four links, store and forward) and its ACK back, over the links as the
+    /// topology declares them (per-link overrides aside). It is the yardstick scheme timing defaults are
+    /// scaled by ([`Timing`]): 84.9 us for 10 Gbps links of 10 us, 12.9 us for the default fabric.
+    pub fn base_rtt(&self) -> Time {
+        let t = &self.topology;
+        let data = (self.transport.mss_bytes + self.transport.header_bytes) as u64;
+        let ack = self.transport.ack_bytes as u64;
+        let (host, fabric) = (Rate::from_gbps(t.host_rate_gbps), Rate::from_gbps(t.fabric_rate_gbps));
+        let one_way = |bytes: u64| {
+            host.tx_time(Bytes(bytes)).mul(2) + fabric.tx_time(Bytes(bytes)).mul(2) + Time::from_us_f64(2.0 * (t.host_delay_us + t.fabric_delay_us))
+        };
+        one_way(data) + one_way(ack)
+    }
+
+    /// The base RTT that scheme timing defaults are scaled to, or `None` under `lb.timing = "published"`.
+    pub fn timing_rtt(&self) -> Option<Time> {
+        match self.lb.timing {
+            Timing::Fabric => Some(self.base_rtt()),
+            Timing::Published => None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -240,11 +266,39 @@ pub struct LbConfig {
     pub scheme: String,
     /// Scheme parameters by name; unknown names are rejected against the scheme's declared parameters.
     pub params: BTreeMap<String, serde_json::Value>,
+    /// How the defaults of a scheme's timing parameters (flowlet timeouts, delay thresholds) are read.
+    pub timing: Timing,
 }
 
 impl Default for LbConfig {
     fn default() -> Self {
-        LbConfig { scheme: "ecmp".into(), params: BTreeMap::new() }
+        LbConfig { scheme: "ecmp".into(), params: BTreeMap::new(), timing: Timing::Fabric }
+    }
+}
+
+/// How a scheme's timing defaults relate to the fabric.
+///
+/// A flowlet timeout of 500 us or a "good path" RTT threshold of 60 us is a statement about a fabric: the one
+/// the value was tuned on (mostly 10 Gbps with 10 us links, about 85 us of base RTT). On a fabric with a
+/// 13 us base RTT the same 500 us is some forty RTTs, and LetFlow degenerates into per-flow random choice.
+/// Parameters that are such statements declare the base RTT of their source (`dclb schemes` prints it).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Timing {
+    /// Each such default is scaled by `this fabric's base RTT / its source's base RTT`, so it keeps its
+    /// meaning in RTTs. A value the scenario gives is used as written.
+    #[default]
+    Fabric,
+    /// Every default is used as published, whatever the fabric (reproductions on the paper's own fabric).
+    Published,
+}
+
+impl Timing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Fabric => "fabric",
+            Timing::Published => "published",
+        }
     }
 }
 
@@ -429,5 +483,22 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig { horizon_us: None, sampler: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_rtt_is_a_data_packet_out_and_its_ack_back() {
+        let mut cfg = Config::default();
+        // 10 Gbps, 1 us links: 4 x (1.2 us + 1 us) out, 4 x (0.032 us + 1 us) back.
+        assert_eq!(cfg.base_rtt(), Time::from_ns(12_928));
+        // The fabric of [LB], which timing defaults are declared against.
+        (cfg.topology.host_delay_us, cfg.topology.fabric_delay_us) = (10.0, 10.0);
+        assert!((cfg.base_rtt().as_us() - crate::lb::params::LB_FABRIC_RTT_US).abs() < 0.01);
+        cfg.lb.timing = Timing::Published;
+        assert_eq!(cfg.timing_rtt(), None);
     }
 }

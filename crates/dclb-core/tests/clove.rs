@@ -31,7 +31,7 @@ struct Bench {
 impl Bench {
     fn new(given: &[(&str, Value)]) -> Bench {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        let p = Params::resolve("clove", CloveParams::SPECS, &m).unwrap();
+        let p = Params::resolve("clove", CloveParams::SPECS, &m, None).unwrap();
         let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(3);
         let lb = Clove::new(CloveParams::from_params(&p), &bench.fabric.facts, 0);
         Bench { bench, lb }

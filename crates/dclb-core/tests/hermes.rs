@@ -38,7 +38,7 @@ struct Bench {
 
 fn params(given: &[(&str, Value)]) -> Params {
     let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    Params::resolve("hermes", HermesParams::SPECS, &m).unwrap()
+    Params::resolve("hermes", HermesParams::SPECS, &m, None).unwrap()
 }
 
 impl Bench {

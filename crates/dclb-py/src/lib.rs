@@ -149,6 +149,8 @@ fn schemes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
             pd.set_item("whole", p.whole)?;
             pd.set_item("doc", p.doc)?;
             pd.set_item("source", p.source)?;
+            // The base RTT (us) the default was chosen for, if it scales with the fabric's (lb.timing).
+            pd.set_item("rtt_us", (p.rtt_us > 0.0).then_some(p.rtt_us))?;
             ps.append(pd)?;
         }
         d.set_item("params", ps)?;
@@ -180,6 +182,12 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
 fn check_config(py: Python<'_>, config_json: &str) -> PyResult<()> {
     let cfg = parse_config(config_json)?;
     py.allow_threads(|| cfg.check()).map_err(PyValueError::new_err)
+}
+
+/// The fabric's base RTT in microseconds (what `lb.timing = "fabric"` scales timing defaults to).
+#[pyfunction]
+fn base_rtt_us(config_json: &str) -> PyResult<f64> {
+    Ok(parse_config(config_json)?.base_rtt().as_us())
 }
 
 /// Per source of a checked config: mean flow size, offered load and the capacities of both load bases,
@@ -222,6 +230,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_parts, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(describe_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(base_rtt_us, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_mean, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_problem, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

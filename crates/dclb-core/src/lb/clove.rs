@@ -45,7 +45,7 @@
 //! (paper); recovery none ([LB]).
 
 use super::flowtable::{Clock, FlowTable, Timeout};
-use super::params::{param_choice, scheme_params};
+use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
@@ -73,9 +73,11 @@ scheme_params! {
     pub struct CloveParams {
         /// a gap of at least this between a flow's packets starts a new flowlet
         #[source = "[LB] driver cloveFlowletTimeout=500, README"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// react to ECN on a path at most once per this interval (half RTT)
         #[source = "[LB] Ipv4Clove HalfRTT"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         react_gap_us: Time = 40.0,
         /// fraction of a marked path's weight moved to other paths
         #[source = "baselines.md §9 (x 2/3); [LB] 0.67/0.33"]
@@ -92,6 +94,7 @@ scheme_params! {
         recovery: Recovery = Recovery::None,
         /// time constant of 'decay', quiet period of 'reset'
         #[source = "dclb choice (10 flowlet timeouts)"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         recovery_us: Time = 5000.0,
     }
 }

@@ -58,7 +58,7 @@
 
 use super::ecmp::flow_hash_index;
 use super::flowtable::{Clock, FlowTable, Timeout};
-use super::params::scheme_params;
+use super::params::{scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
 use super::{Decision, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
@@ -83,6 +83,7 @@ scheme_params! {
     pub struct CongaParams {
         /// idle gap after which a flow's next packet starts a new flowlet (T_fl)
         #[source = "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// Q: bits of the quantised congestion metric (metric in 0..2^Q-1)
         #[source = "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3"]

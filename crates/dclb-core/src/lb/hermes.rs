@@ -77,9 +77,17 @@
 //! takes MDTLB's Table 5 values instead: `T_RTT_low` 40 µs, `T_RTT_high` 180 µs, `ΔRTT` 1 µs, `S` 64,000 B,
 //! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
 //! always beats the preset.
+//!
+//! **On other fabrics** (`lb.timing`, default `"fabric"`): the values above were tuned on [LB]'s 10 Gbps fabric
+//! with 10 µs links (85 µs base RTT). Unless the scenario gives them, the delay thresholds `T_RTT_low` and
+//! `T_RTT_high` keep their margin above that fabric's one-way base delay (40 µs: 20 µs and 140 µs of
+//! queueing) and are placed that far above this fabric's base delay of the chosen signal (the base RTT, or half
+//! of it one way): 33 µs and 153 µs of RTT on the default fabric (12.9 µs base RTT). `ΔRTT` is a difference of
+//! delays and does not move. `T1` and the flowlet timeout scale with the base RTT (9.1 µs and 76 µs there).
+//! `lb.timing = "published"` takes every value as written.
 
 use super::flowtable::{Clock, FlowTable, Timeout};
-use super::params::{param_choice, scheme_params};
+use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
 use crate::fabric::FabricFacts;
@@ -98,7 +106,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let p = HermesParams::from_params(p);
+    let p = HermesParams::from_params(p).on_fabric(p);
     let edges = (0..cx.hosts).map(|h| Box::new(Hermes::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
@@ -110,10 +118,11 @@ scheme_params! {
         /// parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5
         #[source = "baselines.md §8.2; MDTLB Table 5"]
         preset: Preset = Preset::Readme,
-        /// T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40)
+        /// T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40; moved to this fabric's base
+        /// delay under lb.timing = fabric: module doc)
         #[source = "[LB] README (20 + one-way base delay); MDTLB Table 5"]
         rtt_low_us: f64 (us) = 60.0,
-        /// T_RTT_high: a bad path's delay is above this (preset: 180 in both)
+        /// T_RTT_high: a bad path's delay is above this (preset: 180 in both; moved like T_RTT_low)
         #[source = "[LB] README; MDTLB Table 5"]
         rtt_high_us: f64 (us) = 180.0,
         /// ΔRTT: a notably better path's delay is lower by at least this (preset: readme 100, mdtlb 1)
@@ -136,6 +145,7 @@ scheme_params! {
         rate_gbps: f64 (Gbps) = 5.0,
         /// T1: time constant of the ECN-fraction window (preset: readme 60, mdtlb 100)
         #[source = "[LB] README T1; MDTLB Table 5"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         ecn_window_us: Time = 60.0,
         /// probe interval (preset: readme 500, mdtlb 50)
         #[source = "[LB] authors' scripts / README 100-500; MDTLB Table 5"]
@@ -149,6 +159,7 @@ scheme_params! {
         /// idle gap after which a flow may be rerouted off a path that is not bad; 0 = off (paper) (preset:
         /// readme 500, mdtlb 5000)
         #[source = "[LB] FlowletTimeout driver default / README; MDTLB Table 5"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// probability that a triggered congestion reroute goes ahead (anti-herding)
         #[source = "[LB] ChangePathPoss 50%"]
@@ -220,7 +231,26 @@ param_choice! {
     }
 }
 
+/// One-way base delay (us) of the fabric [LB]'s delay thresholds were tuned on: four links of 10 us (its README:
+/// `T_RTT_low` = 20 + the one-way base delay).
+const LB_ONE_WAY_BASE_US: f64 = 40.0;
+
 impl HermesParams {
+    /// Under `lb.timing = "fabric"`, each delay threshold the scenario did not give keeps its margin above
+    /// the base delay of its source and sits that far above this fabric's base delay instead: the base of the
+    /// delay signal (the base RTT, or half of it for the one-way signal). A margin is queueing, which at a
+    /// given rate and marking threshold does not depend on propagation, so it is not scaled; `ΔRTT` is a
+    /// difference of delays and stays as it is. Under `"published"` the thresholds are used as written.
+    fn on_fabric(self, p: &Params) -> HermesParams {
+        let Some(rtt) = p.base_rtt() else { return self };
+        let base = match self.delay_signal {
+            DelaySignal::Rtt => rtt.as_us(),
+            DelaySignal::OneWay => rtt.as_us() / 2.0,
+        };
+        let shift = |name: &str, v: f64| if p.given(name) { v } else { (v - LB_ONE_WAY_BASE_US).max(0.0) + base };
+        HermesParams { rtt_low_us: shift("rtt_low_us", self.rtt_low_us), rtt_high_us: shift("rtt_high_us", self.rtt_high_us), ..self }
+    }
+
     /// MDTLB's Table 5 values in place of the README's, when `preset` asks for them.
     fn with_preset(self) -> HermesParams {
         match self.preset {

@@ -37,7 +37,7 @@
 //! * `flowlet_clock` = "timestamp", as both public simulators do (baselines.md §0.4a).
 
 use super::flowtable::{Clock, FlowTable, Timeout};
-use super::params::scheme_params;
+use super::params::{scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, PacketMut, SwitchBalancer, SwitchCx};
 use crate::units::Time;
@@ -60,6 +60,7 @@ scheme_params! {
     pub struct LetFlowParams {
         /// a gap longer than this since the flow's previous packet starts a new flowlet
         #[source = "Hermes authors' ns-3 driver and README (500 us), TR's LetFlow setting; baselines.md §5"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow
         /// table

@@ -32,6 +32,12 @@
 //! `name: Type (unit) in min..=max = default`, unit and range optional; the range is inclusive and written in
 //! the field's own kind of number (numbers are never negative); the default is any constant expression.
 //!
+//! **Timing.** `#[rtt_us = LB_FABRIC_RTT_US]` after a row's source says that its default was chosen for a fabric whose
+//! base RTT ([`Config::base_rtt`](crate::config::Config::base_rtt)) is that many microseconds: a flowlet
+//! timeout or a delay threshold. Under `lb.timing = "fabric"` (the default) such a default is scaled to the
+//! fabric being simulated, `default x base RTT / rtt_us`; under `"published"` it is used as written. A preset's
+//! value scales like a default; a value the scenario gives is never scaled.
+//!
 //! **Presets.** `#[preset = path]` before the struct names a `fn(Self) -> Self` that sets a group of values
 //! from a field the scenario chose (Hermes' `preset`). It runs on the declared values, and every parameter the
 //! scenario gave explicitly is then put back: an explicit value always beats the preset ([`Params::given`]).
@@ -65,6 +71,9 @@ pub struct ParamSpec {
     pub max: f64,
     /// The number must be a whole number (a count).
     pub whole: bool,
+    /// Base RTT (us) of the fabric the default was chosen for, if the default scales with the fabric's base
+    /// RTT (see the module doc); 0 if it does not.
+    pub rtt_us: f64,
 }
 
 /// Resolved parameter values for one scheme.
@@ -75,12 +84,16 @@ pub struct Params {
     choices: BTreeMap<&'static str, String>,
     /// Names the scenario set explicitly (as opposed to values taken from the declared defaults).
     given: BTreeSet<&'static str>,
+    /// The fabric's base RTT, if timing defaults are scaled to it.
+    base_rtt: Option<Time>,
 }
 
 impl Params {
-    /// Merges user values over the declared defaults. Errors name the field as `lb.<name>`.
-    pub fn resolve(scheme: &str, specs: &[ParamSpec], given: &BTreeMap<String, Value>) -> Result<Params, String> {
-        let mut p = Params::default();
+    /// Merges user values over the declared defaults. `base_rtt` is the simulated fabric's base RTT when
+    /// timing defaults are to be scaled to it (`lb.timing = "fabric"`), `None` to take them as published.
+    /// Errors name the field as `lb.<name>`.
+    pub fn resolve(scheme: &str, specs: &[ParamSpec], given: &BTreeMap<String, Value>, base_rtt: Option<Time>) -> Result<Params, String> {
+        let mut p = Params { base_rtt, ..Params::default() };
         for k in given.keys() {
             if !specs.iter().any(|s| s.name == k) {
                 let known: Vec<&str> = specs.iter().map(|s| s.name).collect();
@@ -136,14 +149,28 @@ impl Params {
         Ok(p)
     }
 
-    /// Every parameter at its declared default.
+    /// Every parameter at its declared default, as published.
     pub fn defaults(specs: &[ParamSpec]) -> Params {
-        Params::resolve("", specs, &BTreeMap::new()).unwrap_or_else(|e| panic!("a declared default is invalid: {e}"))
+        Params::resolve("", specs, &BTreeMap::new(), None).unwrap_or_else(|e| panic!("a declared default is invalid: {e}"))
     }
 
     /// Whether the scenario set `name` itself rather than leaving it at its declared default.
     pub fn given(&self, name: &str) -> bool {
         self.given.contains(name)
+    }
+
+    /// The fabric's base RTT when timing defaults are scaled to it (`lb.timing = "fabric"`), else `None`.
+    pub fn base_rtt(&self) -> Option<Time> {
+        self.base_rtt
+    }
+
+    /// The factor by which a default chosen for a fabric of base RTT `rtt_us` is scaled (1 under
+    /// `lb.timing = "published"`).
+    pub fn rtt_factor(&self, rtt_us: f64) -> f64 {
+        match self.base_rtt {
+            Some(rtt) => rtt.as_us() / rtt_us,
+            None => 1.0,
+        }
     }
 
     fn num(&self, name: &str) -> f64 {
@@ -206,6 +233,29 @@ impl<T: Choice> ParamType for T {
         let s = p.choice(name);
         let i = T::NAMES.iter().position(|&n| n == s).unwrap_or_else(|| unreachable!("resolve admits only declared names, got {s}"));
         T::VALUES[i]
+    }
+}
+
+/// Base RTT in microseconds of the fabric on which the Hermes authors' ns-3 code ([LB], baselines.md) runs
+/// its experiments, the source of most baselines' timing defaults: 10 Gbps links of 10 us, a 1,500 B data
+/// packet out and a 40 B ACK back ([`Config::base_rtt`](crate::config::Config::base_rtt) of that fabric).
+pub const LB_FABRIC_RTT_US: f64 = 84.93;
+
+/// A parameter that can scale with the fabric's base RTT (`#[rtt_us = ..]`): a duration or a number of
+/// microseconds.
+pub trait RttScaled {
+    fn scaled(self, factor: f64) -> Self;
+}
+
+impl RttScaled for Time {
+    fn scaled(self, factor: f64) -> Time {
+        Time::from_us_f64(self.as_us() * factor)
+    }
+}
+
+impl RttScaled for f64 {
+    fn scaled(self, factor: f64) -> f64 {
+        self * factor
     }
 }
 
@@ -295,6 +345,9 @@ macro_rules! scheme_params {
     (@max $t:ident) => { f64::INFINITY };
     (@max $t:ident $b:tt) => { $crate::lb::params::scheme_params!(@bound $t $b) };
 
+    (@rtt) => { 0.0 };
+    (@rtt $r:expr) => { $r };
+
     (@preset) => { |values| values };
     (@preset $f:path) => { $f };
 
@@ -305,6 +358,7 @@ macro_rules! scheme_params {
             $(
                 $(#[doc = $doc:literal])+
                 #[source = $source:literal]
+                $(#[rtt_us = $rtt:expr])?
                 $field:ident : $ty:ident $(($unit:ident))? $(in $min:tt ..= $max:tt)? = $default:expr
             ),+ $(,)?
         }
@@ -328,6 +382,7 @@ macro_rules! scheme_params {
                     min: $crate::lb::params::scheme_params!(@min $ty $($min)?),
                     max: $crate::lb::params::scheme_params!(@max $ty $($max)?),
                     whole: $crate::lb::params::scheme_params!(@whole $ty),
+                    rtt_us: $crate::lb::params::scheme_params!(@rtt $($rtt)?),
                 },
             )+];
 
@@ -337,6 +392,7 @@ macro_rules! scheme_params {
                 let declared = Self { $( $field: ParamType::read(p, stringify!($field)), )+ };
                 let preset: fn(Self) -> Self = $crate::lb::params::scheme_params!(@preset $($preset)?);
                 let mut values = preset(declared);
+                $($( values.$field = $crate::lb::params::RttScaled::scaled(values.$field, p.rtt_factor($rtt)); )?)+
                 $( if p.given(stringify!($field)) { values.$field = ParamType::read(p, stringify!($field)); } )+
                 values
             }
@@ -368,6 +424,7 @@ mod tests {
             /// a gap
             /// over two lines
             #[source = "test"]
+            #[rtt_us = 100.0]
             gap_us: Time = 50.0,
             /// a count
             #[source = "test"]
@@ -395,7 +452,7 @@ mod tests {
 
     fn resolve(given: &[(&str, Value)]) -> Result<Params, String> {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        Params::resolve("t", Test::SPECS, &m)
+        Params::resolve("t", Test::SPECS, &m, None)
     }
 
     fn test(given: &[(&str, Value)]) -> Test {
@@ -418,6 +475,23 @@ mod tests {
         assert_eq!(Test::default(), Test { gap_us: Time::from_us(50), count: 2, rate: 5.0, on: true, mode: Mode::A });
         let t = test(&[("gap_us", json!(0.5)), ("count", json!(3)), ("on", json!(false)), ("mode", json!("b"))]);
         assert_eq!((t.gap_us, t.count, t.on, t.mode), (Time::from_ns(500), 3, false, Mode::B));
+    }
+
+    #[test]
+    fn timing_defaults_scale_with_the_base_rtt_unless_given() {
+        let [gap, count, ..] = Test::SPECS else { panic!() };
+        assert_eq!((gap.rtt_us, count.rtt_us), (100.0, 0.0));
+        let at = |given: &[(&str, Value)], rtt: Option<Time>| {
+            let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+            Test::from_params(&Params::resolve("t", Test::SPECS, &m, rtt).unwrap())
+        };
+        // A fabric with a fifth of the source's RTT gets a fifth of the gap; counts do not scale.
+        let t = at(&[], Some(Time::from_us(20)));
+        assert_eq!((t.gap_us, t.count), (Time::from_us(10), 2));
+        assert_eq!(at(&[], None).gap_us, Time::from_us(50));
+        assert_eq!(at(&[("gap_us", json!(50.0))], Some(Time::from_us(20))).gap_us, Time::from_us(50));
+        // A preset's value is a default too.
+        assert_eq!(at(&[("mode", json!("b"))], Some(Time::from_us(200))).gap_us, Time::from_us(14));
     }
 
     #[test]
