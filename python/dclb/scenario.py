@@ -113,6 +113,7 @@ class Transport(_Strict):
     reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
     sack: bool = _TRANSPORT["sack"]
     dsack_undo: bool = _TRANSPORT["dsack_undo"]
+    cwnd_validation: bool = _TRANSPORT["cwnd_validation"]
 
 
 #: The fields each deadline kind needs.

@@ -225,6 +225,11 @@ pub struct TransportConfig {
     /// With `sack`: undo a recovery's window reduction when D-SACKs show all its retransmissions were
     /// unnecessary (RFC 2883).
     pub dsack_undo: bool,
+    /// Grow the window only while it limits the sender (Linux's `tcp_is_cwnd_limited`, in the spirit of
+    /// RFC 7661): in slow start while the window is below twice the most data in flight during the last
+    /// window of data, in congestion avoidance only if the window stopped a send during it. Off: every ACK
+    /// grows the window, however little of it the sender used.
+    pub cwnd_validation: bool,
 }
 
 impl TransportConfig {
@@ -256,6 +261,7 @@ impl Default for TransportConfig {
             reseq_timeout_us: 0.0,
             sack: false,
             dsack_undo: false,
+            cwnd_validation: true,
         }
     }
 }

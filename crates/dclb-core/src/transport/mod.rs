@@ -30,6 +30,7 @@ pub struct TcpParams {
     pub reseq_timeout: Time,
     pub sack: bool,
     pub dsack_undo: bool,
+    pub cwnd_validation: bool,
 }
 
 impl TcpParams {
@@ -51,6 +52,7 @@ impl TcpParams {
             reseq_timeout: Time::from_us_f64(c.reseq_timeout_us),
             sack: c.sack,
             dsack_undo: c.dsack_undo,
+            cwnd_validation: c.cwnd_validation,
         }
     }
 }

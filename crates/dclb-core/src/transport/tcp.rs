@@ -102,6 +102,11 @@ pub struct TcpSender {
     pub fast_retransmits: u32,
     /// RFC 6675 state when the connection uses SACK; `None`: NewReno.
     sack: Option<Box<Scoreboard>>,
+    // Window validation (`transport.cwnd_validation`): over the current window of data (until `snd_una`
+    // passes `usage_end`), the most bytes in flight and whether the window stopped a send.
+    max_flight: u64,
+    cwnd_limited: bool,
+    usage_end: u64,
 }
 
 /// What an ACK told the sender, for edge balancers and statistics.
@@ -141,6 +146,9 @@ impl TcpSender {
             timeouts: 0,
             fast_retransmits: 0,
             sack: p.sack.then(Box::default),
+            max_flight: 0,
+            cwnd_limited: false,
+            usage_end: 0,
         }
     }
 
@@ -185,6 +193,26 @@ impl TcpSender {
                 self.rto_deadline = Some(now + self.rto);
             }
         }
+        self.note_usage(self.flight() + p.mss > self.cwnd);
+    }
+
+    /// Records how much of the window the sender uses, after each round of sending (Linux's
+    /// `tcp_cwnd_validate`): a full window is remembered for the window of data in flight, otherwise the
+    /// largest flight; a new measurement starts once that window of data is acknowledged.
+    /// `full`: the window is used up after this round of sending.
+    fn note_usage(&mut self, full: bool) {
+        let flight = self.flight();
+        if self.snd_una >= self.usage_end || full || (!self.cwnd_limited && flight > self.max_flight) {
+            self.cwnd_limited = full;
+            self.max_flight = flight;
+            self.usage_end = self.snd_nxt;
+        }
+    }
+
+    /// Whether an ACK may grow the window: always without window validation; with it, in slow start while
+    /// the window is below twice the most recent flight, in congestion avoidance while the window limits.
+    fn may_grow(&self, p: &TcpParams) -> bool {
+        !p.cwnd_validation || self.cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_flight)
     }
 
     /// Going back after a timeout, skips what the receiver reported holding.
@@ -260,7 +288,9 @@ impl TcpSender {
                 let in_cwr = self.cwr_active && self.snd_una <= self.cwr_end;
                 if !in_cwr {
                     self.cwr_active = false;
-                    if self.cwnd < self.ssthresh {
+                    if !self.may_grow(p) {
+                        // Application- or NIC-limited: the window was not what held the sender back.
+                    } else if self.cwnd < self.ssthresh {
                         self.cwnd += newly.min(2 * p.mss);
                     } else {
                         self.ca_acc += newly;
@@ -585,6 +615,44 @@ mod tests {
         s.fill_window(Time::ZERO, &p, &mut out);
         assert_eq!(out.len(), 10);
         assert!(out.iter().all(|x| x.retx == Retx::No));
+    }
+
+    /// A sender its NIC budget holds to two segments in flight, acked one segment at a time for 200 ACKs:
+    /// the window it ends with.
+    fn window_after_nic_limited_acks(validation: bool) -> u64 {
+        let p = TcpParams { cwnd_validation: validation, ..params() };
+        let mut s = TcpSender::new(10_000 * p.mss, false, &p);
+        let mut out = Vec::new();
+        let seg = p.mss + p.header as u64;
+        s.nic_budget = 2 * seg;
+        s.fill_window(Time::ZERO, &p, &mut out);
+        assert_eq!(out.len(), 2);
+        for i in 1..=200u64 {
+            out.clear();
+            s.on_ack(Time::from_us(10 * i), i * p.mss, false, Time::ZERO, &SackOption::default(), &p, &mut out);
+            s.nic_budget = seg;
+            s.fill_window(Time::from_us(10 * i), &p, &mut out);
+            assert!(s.flight() <= 2 * p.mss);
+        }
+        s.cwnd
+    }
+
+    #[test]
+    fn a_window_the_sender_does_not_use_does_not_grow() {
+        let p = params();
+        // With validation the window stays at its initial 10 segments (twice the flight of 2 is below it);
+        // without, slow start adds every acknowledged byte, 200 segments' worth.
+        assert_eq!(window_after_nic_limited_acks(true), 10 * p.mss);
+        assert_eq!(window_after_nic_limited_acks(false), 210 * p.mss);
+        // A sender the window holds back grows it as before: ten ACKs of a full initial window add ten.
+        let mut s = TcpSender::new(10_000 * p.mss, false, &p);
+        let mut out = Vec::new();
+        s.fill_window(Time::ZERO, &p, &mut out);
+        for i in 1..=10u64 {
+            s.on_ack(Time::from_us(10 * i), i * p.mss, false, Time::ZERO, &SackOption::default(), &p, &mut out);
+            s.fill_window(Time::from_us(10 * i), &p, &mut out);
+        }
+        assert_eq!(s.cwnd, 20 * p.mss);
     }
 
     #[test]
