@@ -21,7 +21,7 @@ mod common;
 use common::*;
 use dclb_core::config::{Config, TransportKind};
 use dclb_core::lb::ecmp::Ecmp;
-use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LongMode, Measured, ShortGranularity, ThresholdModel};
+use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LbtStats, LongMode, Measured, ShortGranularity, ThresholdModel};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::{Decision, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
 use dclb_core::packet::{class, Packet, PacketKind};
@@ -467,12 +467,19 @@ struct Rec {
     previous: Option<u32>,
 }
 
+/// Leaf 0's thresholds after one update: (Q1, Q2, l1, l2).
+type Tick = (u64, u64, f64, f64);
+
 thread_local! {
     static TRACE: RefCell<Vec<Rec>> = const { RefCell::new(Vec::new()) };
+    /// Leaf 0's (Q1, Q2, l1, l2) after every threshold update.
+    static THRESHOLDS: RefCell<Vec<Tick>> = const { RefCell::new(Vec::new()) };
+    /// Every switch's LBT counters, left when the simulation drops its balancers.
+    static STATS: RefCell<Vec<LbtStats>> = const { RefCell::new(Vec::new()) };
 }
 
 enum Inner {
-    Lbt(Lbt),
+    Lbt(Box<Lbt>),
     Ecmp(Ecmp),
 }
 
@@ -501,13 +508,14 @@ impl SwitchBalancer for Traced {
             } else {
                 Class::Short
             };
-            let (threshold, previous) = match &self.inner {
+            let (class, threshold, previous) = match &self.inner {
                 Inner::Lbt(l) => {
                     let last = l.last_decision().unwrap();
-                    assert_eq!(last.class, class, "LBT's class agrees with the packet's bytes");
-                    (last.threshold, last.previous)
+                    // LBT agrees with the packet's bytes, except that a long flow's retransmitted early bytes stay long.
+                    assert!(last.class == class || (last.class, class) == (Class::Long, Class::Short), "LBT says {:?}, the bytes {class:?}", last.class);
+                    (last.class, last.threshold, last.previous)
                 }
-                Inner::Ecmp(_) => (0, None),
+                Inner::Ecmp(_) => (class, 0, None),
             };
             TRACE.with(|t| t.borrow_mut().push(Rec { at: cx.now, key: pkt.five_tuple(), class, queues, chosen, threshold, previous }));
         }
@@ -516,6 +524,9 @@ impl SwitchBalancer for Traced {
     fn on_timer(&mut self, cx: &mut SwitchCx) {
         if let Inner::Lbt(l) = &mut self.inner {
             l.on_timer(cx);
+            if let Some(g) = l.group(0).filter(|_| self.record) {
+                THRESHOLDS.with(|t| t.borrow_mut().push((g.q1, g.q2, g.l1, g.l2)));
+            }
         }
     }
     fn timer_period(&self) -> Option<Time> {
@@ -526,13 +537,21 @@ impl SwitchBalancer for Traced {
     }
 }
 
+impl Drop for Traced {
+    fn drop(&mut self) {
+        if let Inner::Lbt(l) = &self.inner {
+            STATS.with(|s| s.borrow_mut().push(l.stats()));
+        }
+    }
+}
+
 fn traced(cx: &dclb_core::lb::BuildCx, p: &dclb_core::lb::Params, lbt: bool) -> Installed {
     let p = LbtParams::from_params(p);
     let lbs = cx
         .switches
         .iter()
         .map(|s| {
-            let inner = if lbt { Inner::Lbt(Lbt::new(p, s, cx.facts)) } else { Inner::Ecmp(Ecmp::new(s.salt)) };
+            let inner = if lbt { Inner::Lbt(Box::new(Lbt::new(p, s, cx.facts))) } else { Inner::Ecmp(Ecmp::new(s.salt)) };
             Box::new(Traced { inner, record: s.kind == SwitchKind::Leaf && s.index == 0 }) as Box<dyn SwitchBalancer>
         })
         .collect();
@@ -558,10 +577,13 @@ fn mixed() -> Config {
 
 fn run_traced(cfg: &Config, spec: &SchemeSpec) -> (dclb_core::Results, Vec<Rec>) {
     TRACE.with(|t| t.borrow_mut().clear());
+    THRESHOLDS.with(|t| t.borrow_mut().clear());
+    STATS.with(|t| t.borrow_mut().clear());
     let mut sim = Simulation::with_scheme(cfg, spec).expect("valid scenario");
     sim.run_to_end();
     let r = sim.results();
     assert_conserved(&r);
+    drop(sim);
     (r, TRACE.with(|t| std::mem::take(&mut *t.borrow_mut())))
 }
 
@@ -659,4 +681,38 @@ fn spines_without_a_choice_keep_no_state_and_runs_are_deterministic() {
             assert!(*s > empty, "a leaf holds groups and flow entries");
         }
     }
+}
+
+/// Not a test: prints LBT's own counters for a scenario the Python front dumped
+/// (`dclb run S --dump-config F.json`, then `LBT_CONFIG=F.json cargo test -p dclb-core --test lbt -- --ignored
+/// --nocapture counters`). The run goes through the same engine with the same parameters; only the decision
+/// trace wrapper is added (it records nothing outside leaf 0's thresholds).
+#[test]
+#[ignore]
+fn counters_of_a_dumped_scenario() {
+    let path = std::env::var("LBT_CONFIG").expect("LBT_CONFIG=<engine config JSON>");
+    let cfg: Config = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (r, _) = run_traced(&cfg, &TRACED_LBT);
+    let stats = STATS.with(|s| s.borrow().clone());
+    let mut total = LbtStats::default();
+    for s in &stats {
+        for c in 0..3 {
+            total.decisions[c] += s.decisions[c];
+            total.placements[c] += s.placements[c];
+            total.moves[c] += s.moves[c];
+        }
+        total.all_above[0] += s.all_above[0];
+        total.all_above[1] += s.all_above[1];
+        total.to_long += s.to_long;
+    }
+    println!("flows completed {} of {}", r.stats.flows_completed, r.stats.flows_total);
+    println!("decisions short/long/BE {:?}", total.decisions);
+    println!("fresh placements short/long/BE {:?}", total.placements);
+    println!("moves of a live flow short/long/BE {:?}", total.moves);
+    println!("all candidates at or above the threshold long/BE {:?}", total.all_above);
+    println!("flows turned long {}", total.to_long);
+    let th = THRESHOLDS.with(|t| t.borrow().clone());
+    let busy: Vec<_> = th.iter().filter(|x| x.2 > 0.0).collect();
+    let mean = |f: &dyn Fn(&Tick) -> f64| busy.iter().map(|x| f(x)).sum::<f64>() / busy.len().max(1) as f64;
+    println!("leaf 0: {} periods with load; mean l1 {:.3}, l2 {:.3}, Q1 {:.0} B, Q2 {:.0} B; Q1 at its upper bound in {} periods", busy.len(), mean(&|x| x.2), mean(&|x| x.3), mean(&|x| x.0 as f64), mean(&|x| x.1 as f64), busy.iter().filter(|x| x.0 == th.iter().map(|y| y.0).max().unwrap_or(0)).count());
 }

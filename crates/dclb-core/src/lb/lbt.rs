@@ -58,6 +58,7 @@
 //!   least `Q1`. The upper bound of `Q1` defaults to the candidate ports' ECN marking threshold (DCTCP holds a
 //!   busy queue near it, so a higher `Q1` would never be reached and every long flow would pile onto one
 //!   port), or to the buffer less one packet where marking is off; that of `Q2` to the buffer less one packet.
+//!   Where the group's ports differ (a slowed link has a smaller K and buffer), the smallest bound applies.
 //!   Before the first period ends both thresholds are `q_min_bytes`.
 //! * *Measured quantities* (L267 names only "queue length, traffic quantity, traffic size"): per candidate
 //!   group and period, `B_s, B_l, B_b` = wire bytes of data packets this switch sent into the group's ports
