@@ -123,14 +123,14 @@ def schemes_cmd(as_json: bool) -> None:
         click.echo(json.dumps(schemes, indent=1))
         return
     for s in schemes:
-        console.print(f"[bold]{s['name']}[/bold]  ({s['placement']}, per {s['granularity']}): {s['summary']}")
+        console.print(f"[bold]{s['name']}[/bold]  ({s['placement']}, per {s['granularity']}): {escape(s['summary'])}")
         if not s["params"]:
             console.print("    no parameters")
         for p in s["params"]:
             unit = f" {p['unit']}" if p["unit"] else ""
             choices = f" (one of {', '.join(p['choices'])})" if p["choices"] else ""
             scaled = f" [dim](at a base RTT of {p['rtt_us']:g} us; scaled to the fabric's, see lb.timing)[/dim]" if p.get("rtt_us") else ""
-            console.print(f"    lb.{p['name']} = {p['default']!r}{unit}{choices}{scaled}: {p['doc']}  [dim][{p['source']}][/dim]")
+            console.print(f"    lb.{p['name']} = {p['default']!r}{unit}{choices}{scaled}: {escape(p['doc'])}  [dim]{escape('[' + p['source'] + ']')}[/dim]")
 
 
 @cli.command("workloads")

@@ -54,9 +54,9 @@ pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt];
 
-use crate::fabric::{FabricFacts, Port, PortRole};
+use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
 use crate::packet::{LbHeader, Packet};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
@@ -115,6 +115,15 @@ impl<'a> PortsView<'a> {
     }
     pub fn rate(&self, port: u32) -> Rate {
         self.get(port).rate
+    }
+    /// The port's drop-tail buffer limit (static configuration; the unit it does not count is `MAX`).
+    pub fn buffer(&self, port: u32) -> Buffer {
+        let p = self.get(port);
+        Buffer { packets: p.cap_packets, bytes: p.cap_bytes }
+    }
+    /// The port's ECN marking threshold, DCTCP's K (static configuration; `k = 0` never marks).
+    pub fn ecn_threshold(&self, port: u32) -> Threshold {
+        self.get(port).ecn_k
     }
     pub fn role(&self, port: u32) -> PortRole {
         self.get(port).role
