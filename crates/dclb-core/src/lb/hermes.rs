@@ -38,6 +38,16 @@
 //!   3 timeouts with no packet acknowledged, or more than 1% retransmissions on a path that is not bad;
 //!   [LB]'s thresholds (140 MB, 10000 timeouts) leave them effectively off.
 //!
+//! **ECN capability at the edge.** The ECN fraction of a path needs ECN-capable packets, whatever TCP the
+//! guest runs (the sources read do not say which TCP the paper assumed; [LB]'s simulations weigh ECN 0, so
+//! the question never arises there). Like Clove's vSwitch, dclb's Hermes makes every data packet its host
+//! sends ECN-capable ([`EdgeBalancer::sets_ect`], `edge_ect`, default on); the receiving host echoes CE on
+//! the ACK for any TCP flow, and a NewReno sender ignores the echo (only DCTCP reduces its window on ECE),
+//! which stands for the edge hiding CE from a guest that did not negotiate ECN. Probes are always
+//! ECN-capable. With `edge_ect = false` under NewReno only probes can be marked, so the ECN fraction of a
+//! path comes from a probe or two per probe interval, and a bad path (which needs both a high delay and
+//! ECN) is rarely seen.
+//!
 //! **Choices where the paper is vague.**
 //! * Each host senses and probes for itself: the paper shares probe results within a rack, which would take
 //!   host-to-host messages. With `probe_scope = "active"` (default) a host probes only destination leaves it
@@ -73,7 +83,7 @@
 //! 5 at a 1 Gbps base), probe timeout 100 ms ([LB]), reroute probability 0.5 and interval 100 µs ([LB]),
 //! failure thresholds 3 timeouts and 1% retransmissions (paper, via MDTLB pseudocode one), RTT gain 0.5
 //! ([LB] `IsSmooth`). dclb choices without a source: `stale_us` 2 ms, `retx_window_us` 1 ms, `fail_hold_us`
-//! 10 ms, `probe_scope` active. `preset = "mdtlb"
+//! 10 ms, `probe_scope` active, `edge_ect` on. `preset = "mdtlb"
 //! takes MDTLB's Table 5 values instead: `T_RTT_low` 40 µs, `T_RTT_high` 180 µs, `ΔRTT` 1 µs, `S` 64,000 B,
 //! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
 //! always beats the preset.
@@ -180,6 +190,10 @@ scheme_params! {
         /// time constant of the local sending rate r_p of each path
         #[source = "[LB] T_dre 30 us / alpha 0.2"]
         dre_tau_us: Time = 150.0,
+        /// the host makes every data packet it sends ECN-capable, whatever the guest's TCP; off: only DCTCP
+        /// flows' packets (and probes) can be marked
+        #[source = "dclb choice, as Clove's vSwitch (the ECN fraction needs ECT packets)"]
+        edge_ect: bool = true,
     }
 }
 
@@ -674,6 +688,10 @@ impl EdgeBalancer for Hermes {
 
     fn timer_period(&self) -> Option<Time> {
         (self.cfg.probe_us > Time::ZERO).then_some(self.cfg.probe_us)
+    }
+
+    fn sets_ect(&self) -> bool {
+        self.cfg.edge_ect
     }
 
     fn state_bytes(&self) -> usize {
