@@ -200,13 +200,16 @@ fn clove_completes_all_flows_deterministically_with_bytes_conserved() {
 }
 
 /// `slow_link` under NewReno with 600 flows of 200 KB (fixed sizes: the byte shares do not hinge on a few
-/// elephants) at load 0.5, and the default 500 µs flowlet timeout, so that a flow mostly keeps the path its
-/// first flowlet took.
+/// elephants) at load 0.5, and the published 500 µs flowlet timeout and 40 µs reaction gap (given explicitly,
+/// so that defaults derived from the fabric do not change the test), so that a flow mostly keeps the path
+/// its first flowlet took.
 fn slow_link_newreno(scheme: &str, edge_ect: bool) -> Config {
     let mut cfg = slow_link(scheme);
     cfg.lb.params.clear();
     if scheme == "clove" {
         cfg.lb.params.insert("edge_ect".into(), json!(edge_ect));
+        cfg.lb.params.insert("flowlet_timeout_us".into(), json!(500.0));
+        cfg.lb.params.insert("react_gap_us".into(), json!(40.0));
     }
     let s = &mut cfg.sources[0];
     s.transport = TransportKind::Newreno;
