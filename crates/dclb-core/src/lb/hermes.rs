@@ -15,15 +15,19 @@
 //! path with the smallest local sending rate, else the gray one with the smallest rate, else a random path
 //! that has not failed (a flow already placed stays put if every path has failed; a new flow then takes a
 //! random one). Any other flow stays where it is unless *all* of these hold (cautious rerouting):
-//! its path is bad; it has sent fewer than `S` bytes and its sending rate is below `R`; and some good (else
-//! gray) path is *notably better*, with a delay lower by at least `ΔRTT` and an ECN fraction lower by at
-//! least `ΔECN`. Among those it takes the one with the smallest local sending rate.
+//! its path is bad; it has sent at least `S` bytes (small flows never move) and its sending rate is below
+//! `R`; and some good (else gray) path is *notably better*, with a delay lower by at least `ΔRTT` and an ECN
+//! fraction lower by at least `ΔECN`. Among those it takes the one with the smallest local sending rate.
+//!
+//! **The size gate.** The paper as baselines.md §8.1 describes it, and [LB] (`size >= S`, its acknowledged
+//! bytes on the current path), let only flows that have sent at least `S` move: a small flow finishes soon
+//! and gains little from a move that may reorder it. `size_gate = "at_least"` (default) does that, counting
+//! the bytes the flow has sent over its whole life ([LB] counts acknowledged bytes since the flow's last
+//! move). MDTLB's own rerouting rule (its pseudocode two, line 18, `f.s_sent < S and f.r_f < R`, and its
+//! prose) has the opposite direction; it is MDTLB's algorithm, not a quotation of Hermes' Algorithm 1, so it
+//! is only the option `"below"` (dclb's default until this was noticed: it rested on that source alone).
 //!
 //! **Where the authors' ns-3 code ([LB], baselines.md §8.2) differs, dclb follows the paper:**
-//! * the size gate: the paper's Algorithm 1, as MDTLB's pseudocode two restates it (line 18,
-//!   `f.s_sent < S and f.r_f < R`), lets only flows that have sent *less* than `S` move; [LB] requires at
-//!   least `S` acknowledged bytes on the current path, and baselines.md §8.1 states it that way too. The
-//!   sources conflict, so `size_gate` selects: `"below"` (default, paper) or `"at_least"` ([LB]);
 //! * the rate gate is the flow's own rate (`cwnd / srtt` from the host's TCP state), not [LB]'s per-path DRE;
 //! * candidates are ranked by the local sending rate `r_p` of the path (a discounted byte counter, as the
 //!   paper says), not by [LB]'s RTT level and flow count; a good candidate must also be notably better than
@@ -138,9 +142,10 @@ scheme_params! {
         /// S: sent-bytes gate of cautious rerouting (preset: readme 600000, mdtlb 64000)
         #[source = "[LB] README; MDTLB Table 5"]
         size_bytes: u64 (bytes) = 600_000,
-        /// which flows S lets move: fewer than S bytes sent (paper's Algorithm 1) or at least S ([LB] code)
-        #[source = "Hermes Alg. 1 via MDTLB pseudocode two; [LB] ipv4-tlb.cc"]
-        size_gate: SizeGate = SizeGate::Below,
+        /// which flows S lets move: those that sent at least S bytes (paper per baselines.md §8.1, [LB] code)
+        /// or fewer than S (MDTLB's own rule)
+        #[source = "baselines.md §8.1; [LB] ipv4-tlb.cc; 'below': MDTLB pseudocode two"]
+        size_gate: SizeGate = SizeGate::AtLeast,
         /// R: only flows sending slower than this (cwnd/srtt) are rerouted off a bad path
         #[source = "[LB] DREMultiply 5 x 1 Gbps DRE base (baselines.md §8.2)"]
         rate_gbps: f64 (Gbps) = 5.0,
@@ -208,9 +213,9 @@ param_choice! {
 param_choice! {
     /// Which flows the size gate S lets move.
     pub enum SizeGate {
-        /// Fewer than S bytes sent (the paper).
+        /// Fewer than S bytes sent (MDTLB's rerouting rule).
         Below = "below",
-        /// At least S bytes ([LB]).
+        /// At least S bytes (the paper per baselines.md §8.1, and [LB]).
         AtLeast = "at_least",
     }
 }
