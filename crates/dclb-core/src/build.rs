@@ -85,7 +85,7 @@ impl Simulation {
                 routing_drops: 0,
             })
             .collect();
-        let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState { lb, rng: Rng::derive(cfg.seed, Stream::Edge, h as u64) }).collect();
+        let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState { ect: lb.sets_ect(), lb, rng: Rng::derive(cfg.seed, Stream::Edge, h as u64) }).collect();
 
         let (specs, infos) = traffic::generate(cfg, &fabric, &tp);
         let mut port_rng = Rng::derive(cfg.seed, Stream::FlowPorts, 0);

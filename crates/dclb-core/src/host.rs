@@ -25,6 +25,12 @@
 //! queue; when one of the flow's packets finishes serialisation the sender is woken and sends what its
 //! window and the freed room allow, as Linux does on a NIC's transmit completion. The NIC ring itself is a
 //! drop-tail queue of `nic_queue_packets` shared by the host's flows, ACKs and probes.
+//!
+//! **ECN capability.** A DCTCP flow's data is ECN-capable (ECT); so is every data packet of a host whose edge
+//! balancer asks for it ([`EdgeBalancer::sets_ect`]: Clove's and Hermes' edges set ECT whatever the guest's
+//! TCP), and every probe. A receiver echoes CE on the ACK of each data packet (ECE) for every TCP flow; the
+//! sending edge reads it, and a NewReno sender ignores it (only DCTCP reacts), which stands for the receiving
+//! edge hiding CE from a guest that did not negotiate ECN while reflecting it to the sending edge.
 
 use crate::fabric::Fabric;
 use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut};
@@ -134,6 +140,8 @@ impl HostParams {
 pub(crate) struct EdgeState {
     pub lb: Box<dyn EdgeBalancer>,
     pub rng: Rng,
+    /// The balancer's [`EdgeBalancer::sets_ect`], asked once.
+    pub ect: bool,
 }
 
 impl Simulation {
@@ -150,6 +158,11 @@ impl Simulation {
         }
         self.send_probes(now, host);
         r
+    }
+
+    /// Whether host `host`'s edge balancer makes the data it sends ECN-capable ([`EdgeBalancer::sets_ect`]).
+    fn edge_sets_ect(&self, host: u32) -> bool {
+        self.edges.get(host as usize).is_some_and(|e| e.ect)
     }
 
     pub(crate) fn edge_timer(&mut self, now: Time, host: u32) {
@@ -236,7 +249,7 @@ impl Simulation {
             p.payload = seg.len;
             p.wire_bytes = seg.len + self.tp.header;
             p.retx = seg.retx;
-            p.ecn.ect = f.spec.transport == TransportKind::Dctcp;
+            p.ecn.ect = f.spec.transport == TransportKind::Dctcp || self.edge_sets_ect(f.spec.src);
             self.stamp_header(&mut p, flow);
             let f = &mut self.flows[flow as usize];
             f.bytes_sent += seg.len as u64;
@@ -382,6 +395,7 @@ impl Simulation {
         p.seq = f.bytes_sent;
         p.payload = len;
         p.wire_bytes = len + self.tp.header;
+        p.ecn.ect = self.edge_sets_ect(f.spec.src);
         let gap = f.spec.udp_rate.tx_time(Bytes(p.wire_bytes as u64));
         self.stamp_header(&mut p, flow);
         let f = &mut self.flows[flow as usize];

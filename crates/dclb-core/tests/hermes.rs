@@ -1,7 +1,7 @@
-//! Behaviour tests for Hermes: cautious rerouting (no move without a notably better path, none past the
-//! size/rate gates), failure handling (a timeout moves the flow; repeated timeouts and unanswered probes
-//! fail a path; flows leave failed paths and new flows avoid them), presets, and an end-to-end run on a
-//! fabric with a slow leaf-spine link.
+//! Behaviour tests for Hermes: cautious rerouting (no move without a notably better path, none for flows
+//! below S or faster than R, the size gate's direction), failure handling (a timeout moves the flow;
+//! repeated timeouts and unanswered probes fail a path; flows leave failed paths and new flows avoid them),
+//! presets, and an end-to-end run on a fabric with a slow leaf-spine link.
 //!
 //! How the tests were checked: each rule was broken on purpose in `src/lb/hermes.rs` and the named test
 //! failed (all others still passed): the ΔRTT comparison in `notably_better` replaced by `true` fails
@@ -9,7 +9,8 @@
 //! `a_timeout_moves_the_flow`; the timeout count removed from the failure test in `view` fails
 //! `paths_with_repeated_timeouts_fail_and_new_flows_avoid_them`, and so does letting `place` fall back to a
 //! failed path; probes not recorded as pending fail `unanswered_probes_fail_a_path`; `gates_open` returning
-//! `true` fails `flows_past_the_size_or_rate_gate_stay_put`.
+//! `true` fails `flows_below_s_or_faster_than_r_stay_put`; the default `size_gate` flipped to `below` fails
+//! `size_gate_moves_flows_past_s_by_default_and_below_s_as_an_option` (and the tests whose flow is past S).
 
 mod common;
 use common::*;
@@ -110,6 +111,9 @@ fn flow_view(flow: u32, sent: u64, retx: bool) -> FlowView {
 
 const CAUTIOUS: &[(&str, f64)] = &[("reroute_probability", 1.0), ("flowlet_timeout_us", 0.0)];
 
+/// Bytes sent by a flow past the size gate of both presets (S = 600,000 and 64,000 B).
+const PAST_S: u64 = 700_000;
+
 fn given(extra: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
     let mut v: Vec<(&'static str, Value)> = CAUTIOUS.iter().map(|&(k, x)| (k, json!(x))).collect();
     v.extend(extra.iter().cloned());
@@ -132,7 +136,7 @@ fn no_reroute_without_a_notably_better_path() {
         }
         assert_eq!(b.kind(t + 1.0, cur), PathType::Bad);
         assert!(b.paths().iter().filter(|&&p| p != cur).all(|&p| b.kind(t + 1.0, p) == PathType::Gray));
-        assert_eq!(b.send(t + 1.0, 7, 20_000, false), cur, "moved at {t} µs although no path is ΔRTT better");
+        assert_eq!(b.send(t + 1.0, 7, PAST_S, false), cur, "moved at {t} µs although no path is ΔRTT better");
         t += 150.0; // past the 100 µs reroute interval, so every round is a fresh attempt
     }
     assert_eq!(b.lb.reroutes(), 0);
@@ -144,7 +148,7 @@ fn no_reroute_without_a_notably_better_path() {
         b.ack(t + k as f64 * 0.1, 7, cur, 250.0, true);
     }
     b.settle(t, better, 100.0, false);
-    assert_eq!(b.send(t + 1.0, 7, 20_000, false), better);
+    assert_eq!(b.send(t + 1.0, 7, PAST_S, false), better);
     assert_eq!(b.lb.reroutes(), 1);
 }
 
@@ -161,7 +165,7 @@ fn mdtlb_preset_reroutes_where_readme_does_not_and_explicit_values_win() {
         for p in b.paths().into_iter().filter(|&p| p != cur) {
             b.settle(10.0, p, 200.0, false);
         }
-        b.send(11.0, 7, 20_000, false);
+        b.send(11.0, 7, PAST_S, false);
         b.lb.reroutes()
     };
     assert_eq!(run(&[]), 0);
@@ -169,25 +173,44 @@ fn mdtlb_preset_reroutes_where_readme_does_not_and_explicit_values_win() {
     assert_eq!(run(&[("preset", json!("mdtlb")), ("delta_rtt_us", json!(100.0))]), 0);
 }
 
-/// Cautious gates: a flow that has already sent S bytes (README S = 600 KB) or sends faster than R stays on
-/// its bad path even when a notably better one exists.
-#[test]
-fn flows_past_the_size_or_rate_gate_stay_put() {
-    for (sent, cwnd) in [(600_000u64, 14_600u64), (20_000, 1_000_000)] {
-        let mut b = Bench::new(&given(&[]));
-        let cur = b.send(0.0, 7, 0, false);
-        for k in 0..4 {
-            b.ack(10.0 + k as f64 * 0.1, 7, cur, 250.0, true);
-        }
-        for p in b.paths().into_iter().filter(|&p| p != cur) {
-            b.settle(10.0, p, 20.0, false);
-        }
-        let paths = b.paths();
-        let mut view = flow_view(7, sent, false);
-        view.cwnd = cwnd; // 1 MB per 100 µs = 80 Gbps > R
-        let mut p = Packet::new(PacketKind::Data, 7, 0, DST);
-        assert_eq!(b.bench.at(at(11.0)).choose_path(&mut b.lb, &view, &mut p, &paths), cur, "sent {sent}, cwnd {cwnd}");
+/// Whether flow 7, having sent `sent` bytes with window `cwnd` (srtt 100 µs), leaves its bad path (RTT 250 µs,
+/// every ACK marked) when every other path is good and notably better (RTT 20 µs, unmarked).
+fn leaves_bad_path(extra: &[(&'static str, Value)], sent: u64, cwnd: u64) -> bool {
+    let mut b = Bench::new(&given(extra));
+    let cur = b.send(0.0, 7, 0, false);
+    for k in 0..4 {
+        b.ack(10.0 + k as f64 * 0.1, 7, cur, 250.0, true);
     }
+    for p in b.paths().into_iter().filter(|&p| p != cur) {
+        b.settle(10.0, p, 20.0, false);
+    }
+    assert_eq!(b.kind(11.0, cur), PathType::Bad);
+    let paths = b.paths();
+    let mut view = flow_view(7, sent, false);
+    view.cwnd = cwnd;
+    let mut p = Packet::new(PacketKind::Data, 7, 0, DST);
+    b.bench.at(at(11.0)).choose_path(&mut b.lb, &view, &mut p, &paths) != cur
+}
+
+/// Cautious gates: a flow that has not yet sent S bytes (README S = 600 KB), or sends faster than R, stays
+/// on its bad path even when a notably better one exists; a slow flow past S moves.
+#[test]
+fn flows_below_s_or_faster_than_r_stay_put() {
+    assert!(leaves_bad_path(&[], PAST_S, 14_600), "a slow flow past S moves");
+    assert!(!leaves_bad_path(&[], 20_000, 14_600), "a flow that sent 20 KB < S stays");
+    assert!(!leaves_bad_path(&[], PAST_S, 1_000_000), "a flow sending 1 MB per 100 µs = 80 Gbps > R stays");
+}
+
+/// The size gate's direction: by default (the paper per baselines.md §8.1, and [LB]) flows that have sent at
+/// least S may move and smaller ones never do; `size_gate = "below"` (MDTLB's rule) is the opposite. Flows
+/// just below, at and well past S; S = 600,000 B.
+#[test]
+fn size_gate_moves_flows_past_s_by_default_and_below_s_as_an_option() {
+    let sent = [598_540u64, 600_000, 1_200_000];
+    let moved = |extra: &[(&'static str, Value)]| sent.map(|s| leaves_bad_path(extra, s, 14_600));
+    assert_eq!(moved(&[]), [false, true, true], "default size gate, flows that sent {sent:?}");
+    assert_eq!(moved(&[("size_gate", json!("at_least"))]), [false, true, true]);
+    assert_eq!(moved(&[("size_gate", json!("below"))]), [true, false, false], "size_gate = below");
 }
 
 /// A retransmission timeout moves the flow off its path, even though nothing else marks the path as bad.

@@ -9,6 +9,17 @@
 //! the removed third equally over the other paths, so the total weight stays the same. It reacts to a
 //! path at most once per "half RTT" (40 µs) so that one burst of marks counts once.
 //!
+//! **ECN capability at the edge.** Clove works whatever TCP the guest runs: its vSwitch sets ECT on the outer
+//! header of every packet it sends, and the receiving vSwitch reflects CE marks to the sender and strips them
+//! before the guest sees them (Clove paper, recalled, not re-read here; [LB] sidesteps the question by running
+//! DCTCP). dclb models this with [`EdgeBalancer::sets_ect`] (`edge_ect`, default on): every data packet the host
+//! sends is ECN-capable, the receiving host echoes CE on the ACK (ECE) for any TCP flow, Clove reads it in
+//! `on_ack`, and a NewReno sender ignores ECE (only DCTCP reduces its window on it), which stands for the
+//! receiving vSwitch hiding CE from a guest that did not negotiate ECN. Switches mark at the usual threshold
+//! (`topology.ecn_k_*`, 65 full-size packets at 10 Gbps by default; host NICs do not mark). With
+//! `edge_ect = false` only DCTCP flows are ECN-capable, and under NewReno Clove sees no mark at all: it then
+//! degenerates to weighted round robin over fixed equal weights.
+//!
 //! **Choices where the paper is vague, or where dclb departs from the public code.**
 //! * Weights are kept per destination **leaf** (a path is a (destination leaf, uplink) pair, as in [LB],
 //!   which gives each (destination leaf, spine) pair a path id), so every flow to a rack shares what any of
@@ -42,7 +53,7 @@
 //! **Defaults.** Flowlet timeout 500 µs ([LB] driver `cloveFlowletTimeout=500` and README; the class default
 //! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 (baselines.md
 //! §9: ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
-//! (paper); recovery none ([LB]).
+//! (paper); recovery none ([LB]); ECT set at the edge (paper).
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
@@ -96,6 +107,10 @@ scheme_params! {
         #[source = "dclb choice (10 flowlet timeouts)"]
         #[rtt_us = LB_FABRIC_RTT_US]
         recovery_us: Time = 5000.0,
+        /// the host makes every data packet it sends ECN-capable, whatever the guest's TCP (the vSwitch's
+        /// outer header); off: only DCTCP flows' packets can be marked
+        #[source = "Clove paper (vSwitch sets ECT, hides CE from the guest)"]
+        edge_ect: bool = true,
     }
 }
 
@@ -320,6 +335,10 @@ impl EdgeBalancer for Clove {
         if flow.acked >= flow.size {
             self.flowlets.remove(flow.flow as u128);
         }
+    }
+
+    fn sets_ect(&self) -> bool {
+        self.cfg.edge_ect
     }
 
     fn state_bytes(&self) -> usize {

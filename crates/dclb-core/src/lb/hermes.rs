@@ -15,15 +15,19 @@
 //! path with the smallest local sending rate, else the gray one with the smallest rate, else a random path
 //! that has not failed (a flow already placed stays put if every path has failed; a new flow then takes a
 //! random one). Any other flow stays where it is unless *all* of these hold (cautious rerouting):
-//! its path is bad; it has sent fewer than `S` bytes and its sending rate is below `R`; and some good (else
-//! gray) path is *notably better*, with a delay lower by at least `ΔRTT` and an ECN fraction lower by at
-//! least `ΔECN`. Among those it takes the one with the smallest local sending rate.
+//! its path is bad; it has sent at least `S` bytes (small flows never move) and its sending rate is below
+//! `R`; and some good (else gray) path is *notably better*, with a delay lower by at least `ΔRTT` and an ECN
+//! fraction lower by at least `ΔECN`. Among those it takes the one with the smallest local sending rate.
+//!
+//! **The size gate.** The paper as baselines.md §8.1 describes it, and [LB] (`size >= S`, its acknowledged
+//! bytes on the current path), let only flows that have sent at least `S` move: a small flow finishes soon
+//! and gains little from a move that may reorder it. `size_gate = "at_least"` (default) does that, counting
+//! the bytes the flow has sent over its whole life ([LB] counts acknowledged bytes since the flow's last
+//! move). MDTLB's own rerouting rule (its pseudocode two, line 18, `f.s_sent < S and f.r_f < R`, and its
+//! prose) has the opposite direction; it is MDTLB's algorithm, not a quotation of Hermes' Algorithm 1, so it
+//! is only the option `"below"` (dclb's default until this was noticed: it rested on that source alone).
 //!
 //! **Where the authors' ns-3 code ([LB], baselines.md §8.2) differs, dclb follows the paper:**
-//! * the size gate: the paper's Algorithm 1, as MDTLB's pseudocode two restates it (line 18,
-//!   `f.s_sent < S and f.r_f < R`), lets only flows that have sent *less* than `S` move; [LB] requires at
-//!   least `S` acknowledged bytes on the current path, and baselines.md §8.1 states it that way too. The
-//!   sources conflict, so `size_gate` selects: `"below"` (default, paper) or `"at_least"` ([LB]);
 //! * the rate gate is the flow's own rate (`cwnd / srtt` from the host's TCP state), not [LB]'s per-path DRE;
 //! * candidates are ranked by the local sending rate `r_p` of the path (a discounted byte counter, as the
 //!   paper says), not by [LB]'s RTT level and flow count; a good candidate must also be notably better than
@@ -37,6 +41,16 @@
 //! * failure detection follows the paper's rules as MDTLB's pseudocode one (line 7) restates them: more than
 //!   3 timeouts with no packet acknowledged, or more than 1% retransmissions on a path that is not bad;
 //!   [LB]'s thresholds (140 MB, 10000 timeouts) leave them effectively off.
+//!
+//! **ECN capability at the edge.** The ECN fraction of a path needs ECN-capable packets, whatever TCP the
+//! guest runs (the sources read do not say which TCP the paper assumed; [LB]'s simulations weigh ECN 0, so
+//! the question never arises there). Like Clove's vSwitch, dclb's Hermes makes every data packet its host
+//! sends ECN-capable ([`EdgeBalancer::sets_ect`], `edge_ect`, default on); the receiving host echoes CE on
+//! the ACK for any TCP flow, and a NewReno sender ignores the echo (only DCTCP reduces its window on ECE),
+//! which stands for the edge hiding CE from a guest that did not negotiate ECN. Probes are always
+//! ECN-capable. With `edge_ect = false` under NewReno only probes can be marked, so the ECN fraction of a
+//! path comes from a probe or two per probe interval, and a bad path (which needs both a high delay and
+//! ECN) is rarely seen.
 //!
 //! **Choices where the paper is vague.**
 //! * Each host senses and probes for itself: the paper shares probe results within a rack, which would take
@@ -73,7 +87,7 @@
 //! 5 at a 1 Gbps base), probe timeout 100 ms ([LB]), reroute probability 0.5 and interval 100 µs ([LB]),
 //! failure thresholds 3 timeouts and 1% retransmissions (paper, via MDTLB pseudocode one), RTT gain 0.5
 //! ([LB] `IsSmooth`). dclb choices without a source: `stale_us` 2 ms, `retx_window_us` 1 ms, `fail_hold_us`
-//! 10 ms, `probe_scope` active. `preset = "mdtlb"
+//! 10 ms, `probe_scope` active, `edge_ect` on. `preset = "mdtlb"
 //! takes MDTLB's Table 5 values instead: `T_RTT_low` 40 µs, `T_RTT_high` 180 µs, `ΔRTT` 1 µs, `S` 64,000 B,
 //! `T1` 100 µs, probing every 50 µs, flowlet 5 ms, `T_ECN` 0.1. A parameter given explicitly in the scenario
 //! always beats the preset.
@@ -137,9 +151,10 @@ scheme_params! {
         /// S: sent-bytes gate of cautious rerouting (preset: readme 600000, mdtlb 64000)
         #[source = "[LB] README; MDTLB Table 5"]
         size_bytes: u64 (bytes) = 600_000,
-        /// which flows S lets move: fewer than S bytes sent (paper's Algorithm 1) or at least S ([LB] code)
-        #[source = "Hermes Alg. 1 via MDTLB pseudocode two; [LB] ipv4-tlb.cc"]
-        size_gate: SizeGate = SizeGate::Below,
+        /// which flows S lets move: those that sent at least S bytes (paper per baselines.md §8.1, [LB] code)
+        /// or fewer than S (MDTLB's own rule)
+        #[source = "baselines.md §8.1; [LB] ipv4-tlb.cc; 'below': MDTLB pseudocode two"]
+        size_gate: SizeGate = SizeGate::AtLeast,
         /// R: only flows sending slower than this (cwnd/srtt) are rerouted off a bad path
         #[source = "[LB] DREMultiply 5 x 1 Gbps DRE base (baselines.md §8.2)"]
         rate_gbps: f64 (Gbps) = 5.0,
@@ -191,6 +206,10 @@ scheme_params! {
         /// time constant of the local sending rate r_p of each path
         #[source = "[LB] T_dre 30 us / alpha 0.2"]
         dre_tau_us: Time = 150.0,
+        /// the host makes every data packet it sends ECN-capable, whatever the guest's TCP; off: only DCTCP
+        /// flows' packets (and probes) can be marked
+        #[source = "dclb choice, as Clove's vSwitch (the ECN fraction needs ECT packets)"]
+        edge_ect: bool = true,
     }
 }
 
@@ -205,9 +224,9 @@ param_choice! {
 param_choice! {
     /// Which flows the size gate S lets move.
     pub enum SizeGate {
-        /// Fewer than S bytes sent (the paper).
+        /// Fewer than S bytes sent (MDTLB's rerouting rule).
         Below = "below",
-        /// At least S bytes ([LB]).
+        /// At least S bytes (the paper per baselines.md §8.1, and [LB]).
         AtLeast = "at_least",
     }
 }
@@ -704,6 +723,10 @@ impl EdgeBalancer for Hermes {
 
     fn timer_period(&self) -> Option<Time> {
         (self.cfg.probe_us > Time::ZERO).then_some(self.cfg.probe_us)
+    }
+
+    fn sets_ect(&self) -> bool {
+        self.cfg.edge_ect
     }
 
     fn state_bytes(&self) -> usize {

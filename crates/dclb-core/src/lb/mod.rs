@@ -359,4 +359,14 @@ pub trait EdgeBalancer: Send {
     fn state_bytes(&self) -> usize {
         0
     }
+    /// Whether this host's edge makes the data packets it sends ECN-capable (ECT) whatever the flow's
+    /// transport, as a hypervisor edge does on the outer header so that switches mark them (Clove, Hermes).
+    /// The receiving host then echoes CE on the ACK (ECE), as it does for DCTCP, and `on_ack` sees it; a
+    /// NewReno sender ignores ECE, which stands for the receiving edge hiding CE from a guest that did not
+    /// negotiate ECN. Asked once, when the balancer is installed; the host applies it to every TCP segment
+    /// and UDP datagram it creates, on any path (not to ACKs, SYNs or SYN-ACKs). Default off: only DCTCP
+    /// flows' packets are ECN-capable (probes always are).
+    fn sets_ect(&self) -> bool {
+        false
+    }
 }
