@@ -1,16 +1,21 @@
 //! TR: Time-to-Next-Leaf, the order filter, the short and long rules, short-flow counting, the spine queue
 //! carried back in ACK bits, and end-to-end runs on the paper's asymmetric two-leaf fabric.
 //!
-//! Deliberate breakages tried (each once, then reverted), and the tests that caught them:
-//! * order filter inverted (`t < p_tnl` safe) or dropped (every uplink safe): `a_crafted_tnl_history_makes_an_uplink_ineligible`,
-//!   `no_safe_uplink_falls_back_to_the_previous_packets_uplink`, and both zero-reordering runs;
-//! * short rule taking the largest instead of the smallest TNL: `short_flows_take_the_smallest_tnl`, `tnl_arithmetic...`;
-//! * long rule ranking by TNL alone (short-flow count ignored): `long_flows_take_the_uplink_with_the_fewest_short_flows`
-//!   and `long_flows_keep_out_of_the_way_of_short_flows_end_to_end`;
-//! * no decrement when a flow becomes long / no idle expiry: `short_flows_are_counted_per_uplink_and_expire_after_one_rtt`;
-//! * spine stamping the ACK's own egress queue (toward the data sender) instead of the queue toward the ACK's
-//!   source leaf, and the leaf not restoring the field: `the_spine_queue_rides_back_quantised_and_the_leaf_restores_the_bits`
-//!   and `hosts_never_see_the_report_bits`.
+//! Deliberate breakages tried (each once, then reverted), and the tests that failed:
+//! * order filter inverted (`t < p_tnl` safe): nine tests, among them both zero-reordering runs,
+//!   `a_crafted_tnl_history_makes_an_uplink_ineligible` and `no_safe_uplink_falls_back_to_the_previous_packets_uplink`;
+//! * order filter dropped (every uplink safe): the crafted history, the fallback, the long rule's second case and
+//!   both end-to-end reordering runs;
+//! * short rule taking the largest TNL: `short_flows_take_the_smallest_tnl_and_ties_are_random`, the TNL test,
+//!   the feedback test and the end-to-end runs;
+//! * long rule ranking by TNL alone (short-flow count ignored): `long_flows_take_the_uplink_with_the_fewest_short_flows`,
+//!   `long_flows_keep_out_of_the_way_of_short_flows_end_to_end` (and the 3.5x run, whose filter then has nothing to do);
+//! * no decrement when a flow becomes long: the counting test and the long-rule test; no idle expiry: the
+//!   counting test and the end-of-run hygiene check;
+//! * spine stamping the ACK's own egress queue (toward the data sender): the round-trip test and the feedback test;
+//! * leaf not restoring the bits: the round-trip test, the TNL test and `hosts_never_see_the_report_bits...`;
+//! * spine term left out of TNL: the TNL, filter, fallback, round-trip and feedback tests;
+//! * ACKs classified and counted as flows: the counting test.
 
 mod common;
 use common::*;
@@ -22,7 +27,7 @@ use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::units::{Rate, Time};
 use dclb_core::Simulation;
-use std::sync::Mutex;
+use std::cell::RefCell;
 
 fn us(x: u64) -> Time {
     Time::from_us(x)
@@ -534,10 +539,13 @@ fn unequal_segments_need_the_serialisation_term_for_strict_order() {
 
 // --- Long flows and short flows, end to end, with a recording wrapper around leaf 0's balancer.
 
-/// Per long-flow packet at leaf 0: (its uplink had short flows, share of leaf 0's uplinks with short flows).
-static LONG_SEEN: Mutex<Vec<(bool, f64)>> = Mutex::new(Vec::new());
-/// Packets that reached a leaf bound for one of its hosts with report bits still set.
-static LEAKED: Mutex<u64> = Mutex::new(0);
+thread_local! {
+    /// Per long-flow packet at leaf 0: (its uplink had short flows, share of leaf 0's uplinks with short flows).
+    /// Per test thread: the engine runs in the test's own thread.
+    static LONG_SEEN: RefCell<Vec<(bool, f64)>> = const { RefCell::new(Vec::new()) };
+    /// Packets that reached a leaf bound for one of its hosts with report bits still set.
+    static LEAKED: RefCell<u64> = const { RefCell::new(0) };
+}
 
 struct Recorder {
     inner: Tr,
@@ -554,7 +562,7 @@ impl SwitchBalancer for Recorder {
                 let n = cx.facts.uplinks;
                 let busy = (0..n).filter(|&u| self.inner.short_flows(now, u) > 0).count();
                 let mine = self.inner.short_flows(now, cx.ports.uplink_index(port).unwrap()) > 0;
-                LONG_SEEN.lock().unwrap().push((mine, busy as f64 / n as f64));
+                LONG_SEEN.with(|v| v.borrow_mut().push((mine, busy as f64 / n as f64)));
             }
         }
         d
@@ -562,7 +570,7 @@ impl SwitchBalancer for Recorder {
     fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut) {
         self.inner.on_arrival(cx, pkt);
         if cx.me.kind == SwitchKind::Leaf && cx.facts.leaf_of_host(pkt.dst) == cx.me.index && pkt.lb.scratch != 0 {
-            *LEAKED.lock().unwrap() += 1;
+            LEAKED.with(|v| *v.borrow_mut() += 1);
         }
     }
     fn on_timer(&mut self, cx: &mut SwitchCx) {
@@ -611,10 +619,10 @@ fn long_flows_keep_out_of_the_way_of_short_flows_end_to_end() {
     }
     cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
     cfg.lb.scheme = "tr".into();
-    LONG_SEEN.lock().unwrap().clear();
+    LONG_SEEN.with(|v| v.borrow_mut().clear());
     let r = recorded(&cfg);
     assert_eq!(r.stats.flows_completed, 101);
-    let seen = std::mem::take(&mut *LONG_SEEN.lock().unwrap());
+    let seen = LONG_SEEN.with(|v| std::mem::take(&mut *v.borrow_mut()));
     // Over the stream period: long-flow packets while some uplink had short flows and another had none.
     let during: Vec<&(bool, f64)> = seen.iter().filter(|(_, f)| *f > 0.0 && *f < 1.0).collect();
     assert!(during.len() > 1000, "{} long-flow packets decided while short flows ran", during.len());
@@ -637,10 +645,10 @@ fn hosts_never_see_the_report_bits_and_tables_empty_after_the_run() {
     let flows: Vec<(f64, u32, u32, u64)> = (0..30u32).map(|i| (i as f64 * 30.0, i % 12, (i % 12 + 4 + i % 5) % 12, 30_000 + 50_000 * (i % 4) as u64)).filter(|f| f.1 / 4 != f.2 / 4).collect();
     cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
     cfg.run.horizon_us = Some(40_000.0);
-    *LEAKED.lock().unwrap() = 0;
+    LEAKED.with(|v| *v.borrow_mut() = 0);
     let r = recorded(&cfg);
     assert_eq!(r.stats.flows_completed as usize, flows.len());
-    assert_eq!(*LEAKED.lock().unwrap(), 0, "a host would have seen modified bits");
+    assert_eq!(LEAKED.with(|v| *v.borrow()), 0, "a host would have seen modified bits");
     let (stamped, reports) = (sum_col(&r, "tr_stamped"), sum_col(&r, "tr_reports"));
     assert!(stamped > 0 && stamped == reports, "spines stamped {stamped}, leaves read {reports}");
     // Long after the last flow, every flow entry and presence record is gone: a leaf holds only its fixed tables.
