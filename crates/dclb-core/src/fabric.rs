@@ -65,6 +65,23 @@ pub struct FabricFacts {
     path_delay: Vec<Time>,
     /// Wire bytes of a full-size data packet.
     pub mtu_wire_bytes: u32,
+    /// Static facts of every spine's down links (configuration, not live state): index
+    /// `spine * leaves * links_per_pair + slot`, slot `leaf * links_per_pair + link` as in [`PortLink::slot`].
+    spine_down: Vec<LinkFacts>,
+}
+
+/// What configuration says about one direction of a link: what a switch may know of a neighbour's port
+/// without reading its live state (TR's leaves decode a spine's queue report with the spine port's buffer
+/// and rate).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LinkFacts {
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Time,
+    /// Drop-tail buffer in bytes; a buffer counted in packets is given as packets x full-size wire bytes.
+    pub buffer_bytes: u64,
+    /// In service (not failed); a failed link is absent from routing.
+    pub up: bool,
 }
 
 impl FabricFacts {
@@ -78,6 +95,10 @@ impl FabricFacts {
     /// The spine an uplink index leads to.
     pub fn spine_of_uplink(&self, uplink: u32) -> u32 {
         uplink / self.links_per_pair
+    }
+    /// Static facts of spine `spine`'s down link `slot` (`leaf * links_per_pair + link`).
+    pub fn spine_down(&self, spine: u32, slot: u32) -> LinkFacts {
+        self.spine_down[(spine * self.leaves * self.links_per_pair + slot) as usize]
     }
 }
 
@@ -235,6 +256,7 @@ impl Fabric {
                 uplinks,
                 path_delay: Vec::new(),
                 mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
+                spine_down: Vec::new(),
             },
             leaf_routes: Vec::new(),
             spine_routes: Vec::new(),
@@ -318,10 +340,40 @@ impl Fabric {
                 }
             }
         }
+        let mtu = self.facts.mtu_wire_bytes as u64;
+        let mut spine_down = Vec::with_capacity((ns * nl * lpp) as usize);
+        for s in 0..ns {
+            for slot in 0..nl * lpp {
+                let p = &self.ports[self.spine_down_port(s, slot) as usize];
+                let buffer_bytes = if p.cap_bytes != u64::MAX { p.cap_bytes } else { (p.cap_packets as u64).saturating_mul(mtu) };
+                spine_down.push(LinkFacts { rate: p.rate, delay: p.delay, buffer_bytes, up: p.up });
+            }
+        }
         self.spine_routes = spine_routes;
         self.leaf_routes = leaf_routes;
         self.leaf_paths = leaf_paths;
         self.facts.path_delay = path_delay;
+        self.facts.spine_down = spine_down;
+    }
+
+    /// The port of `port`'s peer on the same link, pointing back (a packet sent on `port` arrives at the
+    /// peer through it): a leaf's uplink and the spine's down link to that leaf, a host's NIC and its leaf's
+    /// port down to it.
+    pub fn reverse_port(&self, port: u32) -> u32 {
+        let p = &self.ports[port as usize];
+        let lpp = self.facts.links_per_pair;
+        match p.role {
+            PortRole::HostUp => self.leaf_down_port(p.owner),
+            PortRole::LeafDown => self.host_nic(p.slot),
+            PortRole::LeafUp => {
+                let leaf = self.nodes[p.owner as usize].index;
+                self.spine_down_port(p.slot / lpp, leaf * lpp + p.slot % lpp)
+            }
+            PortRole::SpineDown => {
+                let spine = self.nodes[p.owner as usize].index;
+                self.uplink_port(p.slot / lpp, spine * lpp + p.slot % lpp)
+            }
+        }
     }
 
     /// Gives every lossy port its own random stream, derived from the scenario seed and the port id.

@@ -130,6 +130,9 @@ pub struct Port {
     serving_control: bool,
     pub queued_bytes: u64,
     busy: bool,
+    /// While `busy`: when the packet on the wire finishes serialisation, and its wire bytes.
+    service_end: Time,
+    service_bytes: u64,
 
     // --- counters ---
     pub bytes_sent: u64,
@@ -176,6 +179,8 @@ impl Port {
             serving_control: false,
             queued_bytes: 0,
             busy: false,
+            service_end: Time::ZERO,
+            service_bytes: 0,
             bytes_sent: 0,
             packets_sent: 0,
             drops: 0,
@@ -241,7 +246,16 @@ impl Port {
         }
     }
 
-    /// Time to drain the current queue at the port's rate (what a packet enqueued now would wait).
+    /// Exactly how long a packet enqueued now, behind everything queued, would wait before its own
+    /// serialisation starts: the rest of the packet on the wire plus the bytes queued behind it at the
+    /// port's rate. [`Port::queue_delay`] counts the packet on the wire whole instead.
+    pub fn wait_time(&self, now: Time) -> Time {
+        let waiting = self.queued_bytes - self.service_bytes;
+        let rest = if self.busy { self.service_end.saturating_sub(now) } else { Time::ZERO };
+        rest + if self.ps_per_byte != 0 { Time(waiting * self.ps_per_byte) } else { self.rate.tx_time(Bytes(waiting)) }
+    }
+
+    /// Time to drain the current queue at the port's rate, the packet on the wire counted whole.
     pub fn queue_delay(&self) -> Time {
         if self.ps_per_byte != 0 {
             Time(self.queued_bytes * self.ps_per_byte)
@@ -307,7 +321,9 @@ impl Port {
         let p = pkts.get_mut(head);
         p.queue_delay += now - p.enqueued_at;
         self.busy = true;
-        Some((head, now + self.tx_time(p.wire_bytes)))
+        self.service_end = now + self.tx_time(p.wire_bytes);
+        self.service_bytes = p.wire_bytes as u64;
+        Some((head, self.service_end))
     }
 
     /// The head packet has been serialised: removes it, counts it, frees the serialiser, and returns its id.
@@ -321,6 +337,7 @@ impl Port {
         self.bytes_sent += wire;
         self.packets_sent += 1;
         self.busy = false;
+        self.service_bytes = 0;
         pid
     }
 

@@ -14,8 +14,9 @@ use std::collections::BinaryHeap;
 pub enum Event {
     /// A flow's application hands its data to the transport.
     FlowStart { flow: u32 },
-    /// A packet finishes propagating and arrives at `node`.
-    Arrive { node: u32, pkt: u32 },
+    /// A packet finishes propagating and arrives at `node`, through `via`: the node's own port on the link
+    /// it came by, or `u32::MAX` for a packet made at the node itself.
+    Arrive { node: u32, pkt: u32, via: u32 },
     /// The head packet of `port` finishes serialisation.
     TxDone { port: u32 },
     /// A flow's retransmission timer may have expired (checked lazily against the flow's deadline).

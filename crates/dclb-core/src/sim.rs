@@ -121,11 +121,11 @@ impl Simulation {
     fn dispatch(&mut self, now: Time, ev: Event) {
         match ev {
             Event::FlowStart { flow } => self.start_flow(now, flow),
-            Event::Arrive { node, pkt } => {
+            Event::Arrive { node, pkt, via } => {
                 if node < self.fabric.hosts {
                     self.host_receive(now, node, pkt)
                 } else {
-                    self.switch_receive(now, node, pkt)
+                    self.switch_receive(now, node, pkt, via)
                 }
             }
             Event::TxDone { port } => self.tx_done(now, port),

@@ -47,7 +47,7 @@ pub(crate) struct SwitchState {
 #[inline]
 pub(crate) fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, sched: &mut Scheduler, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
     let n = &fabric.nodes[st.info.node as usize];
-    let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&fabric.ports, n.first_port, n.n_ports), facts: &fabric.facts, rng: &mut st.rng, alarms };
+    let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&fabric.ports, n.first_port, n.n_ports), facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
     let r = hook(&mut *st.lb, &mut cx);
     for (at, token) in alarms.drain(..) {
         sched.at(at, Event::SwitchAlarm { node: st.info.node, token });
@@ -119,7 +119,8 @@ impl Simulation {
             self.dropped += p.wire_bytes as u64;
             self.pkts.free(pid);
         } else {
-            self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid });
+            let via = self.fabric.reverse_port(port_id);
+            self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid, via });
         }
         if owner < hosts {
             self.left_nic(now, from_host.0, from_host.1, from_host.2);
@@ -127,14 +128,19 @@ impl Simulation {
         self.serve(now, port_id);
     }
 
-    /// A packet arrives at a switch: the balancer sees it, routing offers candidates, the balancer decides.
-    pub(crate) fn switch_receive(&mut self, now: Time, node: u32, pid: u32) {
+    /// A packet arrives at a switch through its port `via` (`u32::MAX`: made here): the balancer sees it,
+    /// routing offers candidates, the balancer decides. Both hooks see `via` as [`SwitchCx::ingress`].
+    pub(crate) fn switch_receive(&mut self, now: Time, node: u32, pid: u32, via: u32) {
         let sw = self.switch_index(node);
         let st = &mut self.switches[sw];
         let p = self.pkts.get_mut(pid);
         p.hops = p.hops.saturating_add(1);
+        let ingress = (via != u32::MAX).then_some(via);
         if st.hooks.arrival {
-            with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_arrival(cx, &mut PacketMut::new(p)));
+            with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| {
+                cx.ingress = ingress;
+                lb.on_arrival(cx, &mut PacketMut::new(p))
+            });
         }
         let dst_leaf = self.fabric.facts.leaf_of_host(p.dst);
         let down;
@@ -156,7 +162,10 @@ impl Simulation {
             1 if !st.hooks.choose_single => Decision::Forward(candidates[0]),
             n => {
                 st.decisions += (n > 1) as u64;
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.choose(cx, &mut PacketMut::new(p), candidates))
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| {
+                    cx.ingress = ingress;
+                    lb.choose(cx, &mut PacketMut::new(p), candidates)
+                })
             }
         };
         match decision {
@@ -180,7 +189,7 @@ impl Simulation {
                     c.wire_bytes = self.tp.ack_bytes;
                     c.sent_at = now;
                     let cid = self.new_packet(c);
-                    self.sched.at(now, Event::Arrive { node, pkt: cid });
+                    self.sched.at(now, Event::Arrive { node, pkt: cid, via: u32::MAX });
                 }
             }
         }

@@ -54,7 +54,7 @@ pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tr];
 
 use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
 use crate::packet::{LbHeader, Packet};
@@ -108,10 +108,20 @@ impl<'a> PortsView<'a> {
     pub fn queue_packets(&self, port: u32) -> u32 {
         self.get(port).queue_packets()
     }
-    /// Time to drain this port's queue at its rate.
+    /// Time to drain this port's queue at its rate (the packet on the wire counted whole).
     #[inline]
     pub fn queue_delay(&self, port: u32) -> Time {
         self.get(port).queue_delay()
+    }
+    /// Exactly how long a packet enqueued at `port` now would wait before its serialisation starts: the rest
+    /// of the packet on the wire plus the bytes queued behind it ([`Port::wait_time`]).
+    #[inline]
+    pub fn wait_time(&self, port: u32, now: Time) -> Time {
+        self.get(port).wait_time(now)
+    }
+    /// One-way propagation delay of `port`'s link (static).
+    pub fn delay(&self, port: u32) -> Time {
+        self.get(port).delay
     }
     pub fn rate(&self, port: u32) -> Rate {
         self.get(port).rate
@@ -219,6 +229,9 @@ pub struct SwitchCx<'a> {
     pub rng: &'a mut Rng,
     /// One-shot wake-ups requested so far (use [`SwitchCx::wake_at`]).
     pub alarms: &'a mut Alarms,
+    /// In `on_arrival` and `choose`: this switch's own port on the link the packet came in by (a real
+    /// switch knows its ingress port). `None` in the other hooks and for a packet made at this switch.
+    pub ingress: Option<u32>,
 }
 
 impl SwitchCx<'_> {
@@ -288,6 +301,12 @@ pub trait SwitchBalancer: Send {
     /// Bytes of state the balancer holds now (tables, counters), for overhead comparisons.
     fn state_bytes(&self) -> usize {
         0
+    }
+    /// The scheme's own counters at the end of the run, `(name, value)`: each name becomes a column of the
+    /// per-switch table (0 for switches that do not report it), so give names the scheme's prefix
+    /// (`tr_fallbacks`). None by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
     /// The per-packet hooks this balancer implements (see [`Hooks`]); override only to declare fewer.
     fn hooks(&self) -> Hooks {

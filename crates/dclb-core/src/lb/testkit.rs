@@ -36,6 +36,8 @@ pub struct SwitchBench {
     pub now: Time,
     /// Alarms the balancer asked for, in the order it asked.
     pub alarms: Alarms,
+    /// The ingress port hooks see ([`SwitchCx::ingress`]); set it with [`SwitchBench::via`].
+    pub ingress: Option<u32>,
 }
 
 impl SwitchBench {
@@ -45,7 +47,7 @@ impl SwitchBench {
             SwitchKind::Leaf => fabric.leaf_node(index),
             SwitchKind::Spine => fabric.first_spine() + index,
         };
-        SwitchBench { fabric, me: SwitchInfo { node, kind, index, salt: 0 }, rng: Rng::new(11), now: Time::ZERO, alarms: Vec::new() }
+        SwitchBench { fabric, me: SwitchInfo { node, kind, index, salt: 0 }, rng: Rng::new(11), now: Time::ZERO, alarms: Vec::new(), ingress: None }
     }
     /// Leaf `leaf` of the fabric `cfg` describes.
     pub fn leaf(cfg: &Config, leaf: u32) -> SwitchBench {
@@ -70,6 +72,12 @@ impl SwitchBench {
         self.now = now;
         self
     }
+    /// Makes the next hooks see the packet as arrived through this switch's own port `port` (`None`: made
+    /// here), as the engine does for `on_arrival` and `choose`.
+    pub fn via(&mut self, port: Option<u32>) -> &mut SwitchBench {
+        self.ingress = port;
+        self
+    }
     /// The candidate ports routing offers at this switch towards `dst_leaf`.
     pub fn candidates_to_leaf(&self, dst_leaf: u32) -> Vec<u32> {
         match self.me.kind {
@@ -91,7 +99,7 @@ impl SwitchBench {
     /// The context the engine would give the balancer now.
     pub fn cx(&mut self) -> SwitchCx<'_> {
         let n = &self.fabric.nodes[self.me.node as usize];
-        SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms }
+        SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms, ingress: self.ingress }
     }
     pub fn choose(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> Decision {
         lb.choose(&mut self.cx(), &mut PacketMut::new(pkt), candidates)
