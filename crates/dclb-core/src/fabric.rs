@@ -65,6 +65,8 @@ pub struct FabricFacts {
     path_delay: Vec<Time>,
     /// Wire bytes of a full-size data packet.
     pub mtu_wire_bytes: u32,
+    /// One-way propagation delay of every host link (host NIC to its leaf, and leaf down to the host).
+    pub host_delay: Time,
 }
 
 impl FabricFacts {
@@ -235,6 +237,7 @@ impl Fabric {
                 uplinks,
                 path_delay: Vec::new(),
                 mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
+                host_delay,
             },
             leaf_routes: Vec::new(),
             spine_routes: Vec::new(),
