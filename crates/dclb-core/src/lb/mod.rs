@@ -280,6 +280,13 @@ pub trait SwitchBalancer: Send {
     fn state_bytes(&self) -> usize {
         0
     }
+    /// The scheme's own event counters as (name, value), reported in the per-switch result table: one
+    /// column per name (0 for a switch that does not report it). Names must not repeat a fixed column of that
+    /// table (`node`, `kind`, `index`, `decisions`, `*_drops`, `balancer_cancels`, `state_bytes`). Default:
+    /// none.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// The per-packet hooks this balancer implements (see [`Hooks`]); override only to declare fewer.
     fn hooks(&self) -> Hooks {
         Hooks::ALL
