@@ -2,8 +2,20 @@
 //! the uplink with the fewest long flows, traffic-aware marking of long flows (above k* or while a short flow
 //! is active on the port), port-count hygiene, and end-to-end runs.
 //!
-//! Deliberate breakages tried (each once, then restored; the named tests failed):
-//! BREAKAGES
+//! Deliberate breakages tried in `src/lb/tam.rs` (each once, then restored) and the tests that failed:
+//! * ACKs taken for short-flow data at enqueue: the classification test (an ACK stream sets `last_short`);
+//! * 100 KB read as 102,400 B: the classification test and every test that builds long flows;
+//! * short flows re-placed on every packet, or without the long-count tie-break: the short-flow test;
+//! * propagation delay left out of the transmission delay: the delay test and `short_flows_avoid_slow_paths`;
+//! * remaining ties to the lowest index instead of the switch's random stream: the tie-break test;
+//! * long flows rerouted on every packet, or `last_seen` updated before the gap test: the flowlet tests;
+//! * a rerouting flow counting itself: the self-exclusion and count-basis tests;
+//! * no marking while a short flow is active: the coexistence test, the downstream test and the end-to-end run;
+//! * a short flow that never stops being active: the coexistence test and the end-to-end run;
+//! * k* compared with the queue including the packet: the k* test (and two others);
+//! * k* applied to short flows too: the k* test;
+//! * FIN, or idle expiry, not removing a flow from its port's count: the hygiene test (and, for FIN, the
+//!   end-to-end retirement check).
 
 mod common;
 use common::*;
