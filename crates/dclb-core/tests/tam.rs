@@ -20,7 +20,7 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::tam::{base_rtt, k_star, Tam, TamParams, LONG_BIT};
+use dclb_core::lb::tam::{base_rtt, k_star, propagation_rtt, RttBasis, Tam, TamParams, LONG_BIT};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::{Params, SwitchBalancer};
 use dclb_core::metrics::Results;
@@ -72,8 +72,9 @@ impl Bench {
         Self::make(SwitchBench::spine(cfg, spine).with_rng(5), given)
     }
     fn make(b: SwitchBench, given: &[(&str, Value)]) -> Bench {
-        let rtt = base_rtt(&b.fabric.facts);
-        let lb = Tam::new(&params(given), &b.fabric.facts, &b.me, rtt);
+        let p = params(given);
+        let rtt = base_rtt(&b.fabric.facts, p.rtt_basis);
+        let lb = Tam::new(&p, &b.fabric.facts, &b.me, rtt);
         Bench { b, lb }
     }
     /// What routing offers this switch for `pkt`.
@@ -148,22 +149,30 @@ fn defaults_follow_the_paper_and_k_star_is_c_rtt_over_7() {
     let p = TamParams::default();
     assert_eq!(p.long_threshold_bytes, 100_000);
     assert_eq!(p.flowlet_timeout_us, us(500.0));
-    // 1 Gbps, 25 µs links: 4 link traversals each way.
+    assert_eq!(p.rtt_basis, RttBasis::Unloaded);
+    // 1 Gbps, 25 µs links: 200 µs of propagation (4 links each way); unloaded, plus 4 x 12 µs of data and
+    // 4 x 0.32 µs of ACK serialisation.
     let cfg = gig(2, 2, 2);
+    let facts = &SwitchBench::leaf(&cfg, 0).fabric.facts;
+    assert_eq!(propagation_rtt(facts), us(200.0));
+    assert_eq!(base_rtt(facts, RttBasis::Unloaded), us(249.28));
     let b = Bench::leaf(&cfg, 0, &[]);
-    assert_eq!(base_rtt(&b.b.fabric.facts), us(200.0));
+    assert_eq!(b.lb.k_star_bytes(Rate::from_gbps(1.0)), 4451);
+    let b = Bench::leaf(&cfg, 0, &[("rtt_basis", json!("propagation"))]);
     assert_eq!(b.lb.k_star_bytes(Rate::from_gbps(1.0)), 3571);
-    // 40 Gbps, 1 µs links: RTT 8 µs, k* = 5,714 B.
+    // 40 Gbps, 1 µs links: 8 µs of propagation, 9.232 µs unloaded; k* = 5,714 B or 6,594 B.
     let mut big = fabric(2, 2, 2);
     big.topology.host_rate_gbps = 40.0;
     big.topology.fabric_rate_gbps = 40.0;
     let facts = &SwitchBench::leaf(&big, 0).fabric.facts;
-    assert_eq!(base_rtt(facts), us(8.0));
+    assert_eq!(propagation_rtt(facts), us(8.0));
     assert_eq!(k_star(Rate::from_gbps(40.0), us(8.0)), 5714);
+    assert_eq!(k_star(Rate::from_gbps(40.0), base_rtt(facts, RttBasis::Unloaded)), 6594);
     // Under asymmetry the RTT is the good paths': spine 1 slow, spine 0 still 25 µs.
     let mut asym = gig(2, 2, 2);
     slow_spine(&mut asym, 1, 2, 100.0);
-    assert_eq!(base_rtt(&SwitchBench::leaf(&asym, 0).fabric.facts), us(200.0));
+    assert_eq!(propagation_rtt(&SwitchBench::leaf(&asym, 0).fabric.facts), us(200.0));
+    assert_eq!(base_rtt(&SwitchBench::leaf(&asym, 0).fabric.facts, RttBasis::Unloaded), us(249.28));
     // An explicit k* or RTT wins.
     let b = Bench::leaf(&cfg, 0, &[("k_star_rtt_us", json!(400.0))]);
     assert_eq!(b.lb.k_star_bytes(Rate::from_gbps(1.0)), 7142);
@@ -349,10 +358,13 @@ fn acks_are_placed_once_on_the_fastest_uplink_or_hashed() {
 // ---------------------------------------------------------------------------------------------------------
 // Marking
 
-/// A leaf with one 1 Gbps uplink (k* = 3,571 B) carrying long flow 1 (host 0 to host 2).
+/// A leaf with one 1 Gbps uplink carrying long flow 1 (host 0 to host 2); RTT 200 µs of propagation, so
+/// k* = 3,571 B and T_short = 200 µs.
 fn marking_bench(given: &[(&str, Value)]) -> Bench {
     let cfg = gig(2, 1, 2);
-    let mut b = Bench::leaf(&cfg, 0, given);
+    let mut given = given.to_vec();
+    given.push(("rtt_basis", json!("propagation")));
+    let mut b = Bench::leaf(&cfg, 0, &given);
     for _ in 0..69 {
         b.route(1.0, &mut data(1, 0, 2));
     }

@@ -65,18 +65,24 @@
 //!   rerouting flow does not count itself on its current port (`exclude_self_on_reroute`).
 //! * *Long-flow tie-break* (`long_tiebreak`): Alg. 1 (24) uses the transmission delay, §2.7 (2) the queueing
 //!   delay; default Algorithm 1's. `delay_tie_tolerance_us` widens what counts as equal delay (0: exact).
-//! * *k\** (`k_star_bytes`, `k_star_rtt_us`): bytes, compared with `>` (Alg. 1 (32), L111; Table 1's `≥`
-//!   differs only at equality); C is the port's own rate; RTT is the fabric's smallest host-to-host
-//!   round-trip propagation delay between different leaves (the good paths under asymmetry), from the
-//!   static fabric facts. The queue compared is the one the packet found, without itself.
+//! * *k\** (`k_star_bytes`, `k_star_rtt_us`, `rtt_basis`): bytes, compared with `>` (Alg. 1 (32), L111;
+//!   Table 1's `≥` differs only at equality); C is the port's own rate. The paper says only "RTT" and cites
+//!   DCTCP's bound, which is about the path's round-trip time: by default the idle fabric's smallest
+//!   round trip between hosts on different leaves as a host would measure it, propagation plus
+//!   store-and-forward serialisation of a full-size packet out and an ACK back (the good paths under
+//!   asymmetry; [`FabricFacts::min_rtt`]). `rtt_basis = "propagation"` uses the round-trip propagation delay
+//!   alone (the paper's "RTPD", 200 µs and 8 µs in its setups); at 10 Gbps with 1 µs links that makes k*
+//!   less than one full packet. The queue compared is the one the packet found, without itself.
 //! * *Flowlet timeout* (`flowlet_timeout_us`): not given; L345 ties TAM's rerouting to "LetFlow
 //!   segmentation", so LetFlow's 500 µs (the value the same group's TR paper uses). Gap `>` timeout.
 //! * *Failed ports*: a flow whose port is no longer a candidate is placed again by its class's rule.
 //! * `marking = false` is an ablation (routing only), not TAM.
 //!
 //! **Defaults and their sources.** `long_threshold_bytes` 100,000 (L29, L176, Alg. 1 (4)); `k_star_bytes`
-//! auto = C·RTT/7 (L115, Alg. 1 (1)): 3,571 B at 1 Gbps and 200 µs, 5,714 B at 40 Gbps and 8 µs;
-//! `k_star_rtt_us`, `short_active_us` and `port_period_us` auto = the base RTT (dclb choice, see above);
+//! auto = C·RTT/7 (L115, Alg. 1 (1)): in the paper's setups 4,451 B at 1 Gbps (RTT 249.3 µs: 200 µs of
+//! propagation, 48 µs of data and 1.3 µs of ACK serialisation) and 6,594 B at 40 Gbps (9.23 µs); with
+//! `rtt_basis = "propagation"` 3,571 B and 5,714 B. `k_star_rtt_us`, `short_active_us` and
+//! `port_period_us` auto = the base RTT (dclb choice, see above);
 //! `flowlet_timeout_us` 500 (LetFlow's, see above); `flow_idle_expiry_us` 10,000 and `sweep_period_us` 1,000
 //! (dclb choices: far beyond any flowlet gap or RTT of the paper's setups, about twice a typical minimum
 //! RTO); `long_count_basis` total (§2.7 (1)); `long_tiebreak` transmission delay (Alg. 1 (24));
@@ -102,7 +108,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     params: TamParams::SPECS,
     install: |cx, p| {
         let p = TamParams::from_params(p);
-        let rtt = base_rtt(cx.facts);
+        let rtt = base_rtt(cx.facts, p.rtt_basis);
         let switches = cx.switches.iter().map(|s| Box::new(Tam::new(&p, cx.facts, s, rtt)) as Box<dyn SwitchBalancer>).collect();
         Installed::Switches(switches)
     },
@@ -160,6 +166,17 @@ param_choice! {
 }
 
 param_choice! {
+    /// What "RTT" means where TAM needs one (k*, the short-flow window, the port period).
+    pub enum RttBasis {
+        /// The idle fabric's round trip as a host would measure it: propagation plus store-and-forward
+        /// serialisation of a full-size packet out and an ACK back ([`FabricFacts::min_rtt`]).
+        Unloaded = "unloaded",
+        /// Round-trip propagation delay only (the paper's "RTPD", L65, L274).
+        Propagation = "propagation",
+    }
+}
+
+param_choice! {
     /// What the byte count of a flow adds per packet.
     pub enum CountBytes {
         Payload = "payload",
@@ -182,9 +199,13 @@ scheme_params! {
         /// k* in bytes for every port; 0 = C * RTT / 7 with C the port's rate
         #[source = "paper L115, Alg. 1 (1): k* = C*RTT/7 (DCTCP's bound)"]
         k_star_bytes: u64 (bytes) = 0,
-        /// RTT in k*; 0 = the smallest host-to-host round-trip propagation delay between different leaves
+        /// RTT in k*; 0 = the base RTT (rtt_basis)
         #[source = "dclb choice (the paper says only RTT)"]
         k_star_rtt_us: Time = 0.0,
+        /// the base RTT behind every 0 (auto) below and above: unloaded (propagation + serialisation of a
+        /// full-size packet out and an ACK back, fastest inter-leaf path) or propagation only
+        #[source = "dclb choice: DCTCP's C*RTT/7 bound (L115, ref. [2]) is about the path's round-trip time"]
+        rtt_basis: RttBasis = RttBasis::Unloaded,
         /// a short flow counts as active on a port this long after its last data packet there; 0 = base RTT
         #[source = "dclb choice (Table 3 gives no window; L200 speaks of the current RTT)"]
         short_active_us: Time = 0.0,
@@ -227,9 +248,17 @@ scheme_params! {
 /// The scratch bit in which the source leaf writes "long" (`class_source = "source_leaf_bit"`).
 pub const LONG_BIT: u16 = 1 << 0;
 
+/// The base RTT of `basis`: the fabric's [`FabricFacts::min_rtt`], or [`propagation_rtt`].
+pub fn base_rtt(facts: &FabricFacts, basis: RttBasis) -> Time {
+    match basis {
+        RttBasis::Unloaded => facts.min_rtt,
+        RttBasis::Propagation => propagation_rtt(facts),
+    }
+}
+
 /// The smallest round-trip propagation delay between hosts on different leaves: host link, best leaf-spine-
 /// leaf path each way, host link. With a single leaf, host to leaf and back.
-pub fn base_rtt(facts: &FabricFacts) -> Time {
+pub fn propagation_rtt(facts: &FabricFacts) -> Time {
     let best = |from: u32, to: u32| (0..facts.uplinks).map(|u| facts.path_delay(from, u, to)).min().unwrap_or(Time::MAX);
     let mut fabric = Time::MAX;
     for a in 0..facts.leaves {
