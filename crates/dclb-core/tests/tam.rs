@@ -7,6 +7,7 @@
 //! * 100 KB read as 102,400 B: the classification test and every test that builds long flows;
 //! * short flows re-placed on every packet, or without the long-count tie-break: the short-flow test;
 //! * propagation delay left out of the transmission delay: the delay test and `short_flows_avoid_slow_paths`;
+//! * `delay_includes_serialisation` ignored: the serialisation test;
 //! * remaining ties to the lowest index instead of the switch's random stream: the tie-break test;
 //! * long flows rerouted on every packet, or `last_seen` updated before the gap test: the flowlet tests;
 //! * a rerouting flow counting itself: the self-exclusion and count-basis tests;
@@ -258,6 +259,19 @@ fn transmission_delay_is_queueing_plus_propagation_to_the_destination_leaf() {
     // 13 packets (156 µs): 206 µs > 200 µs.
     b.queues(&up, &[0, 13 * 1500]);
     assert_eq!(b.route(2.0, &mut data(2, 0, 2)), up[0]);
+}
+
+#[test]
+fn serialisation_breaks_the_tie_between_idle_uplinks_of_different_rates_only_if_asked() {
+    // Leaf 0's uplink to spine 0 runs at 2 Gbps, the other at 10 Gbps; both idle.
+    let mut cfg = fabric(2, 2, 2);
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, rate_gbps: Some(2.0), ..Default::default() });
+    let mut plain = Bench::leaf(&cfg, 0, &[]);
+    let mut ser = Bench::leaf(&cfg, 0, &[("delay_includes_serialisation", json!(true))]);
+    let up = plain.uplinks(1);
+    let slow = (0..200).filter(|&f| plain.route(1.0, &mut data(f, 0, 2)) == up[0]).count();
+    assert!((60..140).contains(&slow), "queueing + propagation alone: a random tie ({slow} of 200 on the slow uplink)");
+    assert!((0..200).all(|f| ser.route(1.0, &mut data(f, 0, 2)) == up[1]), "6 µs vs 1.2 µs of serialisation");
 }
 
 #[test]

@@ -52,12 +52,13 @@
 //!   placed like a short flow's first packet and then follow it (`flow_fastest`), or hashed (`ecmp`).
 //! * *When a flow stops counting as long on its port* (`flow_idle_expiry_us`, `sweep_period_us`). The paper
 //!   does not say. The packet that carries the flow's last byte (TCP's FIN, the header's
-//!   [`class::FIN`](crate::packet::class::FIN) bit) retires it from its port's count; the entry is kept so
+//!   [`class::FIN`] bit) retires it from its port's count; the entry is kept so
 //!   that a late retransmission is not taken for a new short flow, and is deleted (uncounting it if it still
 //!   counts) once idle for `flow_idle_expiry_us`, checked every `sweep_period_us`.
 //! * *When a short flow is "active" on a port* (`short_active_us`). Table 3 keeps the arrival time of the
 //!   port's last short-flow packet and a flag; no window is given. The flag holds while
-//!   `now − last_short ≤ T_short`, `T_short` = one base RTT by default (L200 speaks of "the current RTT").
+//!   `now − last_short ≤ T_short`, `T_short` = one base RTT by default (see k\* below; L200 speaks of "the
+//!   current RTT").
 //! * *Port-table period* (`port_period_us`): the "active long flows" count of Table 3 restarts every period,
 //!   one base RTT by default.
 //! * *Which long count ranks ports* (`long_count_basis`): §2.7 (1) says the "total number of long flows",
@@ -65,6 +66,9 @@
 //!   rerouting flow does not count itself on its current port (`exclude_self_on_reroute`).
 //! * *Long-flow tie-break* (`long_tiebreak`): Alg. 1 (24) uses the transmission delay, §2.7 (2) the queueing
 //!   delay; default Algorithm 1's. `delay_tie_tolerance_us` widens what counts as equal delay (0: exact).
+//! * *Uplinks of different rates.* The paper's transmission delay (queueing + propagation, L183) is the same
+//!   for an idle slow uplink and an idle fast one. `delay_includes_serialisation = true` adds one full-size
+//!   packet's serialisation at the uplink's own rate (off by default).
 //! * *k\** (`k_star_bytes`, `k_star_rtt_us`, `rtt_basis`): bytes, compared with `>` (Alg. 1 (32), L111;
 //!   Table 1's `≥` differs only at equality); C is the port's own rate. The paper says only "RTT" and cites
 //!   DCTCP's bound, which is about the path's round-trip time: by default the idle fabric's smallest
@@ -82,12 +86,16 @@
 //! auto = C·RTT/7 (L115, Alg. 1 (1)): in the paper's setups 4,451 B at 1 Gbps (RTT 249.3 µs: 200 µs of
 //! propagation, 48 µs of data and 1.3 µs of ACK serialisation) and 6,594 B at 40 Gbps (9.23 µs); with
 //! `rtt_basis = "propagation"` 3,571 B and 5,714 B. `k_star_rtt_us`, `short_active_us` and
-//! `port_period_us` auto = the base RTT (dclb choice, see above);
-//! `flowlet_timeout_us` 500 (LetFlow's, see above); `flow_idle_expiry_us` 10,000 and `sweep_period_us` 1,000
-//! (dclb choices: far beyond any flowlet gap or RTT of the paper's setups, about twice a typical minimum
-//! RTO); `long_count_basis` total (§2.7 (1)); `long_tiebreak` transmission delay (Alg. 1 (24));
-//! `class_source` local_count and `mark_scope` all_switches (L111, L172, L185); `ack_routing` flow_fastest
-//! (dclb choice).
+//! `port_period_us` auto = the base RTT (dclb choice, see above); `flowlet_timeout_us` 500 (LetFlow's, see
+//! above); `flow_idle_expiry_us` 10,000 and `sweep_period_us` 1,000 (dclb choices: far beyond any flowlet
+//! gap or RTT of the paper's setups, about twice a typical minimum RTO); `long_count_basis` total
+//! (§2.7 (1)); `long_tiebreak` transmission delay (Alg. 1 (24)); `class_source` local_count and
+//! `mark_scope` all_switches (L111, L172, L185); `ack_routing` flow_fastest (dclb choice).
+//!
+//! **What packets carry.** Nothing of TAM's own (L111): a switch reads the 5-tuple, the payload length, the
+//! ECN bits (it sets CE on ECN-capable long-flow data packets) and the TCP FIN flag of the last segment
+//! ([`class::FIN`]). Only with `class_source = "source_leaf_bit"` does a packet
+//! carry one more bit ([`LONG_BIT`] of the scratch field), between its source and destination leaves.
 //!
 //! **State** (`state_bytes`): the flow table (one entry per flow seen within the idle expiry, key included)
 //! and one port entry per egress port of the switch, at their in-memory sizes.
@@ -98,7 +106,7 @@ use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
 use super::{Decision, Hooks, MarkablePacket, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
 use crate::packet::{class, Packet, PacketKind};
-use crate::units::{Rate, Time};
+use crate::units::{Bytes, Rate, Time};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "tam",
@@ -221,6 +229,10 @@ scheme_params! {
         /// a rerouting long flow does not count itself on its current port
         #[source = "dclb choice"]
         exclude_self_on_reroute: bool = true,
+        /// add one full-size packet's serialisation at the uplink's own rate to its transmission delay (an idle
+        /// slow uplink then loses a tie to an idle fast one)
+        #[source = "dclb option; the paper's transmission delay is queueing + propagation (L183)"]
+        delay_includes_serialisation: bool = false,
         /// delays within this of the smallest count as equal (0: exact picoseconds)
         #[source = "dclb choice"]
         delay_tie_tolerance_us: Time = 0.0,
@@ -467,7 +479,10 @@ impl Tam {
     /// Transmission delay of `port` towards `dst_leaf` (queueing + propagation), and its queueing delay.
     fn delays(&self, cx: &SwitchCx, port: u32, dst_leaf: u32) -> (Time, Time) {
         let q = cx.ports.queue_delay(port);
-        let pd = cx.ports.uplink_index(port).map_or(Time::ZERO, |u| cx.facts.path_delay(cx.me.index, u, dst_leaf));
+        let mut pd = cx.ports.uplink_index(port).map_or(Time::ZERO, |u| cx.facts.path_delay(cx.me.index, u, dst_leaf));
+        if self.p.delay_includes_serialisation {
+            pd += cx.ports.rate(port).tx_time(Bytes(cx.facts.mtu_wire_bytes as u64));
+        }
         (q + pd, q)
     }
 
