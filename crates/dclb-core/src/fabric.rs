@@ -68,6 +68,12 @@ pub struct FabricFacts {
     /// Static facts of every spine's down links (configuration, not live state): index
     /// `spine * leaves * links_per_pair + slot`, slot `leaf * links_per_pair + link` as in [`PortLink::slot`].
     spine_down: Vec<LinkFacts>,
+    /// One-way propagation delay of every host link (host NIC to its leaf, and leaf down to the host).
+    pub host_delay: Time,
+    /// The smallest round-trip time between hosts on different leaves in an idle fabric: propagation on
+    /// every link plus store-and-forward serialisation of a full-size data packet on every hop out and of an
+    /// ACK on every hop back, over the fastest working paths (host to leaf and back in a one-leaf fabric).
+    pub min_rtt: Time,
 }
 
 /// What configuration says about one direction of a link: what a switch may know of a neighbour's port
@@ -257,6 +263,8 @@ impl Fabric {
                 path_delay: Vec::new(),
                 mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
                 spine_down: Vec::new(),
+                host_delay,
+                min_rtt: Time::ZERO,
             },
             leaf_routes: Vec::new(),
             spine_routes: Vec::new(),
@@ -301,7 +309,47 @@ impl Fabric {
             }
         }
         fabric.compute_routes();
+        fabric.facts.min_rtt = fabric.min_rtt(tp);
         fabric
+    }
+
+    /// See [`FabricFacts::min_rtt`].
+    fn min_rtt(&self, tp: &TransportConfig) -> Time {
+        let hpl = self.facts.hosts_per_leaf;
+        let hop = |port: u32, bytes: u32| {
+            let p = &self.ports[port as usize];
+            p.delay + p.tx_time(bytes)
+        };
+        // One way from the first host of leaf `a` to the first host of leaf `b`, over the fastest path.
+        let one_way = |a: u32, b: u32, bytes: u32| -> Time {
+            let ends = hop(self.host_nic(a * hpl), bytes) + hop(self.leaf_down_port(b * hpl), bytes);
+            if a == b {
+                return ends;
+            }
+            let mut best = Time::MAX;
+            for &up in self.leaf_candidates(a, b) {
+                let spine = self.ports[up as usize].peer - self.first_spine();
+                for &down in self.spine_candidates(spine, b) {
+                    best = best.min(ends + hop(up, bytes) + hop(down, bytes));
+                }
+            }
+            best
+        };
+        let (data, ack) = (tp.mss_bytes + tp.header_bytes, tp.ack_bytes);
+        let mut best = Time::MAX;
+        for a in 0..self.facts.leaves {
+            for b in (0..self.facts.leaves).filter(|&b| b != a) {
+                let (out, back) = (one_way(a, b, data), one_way(b, a, ack));
+                if out != Time::MAX && back != Time::MAX {
+                    best = best.min(out + back);
+                }
+            }
+        }
+        if best == Time::MAX {
+            one_way(0, 0, data) + one_way(0, 0, ack)
+        } else {
+            best
+        }
     }
 
     fn compute_routes(&mut self) {

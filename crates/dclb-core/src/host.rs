@@ -277,6 +277,9 @@ impl Simulation {
             p.lb.class |= class::DEADLINE;
             p.lb.deadline = f.spec.deadline;
         }
+        if p.payload > 0 && p.seq + p.payload as u64 >= f.spec.size {
+            p.lb.class |= class::FIN;
+        }
         p.lb.flow_size = f.spec.size;
         p.lb.remaining = f.spec.size.saturating_sub(f.tx.snd_una);
         p.lb.cwnd = f.tx.cwnd.min(u32::MAX as u64) as u32;

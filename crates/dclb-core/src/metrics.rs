@@ -307,7 +307,8 @@ fn switch_table(sim: &Simulation) -> Table {
     t.push("balancer_cancels", Column::U64(sw.iter().map(|s| s.balancer_cancels).collect()));
     t.push("routing_drops", Column::U64(sw.iter().map(|s| s.routing_drops).collect()));
     t.push("state_bytes", Column::U64(sw.iter().map(|s| s.lb.state_bytes() as u64).collect()));
-    // The scheme's own counters, one column each, in the order first reported.
+    // The balancers' own counters (`SwitchBalancer::counters`): one column per name, in order of first
+    // appearance, 0 for a switch that does not report it.
     let counters: Vec<Vec<(&'static str, u64)>> = sw.iter().map(|s| s.lb.counters()).collect();
     let mut names: Vec<&'static str> = Vec::new();
     for (name, _) in counters.iter().flatten() {
@@ -316,7 +317,7 @@ fn switch_table(sim: &Simulation) -> Table {
         }
     }
     for name in names {
-        t.push(name, Column::U64(counters.iter().map(|c| c.iter().find(|(n, _)| *n == name).map_or(0, |(_, v)| *v)).collect()));
+        t.push(name, Column::U64(counters.iter().map(|c| c.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v)).collect()));
     }
     t
 }

@@ -62,6 +62,10 @@ pub mod class {
     pub const DEADLINE: u8 = 1 << 1;
     /// The packet was sent by a host edge balancer that wants switches to follow its path tag.
     pub const SOURCE_ROUTED: u8 = 1 << 2;
+    /// The data packet carries the flow's last byte: TCP's FIN flag on the final segment (and on its
+    /// retransmissions), or the last datagram of a UDP source. Set by the sending host; switches that keep
+    /// per-flow state may read it to retire the flow (TAM).
+    pub const FIN: u8 = 1 << 3;
 }
 
 /// The balancer header: a small fixed set of fields that hosts fill and switches may read or overwrite.

@@ -54,7 +54,7 @@ pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tr];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tam, tr];
 
 use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
 use crate::packet::{LbHeader, Packet};
@@ -304,7 +304,8 @@ pub trait SwitchBalancer: Send {
     }
     /// The scheme's own counters at the end of the run, `(name, value)`: each name becomes a column of the
     /// per-switch table (0 for switches that do not report it), so give names the scheme's prefix
-    /// (`tr_fallbacks`). None by default.
+    /// (`tr_fallbacks`) and never a fixed column's name (`node`, `kind`, `decisions`, `state_bytes`, ...).
+    /// None by default.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
