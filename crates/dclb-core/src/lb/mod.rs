@@ -48,6 +48,7 @@
 pub mod flowhash;
 pub mod flowtable;
 pub mod params;
+pub mod pathsense;
 pub mod registry;
 pub mod scheme;
 pub mod source_route;
