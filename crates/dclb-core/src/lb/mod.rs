@@ -55,7 +55,7 @@ pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, mdtlb];
 
 use crate::fabric::{FabricFacts, Port, PortRole};
 use crate::packet::{LbHeader, Packet};
@@ -159,6 +159,13 @@ impl<'a> PacketMut<'a> {
     #[inline]
     pub fn lb_mut(&mut self) -> &mut LbHeader {
         &mut self.pkt.lb
+    }
+    /// Makes a data packet ECN-capable (ECT) whatever its transport: what an edge balancer's host shim does
+    /// when its scheme reads ECN echoes under a guest TCP that does not negotiate ECN (Hermes' and MDTLB's
+    /// hypervisor module). For edge balancers in `choose_path` only; a switch balancer must not call it.
+    /// The receiver echoes CE as ECE as for any packet; a sender that is not DCTCP ignores the echo.
+    pub fn make_ecn_capable(&mut self) {
+        self.pkt.ecn.ect = true;
     }
 }
 
