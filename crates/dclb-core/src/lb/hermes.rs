@@ -99,9 +99,13 @@
 //! of it one way): 33 µs and 153 µs of RTT on the default fabric (12.9 µs base RTT). `ΔRTT` is a difference of
 //! delays and does not move. `T1` and the flowlet timeout scale with the base RTT (9.1 µs and 76 µs there).
 //! `lb.timing = "published"` takes every value as written.
+//!
+//! The path estimates themselves (delay EWMA, ECN fraction, r_p, retransmission window) are kept by
+//! [`pathsense`](super::pathsense), which MDTLB shares.
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
+use super::pathsense::PathState;
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
 use crate::fabric::FabricFacts;
@@ -298,62 +302,6 @@ pub enum PathType {
     Failed,
 }
 
-/// What one host knows about one path (destination leaf, uplink).
-#[derive(Copy, Clone, Debug)]
-struct PathState {
-    /// Smoothed delay in µs; meaningful while `sampled_at` is recent.
-    rtt_us: f64,
-    /// Time of the last delay/ECN sample, `Time::MAX` if none.
-    sampled_at: Time,
-    /// ECE-marked and total samples, each discounted by exp(-age / T1), as of `ecn_at`.
-    ecn_marked: f64,
-    ecn_total: f64,
-    ecn_at: Time,
-    /// Retransmitted and total data packets sent on the path, discounted over `retx_window`, as of `retx_at`.
-    retx: f64,
-    sent: f64,
-    retx_at: Time,
-    /// Retransmission timeouts of flows on this path since it last delivered anything.
-    timeouts: u32,
-    /// Send time of the oldest unanswered probe, `Time::MAX` if none.
-    probe_pending: Time,
-    /// Failed by its retransmission fraction until then.
-    failed_until: Time,
-    /// Discounted bytes this host sent on the path (the local sending rate r_p times `dre_tau`), as of `dre_at`.
-    dre: f64,
-    dre_at: Time,
-}
-
-impl Default for PathState {
-    fn default() -> Self {
-        PathState {
-            rtt_us: 0.0,
-            sampled_at: Time::MAX,
-            ecn_marked: 0.0,
-            ecn_total: 0.0,
-            ecn_at: Time::ZERO,
-            retx: 0.0,
-            sent: 0.0,
-            retx_at: Time::ZERO,
-            timeouts: 0,
-            probe_pending: Time::MAX,
-            failed_until: Time::ZERO,
-            dre: 0.0,
-            dre_at: Time::ZERO,
-        }
-    }
-}
-
-/// `x` discounted from `at` to `now` with time constant `tau` (a zero `tau` counts as 1 ps: all but instant).
-#[inline]
-fn discounted(x: f64, at: Time, now: Time, tau: Time) -> f64 {
-    if now <= at || x == 0.0 {
-        x
-    } else {
-        x * (-((now.0 - at.0) as f64) / tau.0.max(1) as f64).exp()
-    }
-}
-
 /// The judged state of a path at one instant.
 #[derive(Copy, Clone, Debug)]
 pub struct PathView {
@@ -427,10 +375,10 @@ impl Hermes {
     pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
         let ps = &self.paths[self.idx(dst_leaf, path)];
         let c = &self.cfg;
-        let load = discounted(ps.dre, ps.dre_at, now, c.dre_tau_us);
-        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale_us;
-        let (rtt_us, ecn) = if fresh { (ps.rtt_us, if ps.ecn_total > 0.0 { ps.ecn_marked / ps.ecn_total } else { 0.0 }) } else { (c.rtt_low_us, 0.0) };
-        let probe_lost = ps.probe_pending != Time::MAX && now.saturating_sub(ps.probe_pending) >= c.probe_timeout_us;
+        let load = ps.load(now, c.dre_tau_us);
+        let fresh = ps.is_fresh(now, c.stale_us);
+        let (rtt_us, ecn) = if fresh { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_us, 0.0) };
+        let probe_lost = ps.probe_lost(now, c.probe_timeout_us);
         let kind = if ps.timeouts > c.fail_timeouts || probe_lost || now < ps.failed_until {
             PathType::Failed
         } else if !fresh {
@@ -462,53 +410,22 @@ impl Hermes {
         }
         let i = self.idx(dst_leaf, path);
         let c = &self.cfg;
-        let ps = &mut self.paths[i];
-        let d = delay.as_us();
-        let fresh = ps.sampled_at != Time::MAX && now.saturating_sub(ps.sampled_at) <= c.stale_us;
-        if fresh {
-            ps.rtt_us = (1.0 - c.rtt_gain) * ps.rtt_us + c.rtt_gain * d;
-            ps.ecn_marked = discounted(ps.ecn_marked, ps.ecn_at, now, c.ecn_window_us);
-            ps.ecn_total = discounted(ps.ecn_total, ps.ecn_at, now, c.ecn_window_us);
-        } else {
-            ps.rtt_us = d;
-            ps.ecn_marked = 0.0;
-            ps.ecn_total = 0.0;
-        }
-        ps.ecn_at = now;
-        ps.ecn_total += 1.0;
-        if ece {
-            ps.ecn_marked += 1.0;
-        }
-        ps.sampled_at = now;
-        ps.timeouts = 0;
-        ps.probe_pending = Time::MAX;
+        self.paths[i].sample(now, delay, ece, c.rtt_gain, c.stale_us, c.ecn_window_us);
     }
 
     /// Counts a data packet sent on a path (its bytes towards r_p; whether it is a retransmission).
     fn count_sent(&mut self, dst_leaf: u32, path: u16, now: Time, bytes: u32) {
         let i = self.idx(dst_leaf, path);
         let c = &self.cfg;
-        let ps = &mut self.paths[i];
-        ps.dre = discounted(ps.dre, ps.dre_at, now, c.dre_tau_us) + bytes as f64;
-        ps.dre_at = now;
-        ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window_us) + 1.0;
-        ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window_us);
-        ps.retx_at = now;
+        self.paths[i].count_sent(now, bytes, c.dre_tau_us, c.retx_window_us);
     }
 
     /// Charges a retransmission to the path the flow was on, and applies the random-drop failure rule.
     fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
         let i = self.idx(dst_leaf, path);
-        {
-            let c = &self.cfg;
-            let ps = &mut self.paths[i];
-            ps.sent = discounted(ps.sent, ps.retx_at, now, c.retx_window_us);
-            ps.retx = discounted(ps.retx, ps.retx_at, now, c.retx_window_us) + 1.0;
-            ps.retx_at = now;
-        }
         let c = &self.cfg;
-        let ps = self.paths[i];
-        if c.fail_retx_fraction > 0.0 && ps.sent >= 1.0 / c.fail_retx_fraction && ps.retx > c.fail_retx_fraction * ps.sent {
+        self.paths[i].count_retx(now, c.retx_window_us);
+        if self.paths[i].retx_excessive(c.fail_retx_fraction) {
             // Losses on a congested (bad) path are congestion drops, not a failure.
             let v = self.view(dst_leaf, path, now);
             if v.kind != PathType::Bad && v.kind != PathType::Failed {

@@ -48,13 +48,14 @@
 pub mod flowhash;
 pub mod flowtable;
 pub mod params;
+pub mod pathsense;
 pub mod registry;
 pub mod scheme;
 pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tam, tr];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tam, tr, mdtlb];
 
 use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
 use crate::packet::{LbHeader, Packet};

@@ -1,0 +1,860 @@
+//! MDTLB: Hermes-style sensing at the sending host, five path levels judged against static and self-adjusting
+//! RTT thresholds, and rerouting kept to critical cases.
+//!
+//! **Source.** Memon, Huang, Saajid, Khuda Bux, Saleem, Aljeroudi, *Novel Multi-Level Dynamic Traffic
+//! Load-Balancing Protocol for Data Center*, Symmetry 11(2):145, 2019 (`papers/mdtlb.txt`; "L132" is a line of
+//! that file, "PC1"/"PC2" its pseudocode one (L126–L132) and two (L162–L197)). Implementation notes:
+//! `reference/seed-schemes/mdtlb.md`. The paper builds on Hermes (L37, L81) and describes only what it
+//! changes; what it leaves out (sensing, probing, the local sending rate) is Hermes' and shares its code
+//! ([`pathsense`](super::pathsense)).
+//!
+//! # The rule (§4.2)
+//!
+//! Each sending host keeps, per (destination leaf, uplink), a smoothed RTT `r` and an ECN fraction `e` from
+//! the ACKs of its own flows and from probes, plus its own sending rate `r_p` on the path, and counts the
+//! path's timeouts and retransmissions (Tables 1–2).
+//!
+//! * **Judging (PC1, L126–L132).** Four RTT thresholds: static `T_LowS`, `T_highS` set by the user, and
+//!   dynamic `T_LowD`, `T_highD` set by the host. With `e` below `T_ECN` a path with a low RTT is *very good*
+//!   or *good*; with `e` above `T_ECN` a path with a high RTT is *bad* or *very bad*; anything else is *gray*.
+//!   On top of that, a path is *failed* when it had more than 3 timeouts with nothing acknowledged, or more
+//!   than 1% retransmissions while not bad or very bad (PC1 line 7).
+//! * **Dynamic thresholds (L121, L136–L137, Table 4).** An integer `changeRatio` c (percent) moves by +10 when
+//!   the share of good paths is small, or medium with a big share of bad paths, or big with a big share of
+//!   bad paths; by −10 when the good share is big and the bad share is not. `T_LowD` and `T_highD` are their
+//!   initial values times `(100 + c) / 100` (the thresholds "increase by 10%", L206).
+//! * **Rerouting (PC2, L151–L197).** For every packet: a new flow, a flow whose timeout fired, or a flow on a
+//!   failed path is placed on the very good path with the smallest `r_p`, else the good one, else the gray
+//!   one, else a path that has not failed. A flow already placed moves only when its path is **very bad**, it
+//!   has sent fewer than `S` bytes and sends slower than `R`, and a very good (else good, else gray) path is
+//!   *notably better* (RTT lower by more than ΔRTT and ECN fraction lower by more than ΔECN); it takes the
+//!   one with the smallest `r_p`. Otherwise every flow stays: bad, gray and good paths keep their flows, which
+//!   is the paper's aim of rerouting as little as possible (L75).
+//!
+//! # Where the paper is vague or contradicts itself (parameter, default)
+//!
+//! * **Very bad as printed is milder than bad** (PC1 lines 4–5: very bad needs `r > T_highD` only after
+//!   `r > T_highS` failed, so it exists only when `T_highD < T_highS`, yet Table 4 has very bad paths with the
+//!   dynamic thresholds raised). `judge = "band"` (default): each side has an inner and an outer threshold
+//!   (the smaller and larger of static and dynamic); the plain level lies beyond the inner one, the "very"
+//!   level beyond both, and exists only while they differ. It is monotone in `r` and reproduces every level of
+//!   Table 4. `judge = "literal"`: PC1 as printed.
+//! * **Small / medium / big shares** are undefined (L136). `adapt_rule = "portions"` (default): small below
+//!   `portion_small` (1/3), big above `portion_big` (2/3), over the measured, non-failed paths of the host
+//!   (unknown paths are left out, as Table 4 event 1 requires). `"compare"`: +10 when bad outnumber good,
+//!   −10 when good outnumber bad (the narrative of L205–L214). Very good counts as good and very bad as bad
+//!   (Table 4 events 5 and 7).
+//! * **+10% of what**: additive points of the initial value (`adapt_step_pct`, 10), so +10 then −10 returns
+//!   exactly; thresholds are integer nanoseconds. Both dynamic thresholds move together.
+//! * **When c moves**: PC1 ties it to each judging pass, which runs per packet; Table 4 moves it once per
+//!   starting flow after routing it. `adapt_trigger = "new_flow"` (default): after a new flow's placement, at
+//!   most once per `adapt_interval_us` (100 µs = MDTLBT1); `"timer"`: every `adapt_interval_us` while the host
+//!   has an active destination. One c per host.
+//! * **Bounds of c** (none given): `−ratio_floor_pct` (−50) to `ratio_max_pct` (+350, which keeps
+//!   `T_LowD ≤ T_highS` with Table 5's values).
+//! * **The size gate**: the paper says twice that flows that sent *less* than S may move (L153, PC2 line 18);
+//!   `size_gate = "below"` (default), `"at_least"` is Hermes' code.
+//! * **R** is used (PC2 line 18) but never given: `rate_gbps` 5 on the flow's `cwnd / srtt` (Hermes' value).
+//! * **ΔECN** is named (Table 3) without a value: `delta_ecn` 0. Both "notably better" comparisons are strict
+//!   as printed.
+//! * **The last-resort placement**: PC2 line 16 draws a random non-failed path, but Table 4 event 6 picks the
+//!   bad path over the very bad one. `fallback = "best_level"` (default): uniform among the non-failed paths
+//!   of the best level present; `"uniform"`: line 16 literally.
+//! * **PC2's structure** (line 17 indented inside the new-flow branch, line 33 leaving p* unset): read as
+//!   "else if very bad … else keep the current path".
+//! * **Flowlet timeout** (Table 5: 5 ms) has no place in PC2. `flowlet_timeout_us` (5000): as in the Hermes
+//!   code the paper's Table 5 comes from, a flow idle that long may take the same cautious move from any
+//!   non-failed level; 0 gives PC2 exactly. `rerouting = false` (MDTLBRerouting) turns both moves off.
+//! * **ECN under plain TCP.** The paper ran ns-3 TCP (Table 5 `Tcp`), whose setup marks nothing, so its `and`
+//!   rule could never see a bad path. `ecn_mode = "and"` (default, PC1 as printed) or `"rtt_only"` (RTT alone,
+//!   which L121 calls the main signal). With `edge_ect` (default on) the host makes every data packet
+//!   ECN-capable itself, as Hermes' shim does, so switches mark under any transport; a non-DCTCP sender
+//!   ignores the echoes.
+//! * **Delay signal**: the paper says RTT; its 40/180 µs come from the Hermes code, which measures the one-way
+//!   delay. `delay_signal = "rtt"` (default) or `"one_way"`. Either way the dynamic thresholds calibrate
+//!   themselves when the static ones sit below the fabric's base delay.
+//! * **Sensing and probing** (not described): Hermes' ([`pathsense`](super::pathsense)): EWMA of the delay
+//!   with gain `rtt_gain` (0.5, MDTLBSmooth), ECN fraction over ~`ecn_window_us` (100 µs, MDTLBT1), estimates
+//!   forgotten after `stale_us` (2 ms; an unknown path is gray, compared as RTT `T_LowS` and ECN 0), `r_p` a
+//!   byte count discounted with `dre_tau_us` (150 µs). Every `probe_us` (50 µs) a host probes, per
+//!   destination leaf it sent to lately (`probe_scope`), two random paths and its best known one; a probe
+//!   unanswered for `probe_timeout_us` (100 ms) fails its path.
+//! * **Failure details** (PC1 line 7): "no packet is ACKed" since the path's last ACK or probe reply (any
+//!   delivery resets the count); the retransmission fraction is measured over `retx_window_us` (1 ms), judged
+//!   once that holds 100 packets, charged once per loss episode (as Hermes), and fails the path for
+//!   `fail_hold_us` (10 ms). A path with a timeout since its last delivery is gray at best.
+//! * **Anti-herding**: the paper has none: `reroute_probability` 1, `reroute_interval_us` 0.
+//! * **Not modelled**: MDTLBReverseACK (the receiver routes its ACKs with its own balancer; dclb has no ACK
+//!   routing hook, ACKs follow ECMP); quantifyRTTBase (a ranking bucket of the Hermes code with no role in
+//!   PC2). Flow entries are dropped when every byte is acknowledged, not on idleness: a flow backing off its
+//!   RTO must still charge its next timeout to its path.
+//!
+//! **Packets carry** only Hermes' set: the path tag and send timestamp on data, the echoed tag, timestamp and
+//! ECE on ACKs, and a zero-payload ECN-capable probe and its reply. Nothing MDTLB-specific.
+//!
+//! **Defaults** (Table 5, L252–L266): `T_LowS` 40 µs, `T_highS` 180 µs, initial `T_LowD` 40 µs and `T_highD`
+//! 180 µs, ΔRTT 1 µs, T1 100 µs, `T_ECN` 0.1, probing every 50 µs, smoothing on, rerouting on, S 64,000 B,
+//! flowlet timeout 5 ms; step 10 (L136). Everything else is labelled above as a choice.
+
+use super::flowtable::{Clock, FlowTable, Timeout};
+use super::hermes::{DelaySignal, ProbeScope, SizeGate};
+use super::params::{param_choice, scheme_params};
+use super::pathsense::{delay_of, PathState};
+use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
+use crate::fabric::FabricFacts;
+use crate::packet::{Packet, NO_PATH};
+use crate::rng::Rng;
+use crate::units::Time;
+
+pub const SPEC: SchemeSpec = SchemeSpec {
+    name: "mdtlb",
+    placement: Placement::Edge,
+    granularity: "flow",
+    summary: "host senses paths (Hermes), five levels vs static + self-adjusting RTT thresholds, moves flows only off very bad or failed paths",
+    params: MdtlbParams::SPECS,
+    install,
+    reflect: reflect_path_and_class,
+};
+
+fn install(cx: &BuildCx, p: &Params) -> Installed {
+    let p = MdtlbParams::from_params(p);
+    let edges = (0..cx.hosts).map(|h| Box::new(Mdtlb::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    Installed::Edges(edges)
+}
+
+scheme_params! {
+    /// MDTLB's parameters (Table 5 where it gives a value).
+    pub struct MdtlbParams {
+        /// T_RTT_LowS: static low RTT threshold (very good / good side)
+        #[source = "MDTLB Table 5 MDTLBMinRTTS"]
+        rtt_low_s_us: Time = 40.0,
+        /// T_RTT_highS: static high RTT threshold (bad / very bad side)
+        #[source = "MDTLB Table 5 MDTLBHighRTTS"]
+        rtt_high_s_us: Time = 180.0,
+        /// T_RTT_LowD at start (the dynamic one is this times (100 + c) / 100)
+        #[source = "MDTLB Table 5 Initial MDTLMinRTTD"]
+        rtt_low_d_us: Time = 40.0,
+        /// T_RTT_highD at start (the dynamic one is this times (100 + c) / 100)
+        #[source = "MDTLB Table 5 Initial MDTLHighRTTD"]
+        rtt_high_d_us: Time = 180.0,
+        /// ΔRTT: a notably better path's RTT is lower by more than this
+        #[source = "MDTLB Table 5 MDTLBBetterPathRTT"]
+        delta_rtt_us: Time = 1.0,
+        /// T_ECN: ECN fraction separating the good side (below) from the bad side (above)
+        #[source = "MDTLB Table 5 MDTLBECNPortionLow"]
+        ecn_threshold: f64 in 0.0..=1.0 = 0.1,
+        /// ΔECN: a notably better path's ECN fraction is lower by more than this
+        #[source = "dclb choice (Table 3 names it without a value; Hermes code 0)"]
+        delta_ecn: f64 in 0.0..=1.0 = 0.0,
+        /// S: sent-bytes gate of a move off a very bad path
+        #[source = "MDTLB Table 5 MDTLBS"]
+        size_bytes: u64 (bytes) = 64_000,
+        /// which flows S lets move: fewer than S bytes sent (the paper, L153 and PC2 line 18) or at least S
+        #[source = "MDTLB L153, PC2 line 18"]
+        size_gate: SizeGate = SizeGate::Below,
+        /// R: only flows sending slower than this (cwnd/srtt) move off a very bad path
+        #[source = "dclb choice (PC2 line 18 names R without a value; Hermes 5 Gbps)"]
+        rate_gbps: f64 (Gbps) = 5.0,
+        /// T1: time constant of the ECN-fraction window
+        #[source = "MDTLB Table 5 MDTLBT1"]
+        ecn_window_us: Time = 100.0,
+        /// probe interval; 0 = no probes
+        #[source = "MDTLB Table 5 MDTLBProbingInterval"]
+        probe_us: Time = 50.0,
+        /// probe destination leaves this host sent to recently, or every leaf
+        #[source = "dclb choice, as Hermes"]
+        probe_scope: ProbeScope = ProbeScope::Active,
+        /// an unanswered probe fails its path after this long
+        #[source = "Hermes code m_probeTimeout"]
+        probe_timeout_us: Time = 100_000.0,
+        /// idle gap after which a flow may take the cautious move from any non-failed level; 0 = PC2 exactly
+        #[source = "MDTLB Table 5 MDTLBFlowletTimeout"]
+        flowlet_timeout_us: Time = 5000.0,
+        /// existing flows may move off very bad paths (and after idle gaps); false = placement only
+        #[source = "MDTLB Table 5 MDTLBRerouting"]
+        rerouting: bool = true,
+        /// probability that a triggered move goes ahead (anti-herding; the paper has none)
+        #[source = "dclb choice (paper: none)"]
+        reroute_probability: f64 in 0.0..=1.0 = 1.0,
+        /// a flow considers a move at most once per this interval (anti-herding; the paper has none)
+        #[source = "dclb choice (paper: none)"]
+        reroute_interval_us: Time = 0.0,
+        /// EWMA gain of the per-path delay estimate
+        #[source = "MDTLB Table 5 MDTLBSmooth (Hermes code: 0.5 old + 0.5 sample)"]
+        rtt_gain: f64 in 0.0..=1.0 = 0.5,
+        /// delay sample: RTT from the echoed timestamp (the paper's word) or the one-way delay (Hermes code)
+        #[source = "MDTLB §4 (RTT)"]
+        delay_signal: DelaySignal = DelaySignal::Rtt,
+        /// a path's estimates are forgotten after this long without a sample (it is then unknown: gray)
+        #[source = "dclb choice, as Hermes"]
+        stale_us: Time = 2000.0,
+        /// a path with more timeouts than this and nothing acknowledged since is failed
+        #[source = "MDTLB PC1 line 7"]
+        fail_timeouts: u32 = 3,
+        /// a path neither bad nor very bad with a larger retransmission fraction is failed
+        #[source = "MDTLB PC1 line 7"]
+        fail_retx_fraction: f64 in 0.0..=1.0 = 0.01,
+        /// time constant of the retransmission-fraction window
+        #[source = "dclb choice, as Hermes"]
+        retx_window_us: Time = 1000.0,
+        /// how long a path failed by its retransmission fraction stays failed
+        #[source = "dclb choice, as Hermes"]
+        fail_hold_us: Time = 10_000.0,
+        /// time constant of the local sending rate r_p of each path
+        #[source = "dclb choice, as Hermes (Hermes code T_dre 30 us / alpha 0.2)"]
+        dre_tau_us: Time = 150.0,
+        /// how the four thresholds make five levels: band (monotone, fits Table 4) or PC1 as printed
+        #[source = "dclb choice (PC1 lines 4-5 contradict Table 4)"]
+        judge: Judge = Judge::Band,
+        /// whether judging needs the ECN fraction as well as the RTT (PC1) or uses the RTT alone
+        #[source = "MDTLB PC1 (and); L121 (RTT the main signal)"]
+        ecn_mode: EcnMode = EcnMode::And,
+        /// how the good and bad shares move c: fuzzy portions (L136-137) or bad vs good (Table 4 narrative)
+        #[source = "MDTLB L136-137; L205-214"]
+        adapt_rule: AdaptRule = AdaptRule::Portions,
+        /// points of percent c moves per step; 0 = fixed thresholds
+        #[source = "MDTLB L136 (changeRatio + 10)"]
+        adapt_step_pct: u32 in 0..=100 = 10,
+        /// at most one step per this interval
+        #[source = "dclb choice (= MDTLBT1)"]
+        adapt_interval_us: Time = 100.0,
+        /// when c may move: after a new flow's placement (Table 4) or on a timer
+        #[source = "MDTLB Table 4 (judge, route, adapt per starting flow)"]
+        adapt_trigger: AdaptTrigger = AdaptTrigger::NewFlow,
+        /// a share below this is small
+        #[source = "dclb choice (tertiles)"]
+        portion_small: f64 in 0.0..=1.0 = 1.0 / 3.0,
+        /// a share above this is big
+        #[source = "dclb choice (tertiles)"]
+        portion_big: f64 in 0.0..=1.0 = 2.0 / 3.0,
+        /// highest c in percent (350 keeps T_LowD <= T_highS with Table 5's values)
+        #[source = "dclb choice"]
+        ratio_max_pct: u32 in 0..=10_000 = 350,
+        /// c never goes below minus this many percent
+        #[source = "dclb choice"]
+        ratio_floor_pct: u32 in 0..=99 = 50,
+        /// placement when no very good, good or gray path exists: a non-failed path of the best level, or any
+        #[source = "MDTLB Table 4 event 6; PC2 line 16"]
+        fallback: Fallback = Fallback::BestLevel,
+        /// the host makes its data packets ECN-capable whatever the transport (Hermes' shim)
+        #[source = "dclb choice (Hermes design)"]
+        edge_ect: bool = true,
+    }
+}
+
+param_choice! {
+    /// How PC1's four thresholds make five levels.
+    pub enum Judge {
+        /// Inner and outer threshold per side; the "very" level lies beyond both.
+        Band = "band",
+        /// PC1 lines 2-6 as printed.
+        Literal = "literal",
+    }
+}
+
+param_choice! {
+    /// Which signals judging uses.
+    pub enum EcnMode {
+        /// The RTT and the ECN fraction (PC1).
+        And = "and",
+        /// The RTT alone.
+        RttOnly = "rtt_only",
+    }
+}
+
+param_choice! {
+    /// How the shares of good and bad paths move the dynamic thresholds.
+    pub enum AdaptRule {
+        /// L136-137 with tertiles.
+        Portions = "portions",
+        /// Up when bad paths outnumber good ones, down when good ones outnumber bad ones.
+        Compare = "compare",
+    }
+}
+
+param_choice! {
+    /// When the dynamic thresholds may move.
+    pub enum AdaptTrigger {
+        /// After a new flow is placed.
+        NewFlow = "new_flow",
+        /// Every adapt interval while a destination is active.
+        Timer = "timer",
+    }
+}
+
+param_choice! {
+    /// Placement when no very good, good or gray path exists.
+    pub enum Fallback {
+        /// Uniformly among the non-failed paths of the best level present (bad before very bad).
+        BestLevel = "best_level",
+        /// Uniformly among the non-failed paths (PC2 line 16).
+        Uniform = "uniform",
+    }
+}
+
+/// A path's level, best first.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    VeryGood,
+    Good,
+    Gray,
+    Bad,
+    VeryBad,
+    Failed,
+}
+
+impl Level {
+    pub fn is_good(self) -> bool {
+        matches!(self, Level::VeryGood | Level::Good)
+    }
+    pub fn is_bad(self) -> bool {
+        matches!(self, Level::Bad | Level::VeryBad)
+    }
+}
+
+/// The four RTT thresholds in integer nanoseconds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    pub low_s_ns: u64,
+    pub high_s_ns: u64,
+    pub low_d_ns: u64,
+    pub high_d_ns: u64,
+}
+
+impl Thresholds {
+    /// The static thresholds of `cfg` and its initial dynamic ones scaled by `(100 + c) / 100`.
+    pub fn at(cfg: &MdtlbParams, c: i32) -> Thresholds {
+        let ns = |t: Time| t.ps() / 1000;
+        let scale = |t: Time| (ns(t) as i64 * (100 + c as i64) / 100).max(0) as u64;
+        Thresholds { low_s_ns: ns(cfg.rtt_low_s_us), high_s_ns: ns(cfg.rtt_high_s_us), low_d_ns: scale(cfg.rtt_low_d_us), high_d_ns: scale(cfg.rtt_high_d_us) }
+    }
+}
+
+/// The level of a path with RTT `rtt_us` and ECN fraction `ecn` (before timeouts and failure), PC1 lines 2–6.
+pub fn judge(rtt_us: f64, ecn: f64, th: &Thresholds, ecn_threshold: f64, how: Judge, ecn_mode: EcnMode) -> Level {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let ecn_low = ecn_mode == EcnMode::RttOnly || ecn < ecn_threshold;
+    let ecn_high = ecn_mode == EcnMode::RttOnly || ecn > ecn_threshold;
+    match how {
+        Judge::Literal => {
+            if ecn_low && rtt_us < us(th.low_s_ns) {
+                Level::VeryGood
+            } else if ecn_low && rtt_us < us(th.low_d_ns) {
+                Level::Good
+            } else if ecn_high && rtt_us > us(th.high_s_ns) {
+                Level::Bad
+            } else if ecn_high && rtt_us > us(th.high_d_ns) {
+                Level::VeryBad
+            } else {
+                Level::Gray
+            }
+        }
+        Judge::Band => {
+            let (lo_in, lo_out) = (th.low_s_ns.min(th.low_d_ns), th.low_s_ns.max(th.low_d_ns));
+            let (hi_in, hi_out) = (th.high_s_ns.min(th.high_d_ns), th.high_s_ns.max(th.high_d_ns));
+            if ecn_low && rtt_us < us(lo_in) && lo_in < lo_out {
+                Level::VeryGood
+            } else if ecn_low && rtt_us < us(lo_out) {
+                Level::Good
+            } else if ecn_high && rtt_us > us(hi_out) && hi_in < hi_out {
+                Level::VeryBad
+            } else if ecn_high && rtt_us > us(hi_in) {
+                Level::Bad
+            } else {
+                Level::Gray
+            }
+        }
+    }
+}
+
+/// The step of c (−step, 0 or +step) for `good` and `bad` paths out of `n` measured, non-failed ones (L136–L137).
+pub fn adapt_delta(rule: AdaptRule, good: usize, bad: usize, n: usize, small: f64, big: f64, step: i32) -> i32 {
+    if n == 0 {
+        return 0;
+    }
+    match rule {
+        AdaptRule::Portions => {
+            let (g, b) = (good as f64 / n as f64, bad as f64 / n as f64);
+            let (g_small, g_big, b_big) = (g < small, g > big, b > big);
+            let g_medium = !g_small && !g_big;
+            if g_small || (g_medium && b_big) || (g_big && b_big) {
+                step
+            } else if g_big && !b_big {
+                -step
+            } else {
+                0
+            }
+        }
+        AdaptRule::Compare => match bad.cmp(&good) {
+            std::cmp::Ordering::Greater => step,
+            std::cmp::Ordering::Less => -step,
+            std::cmp::Ordering::Equal => 0,
+        },
+    }
+}
+
+/// The judged state of a path at one instant.
+#[derive(Copy, Clone, Debug)]
+pub struct PathView {
+    pub level: Level,
+    /// Whether the path has a fresh estimate (an unknown path is gray and excluded from the shares).
+    pub measured: bool,
+    /// RTT estimate in µs (`T_LowS` when unknown).
+    pub rtt_us: f64,
+    /// ECN fraction (0 when unknown).
+    pub ecn: f64,
+    /// Discounted bytes sent on the path (proportional to the local sending rate r_p).
+    pub load: f64,
+}
+
+/// What MDTLB keeps per flow besides its path and when it last sent (the flow table's port and clock).
+#[derive(Copy, Clone, Debug, Default)]
+struct FlowState {
+    dst_leaf: u32,
+    /// Last time a move was considered (anti-herding interval).
+    last_attempt: Option<Time>,
+    /// `i_f_timeout` (Table 1): a timeout fired since the flow was last placed.
+    timed_out: bool,
+    /// `n_timeout` (Table 1): timeouts the flow has had (statistics).
+    timeouts: u32,
+    /// Retransmissions of bytes below this are not charged to the path (see Hermes).
+    charge_from: u64,
+}
+
+/// What one host's MDTLB did, for tests and inspection.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// New flows placed.
+    pub placements: u64,
+    /// Flows placed again after a timeout or on a failed path (whether or not the path changed).
+    pub replacements: u64,
+    /// Flows moved off a very bad path (PC2 lines 17–33).
+    pub reroutes: u64,
+    /// Flows moved after an idle gap longer than the flowlet timeout.
+    pub idle_reroutes: u64,
+    /// Placements that found no very good, good or gray path (the fallback of PC2 line 16).
+    pub fallbacks: u64,
+    /// Steps of c up and down.
+    pub steps_up: u64,
+    pub steps_down: u64,
+}
+
+/// The MDTLB edge balancer of one host.
+pub struct Mdtlb {
+    cfg: MdtlbParams,
+    host: u32,
+    my_leaf: u32,
+    uplinks: u32,
+    hosts_per_leaf: u32,
+    /// `paths[dst_leaf * uplinks + uplink]`.
+    paths: Vec<PathState>,
+    /// Uplinks that reach each destination leaf (static routing facts), for probing and the shares.
+    usable: Vec<Vec<u16>>,
+    /// Last time this host sent data towards each leaf, `Time::MAX` if never.
+    last_active: Vec<Time>,
+    flows: FlowTable<FlowState>,
+    /// changeRatio c, in percent of the initial dynamic thresholds.
+    change: i32,
+    /// Dynamic thresholds (and the static ones) for the current c.
+    th: Thresholds,
+    /// When c last had a chance to move.
+    last_adapt: Option<Time>,
+    counters: Counters,
+}
+
+impl Mdtlb {
+    pub fn new(cfg: MdtlbParams, facts: &FabricFacts, host: u32) -> Mdtlb {
+        let my_leaf = facts.leaf_of_host(host);
+        let usable = (0..facts.leaves)
+            .map(|d| if d == my_leaf { Vec::new() } else { (0..facts.uplinks).filter(|&u| facts.path_delay(my_leaf, u, d) != Time::MAX).map(|u| u as u16).collect() })
+            .collect();
+        Mdtlb {
+            cfg,
+            host,
+            my_leaf,
+            uplinks: facts.uplinks,
+            hosts_per_leaf: facts.hosts_per_leaf,
+            paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
+            usable,
+            last_active: vec![Time::MAX; facts.leaves as usize],
+            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
+            change: 0,
+            th: Thresholds::at(&cfg, 0),
+            last_adapt: None,
+            counters: Counters::default(),
+        }
+    }
+
+    #[inline]
+    fn idx(&self, dst_leaf: u32, path: u16) -> usize {
+        (dst_leaf * self.uplinks + path as u32) as usize
+    }
+
+    /// changeRatio c in percent.
+    pub fn change_ratio(&self) -> i32 {
+        self.change
+    }
+
+    /// Sets c (clamped to its bounds) and the dynamic thresholds with it: a test hook.
+    pub fn set_change_ratio(&mut self, c: i32) {
+        self.change = c.clamp(-(self.cfg.ratio_floor_pct as i32), self.cfg.ratio_max_pct as i32);
+        self.th = Thresholds::at(&self.cfg, self.change);
+    }
+
+    /// The thresholds in force.
+    pub fn thresholds(&self) -> Thresholds {
+        self.th
+    }
+
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Flows moved off their path for congestion or after an idle gap (first placements and failure
+    /// handling not counted).
+    pub fn reroutes(&self) -> u64 {
+        self.counters.reroutes + self.counters.idle_reroutes
+    }
+
+    /// The path a flow of this host is pinned to, if it has one.
+    pub fn flow_path(&self, flow: u32) -> Option<u16> {
+        self.flows.get(flow as u128).map(|e| e.port as u16)
+    }
+
+    /// How MDTLB judges path `path` towards `dst_leaf` at `now`, from the current estimates and thresholds.
+    pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
+        let ps = &self.paths[self.idx(dst_leaf, path)];
+        let c = &self.cfg;
+        let load = ps.load(now, c.dre_tau_us);
+        let measured = ps.is_fresh(now, c.stale_us);
+        let (rtt_us, ecn) = if measured { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_s_us.as_us(), 0.0) };
+        let mut level = if measured { judge(rtt_us, ecn, &self.th, c.ecn_threshold, c.judge, c.ecn_mode) } else { Level::Gray };
+        if level.is_good() && ps.timeouts > 0 {
+            // A path that timed out since it last delivered anything is not good.
+            level = Level::Gray;
+        }
+        if ps.timeouts > c.fail_timeouts || ps.probe_lost(now, c.probe_timeout_us) || now < ps.failed_until {
+            level = Level::Failed;
+        }
+        PathView { level, measured, rtt_us, ecn, load }
+    }
+
+    /// Records a delay sample and an ECN echo for a path.
+    fn sample(&mut self, dst_leaf: u32, path: u16, now: Time, delay: Time, ece: bool) {
+        if path as u32 >= self.uplinks || dst_leaf == self.my_leaf || dst_leaf as usize >= self.usable.len() {
+            return;
+        }
+        let i = self.idx(dst_leaf, path);
+        let c = &self.cfg;
+        self.paths[i].sample(now, delay, ece, c.rtt_gain, c.stale_us, c.ecn_window_us);
+    }
+
+    /// Charges a retransmission to a path and applies the random-drop failure rule (PC1 line 7, second half).
+    fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
+        let i = self.idx(dst_leaf, path);
+        let c = &self.cfg;
+        self.paths[i].count_retx(now, c.retx_window_us);
+        if self.paths[i].retx_excessive(c.fail_retx_fraction) {
+            let ps = &self.paths[i];
+            // The level before the failure override: losses on a bad or very bad path are congestion drops.
+            let congested = ps.is_fresh(now, c.stale_us) && judge(ps.rtt_us, ps.ecn_fraction(), &self.th, c.ecn_threshold, c.judge, c.ecn_mode).is_bad();
+            if !congested {
+                self.paths[i].failed_until = now + c.fail_hold_us;
+            }
+        }
+    }
+
+    /// Among `paths` that pass `ok`, the one with the smallest local sending rate (random tie-break).
+    fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
+        let mut best: Option<(u16, f64)> = None;
+        let mut ties = 0usize;
+        for &p in paths {
+            let v = self.view(dst_leaf, p, now);
+            if !ok(p, &v) {
+                continue;
+            }
+            match best {
+                Some((_, l)) if v.load > l => {}
+                Some((_, l)) if v.load == l => {
+                    ties += 1;
+                    if rng.below(ties) == 0 {
+                        best = Some((p, l));
+                    }
+                }
+                _ => {
+                    best = Some((p, v.load));
+                    ties = 1;
+                }
+            }
+        }
+        best.map(|(p, _)| p)
+    }
+
+    /// PC2 lines 4–16: the least-loaded very good path, else good, else gray, else the fallback among the
+    /// paths that have not failed; `None` when every path has failed.
+    fn place(&mut self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time) -> Option<u16> {
+        for level in [Level::VeryGood, Level::Good, Level::Gray] {
+            if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.level == level) {
+                return Some(p);
+            }
+        }
+        let target = match self.cfg.fallback {
+            Fallback::BestLevel => paths.iter().map(|&p| self.view(dst_leaf, p, now).level).filter(|&l| l != Level::Failed).min(),
+            Fallback::Uniform => None,
+        };
+        let mut pick = None;
+        let mut n = 0usize;
+        for &p in paths {
+            let l = self.view(dst_leaf, p, now).level;
+            if l != Level::Failed && target.is_none_or(|t| l == t) {
+                n += 1;
+                if rng.below(n) == 0 {
+                    pick = Some(p);
+                }
+            }
+        }
+        if pick.is_some() {
+            self.counters.fallbacks += 1;
+        }
+        pick
+    }
+
+    /// PC2 lines 19–33: a very good (else good, else gray) path notably better than `cur`, least loaded first.
+    fn notably_better(&self, rng: &mut Rng, dst_leaf: u32, cur: u16, paths: &[u16], now: Time) -> Option<u16> {
+        let c = &self.cfg;
+        let here = self.view(dst_leaf, cur, now);
+        let d_rtt = c.delta_rtt_us.as_us();
+        let rtt_only = c.ecn_mode == EcnMode::RttOnly;
+        let better = |p: u16, v: &PathView| p != cur && here.rtt_us - v.rtt_us > d_rtt && (rtt_only || here.ecn - v.ecn > c.delta_ecn);
+        for level in [Level::VeryGood, Level::Good, Level::Gray] {
+            if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.level == level && better(p, v)) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// PC2 line 18: sent size against S, sending rate against R.
+    fn gates_open(&self, flow: &FlowView) -> bool {
+        let c = &self.cfg;
+        let size_ok = if c.size_gate == SizeGate::Below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
+        let rate = if flow.srtt > Time::ZERO { flow.cwnd as f64 * 8.0 / flow.srtt.as_secs() } else { 0.0 };
+        size_ok && rate < c.rate_gbps * 1e9
+    }
+
+    /// One step of the dynamic thresholds from the shares of good and bad paths among this host's measured,
+    /// non-failed paths (L136–L137), at most once per adapt interval.
+    fn adapt(&mut self, now: Time) {
+        let c = &self.cfg;
+        if c.adapt_step_pct == 0 || self.last_adapt.is_some_and(|t| now.saturating_sub(t) < c.adapt_interval_us) {
+            return;
+        }
+        let (mut n, mut good, mut bad) = (0usize, 0usize, 0usize);
+        for d in 0..self.usable.len() as u32 {
+            for &p in &self.usable[d as usize] {
+                let v = self.view(d, p, now);
+                if !v.measured || v.level == Level::Failed {
+                    continue;
+                }
+                n += 1;
+                good += v.level.is_good() as usize;
+                bad += v.level.is_bad() as usize;
+            }
+        }
+        if n == 0 {
+            return;
+        }
+        let delta = adapt_delta(c.adapt_rule, good, bad, n, c.portion_small, c.portion_big, c.adapt_step_pct as i32);
+        self.last_adapt = Some(now);
+        let before = self.change;
+        self.set_change_ratio(before + delta);
+        if self.change > before {
+            self.counters.steps_up += 1;
+        } else if self.change < before {
+            self.counters.steps_down += 1;
+        }
+    }
+
+    fn probe_target(&self, dst_leaf: u32) -> u32 {
+        dst_leaf * self.hosts_per_leaf + self.host % self.hosts_per_leaf
+    }
+
+    fn send_probe(&mut self, cx: &mut EdgeCx, dst_leaf: u32, path: u16) {
+        let i = self.idx(dst_leaf, path);
+        if self.paths[i].probe_pending == Time::MAX {
+            self.paths[i].probe_pending = cx.now;
+        }
+        cx.probes.push(ProbeRequest { dst: self.probe_target(dst_leaf), path });
+    }
+
+    /// Whether `dst_leaf` is in the probing scope at `now`.
+    fn active(&self, dst_leaf: u32, now: Time) -> bool {
+        let la = self.last_active[dst_leaf as usize];
+        self.cfg.probe_scope == ProbeScope::All || (la != Time::MAX && now.saturating_sub(la) <= self.cfg.probe_us.mul(10))
+    }
+}
+
+impl EdgeBalancer for Mdtlb {
+    fn sets_ect(&self) -> bool {
+        self.cfg.edge_ect
+    }
+
+    fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
+        let now = cx.now;
+        let dl = cx.facts.leaf_of_host(flow.dst);
+        self.last_active[dl as usize] = now;
+        let key = flow.flow as u128;
+        let chosen = match self.flows.get(key).copied() {
+            None => {
+                // With every path failed, a new flow still has to go somewhere: a random one.
+                let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
+                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
+                self.counters.placements += 1;
+                if self.cfg.adapt_trigger == AdaptTrigger::NewFlow {
+                    self.adapt(now);
+                }
+                p
+            }
+            Some(entry) => {
+                let (cur, mut e) = (entry.port as u16, entry.data);
+                if flow.retransmission {
+                    // One charge per loss-recovery episode, and only for bytes first sent on this path.
+                    if pkt.seq >= e.charge_from && paths.contains(&cur) {
+                        self.count_retx(dl, cur, now);
+                    }
+                    e.charge_from = e.charge_from.max(flow.sent);
+                }
+                let level = if paths.contains(&cur) { self.view(dl, cur, now).level } else { Level::Failed };
+                let next = if e.timed_out || level == Level::Failed {
+                    // PC2 line 3: placed again, no gates.
+                    e.timed_out = false;
+                    self.counters.replacements += 1;
+                    match self.place(cx.rng, dl, paths, now) {
+                        Some(p) => p,
+                        None if paths.contains(&cur) => cur,
+                        None => paths[cx.rng.below(paths.len())],
+                    }
+                } else {
+                    let c = &self.cfg;
+                    let idle = c.flowlet_timeout_us > Time::ZERO && !self.flows.is_live(&entry, now);
+                    let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval_us);
+                    if c.rerouting && (level == Level::VeryBad || idle) && due && self.gates_open(flow) {
+                        e.last_attempt = Some(now);
+                        let go = c.reroute_probability >= 1.0 || cx.rng.unit() < c.reroute_probability;
+                        let p = if go { self.notably_better(cx.rng, dl, cur, paths, now).unwrap_or(cur) } else { cur };
+                        if p != cur {
+                            if level == Level::VeryBad {
+                                self.counters.reroutes += 1;
+                            } else {
+                                self.counters.idle_reroutes += 1;
+                            }
+                        }
+                        p
+                    } else {
+                        cur
+                    }
+                };
+                if next != cur {
+                    e.charge_from = e.charge_from.max(flow.sent);
+                }
+                *self.flows.record(key, next as u32, now) = e;
+                next
+            }
+        };
+        let i = self.idx(dl, chosen);
+        let c = &self.cfg;
+        self.paths[i].count_sent(now, pkt.wire_bytes, c.dre_tau_us, c.retx_window_us);
+        chosen
+    }
+
+    fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
+        if ack.lb.echo_path != NO_PATH {
+            let delay = delay_of(self.cfg.delay_signal == DelaySignal::OneWay, cx.now, ack);
+            self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
+        }
+        if flow.acked >= flow.size {
+            self.flows.remove(flow.flow as u128);
+        }
+    }
+
+    fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
+        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
+            e.data.timed_out = true;
+            e.data.timeouts += 1;
+            let i = (e.data.dst_leaf * self.uplinks + e.port) as usize;
+            self.paths[i].timeouts += 1;
+        }
+    }
+
+    fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
+        let delay = delay_of(self.cfg.delay_signal == DelaySignal::OneWay, cx.now, reply);
+        self.sample(cx.facts.leaf_of_host(reply.src), reply.lb.echo_path, cx.now, delay, reply.ecn.ece);
+    }
+
+    /// Every probe interval: for each destination leaf in scope, probe two distinct random paths and the best
+    /// known one (all of them when there are at most three). With `adapt_trigger = "timer"`, also the
+    /// threshold step.
+    fn on_timer(&mut self, cx: &mut EdgeCx) {
+        let now = cx.now;
+        if self.cfg.adapt_trigger == AdaptTrigger::Timer && (0..self.usable.len() as u32).any(|d| !self.usable[d as usize].is_empty() && self.last_active[d as usize] != Time::MAX && now.saturating_sub(self.last_active[d as usize]) <= self.cfg.adapt_interval_us.mul(10)) {
+            self.adapt(now);
+        }
+        if self.cfg.probe_us == Time::ZERO {
+            return;
+        }
+        for d in 0..self.usable.len() as u32 {
+            let n = self.usable[d as usize].len();
+            if n == 0 || !self.active(d, now) {
+                continue;
+            }
+            if n <= 3 {
+                for k in 0..n {
+                    let p = self.usable[d as usize][k];
+                    self.send_probe(cx, d, p);
+                }
+                continue;
+            }
+            let a = cx.rng.below(n);
+            let mut b = cx.rng.below(n - 1);
+            if b >= a {
+                b += 1;
+            }
+            // Best known: lowest (level, RTT); first in uplink order on ties.
+            let mut best = 0usize;
+            let mut key = (Level::Failed, f64::INFINITY);
+            for k in 0..n {
+                let v = self.view(d, self.usable[d as usize][k], now);
+                if (v.level, v.rtt_us) < key {
+                    key = (v.level, v.rtt_us);
+                    best = k;
+                }
+            }
+            let (pa, pb, pbest) = (self.usable[d as usize][a], self.usable[d as usize][b], self.usable[d as usize][best]);
+            self.send_probe(cx, d, pa);
+            self.send_probe(cx, d, pb);
+            if best != a && best != b {
+                self.send_probe(cx, d, pbest);
+            }
+        }
+    }
+
+    fn timer_period(&self) -> Option<Time> {
+        let c = &self.cfg;
+        if c.probe_us > Time::ZERO {
+            Some(c.probe_us)
+        } else if c.adapt_trigger == AdaptTrigger::Timer {
+            Some(c.adapt_interval_us.max(Time::from_us(1)))
+        } else {
+            None
+        }
+    }
+
+    fn state_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.paths.len() * std::mem::size_of::<PathState>()
+            + self.last_active.len() * 8
+            + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
+            + self.flows.state_bytes()
+    }
+}
