@@ -65,6 +65,13 @@ pub struct FabricFacts {
     path_delay: Vec<Time>,
     /// Wire bytes of a full-size data packet.
     pub mtu_wire_bytes: u32,
+    /// Wire bytes of a pure ACK (also of a probe and a cancel notice).
+    pub ack_wire_bytes: u32,
+    /// One-way propagation delay of a host-leaf link (every host link has it: overrides change leaf-spine
+    /// links only).
+    pub host_delay: Time,
+    /// Rate of a host-leaf link (the same for every host).
+    pub host_rate: Rate,
 }
 
 impl FabricFacts {
@@ -235,6 +242,9 @@ impl Fabric {
                 uplinks,
                 path_delay: Vec::new(),
                 mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
+                ack_wire_bytes: tp.ack_bytes,
+                host_delay,
+                host_rate,
             },
             leaf_routes: Vec::new(),
             spine_routes: Vec::new(),

@@ -116,6 +116,10 @@ impl<'a> PortsView<'a> {
     pub fn rate(&self, port: u32) -> Rate {
         self.get(port).rate
     }
+    /// One-way propagation delay of `port`'s link to its peer (static).
+    pub fn delay(&self, port: u32) -> Time {
+        self.get(port).delay
+    }
     pub fn role(&self, port: u32) -> PortRole {
         self.get(port).role
     }
@@ -280,6 +284,11 @@ pub trait SwitchBalancer: Send {
     fn state_bytes(&self) -> usize {
         0
     }
+    /// The scheme's own event counts by name (placements by kind, cancellations, ...), for reports: the
+    /// engine sums them by name over every switch into `RunStats::scheme_counters`. None by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// The per-packet hooks this balancer implements (see [`Hooks`]); override only to declare fewer.
     fn hooks(&self) -> Hooks {
         Hooks::ALL
@@ -349,5 +358,10 @@ pub trait EdgeBalancer: Send {
     fn on_alarm(&mut self, _cx: &mut EdgeCx, _token: u32) {}
     fn state_bytes(&self) -> usize {
         0
+    }
+    /// The scheme's own event counts by name, summed over every host into `RunStats::scheme_counters`
+    /// (see [`SwitchBalancer::counters`]). None by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 }
