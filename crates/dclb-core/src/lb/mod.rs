@@ -54,7 +54,7 @@ pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, dar];
 
 use crate::fabric::{FabricFacts, Port, PortRole};
 use crate::packet::{LbHeader, Packet};
