@@ -5,8 +5,26 @@
 //! round trip through any uplink is 8 µs of propagation plus one 1,500 B packet and one 40 B ACK serialised
 //! on each of the four hops: 12.928 µs. Queues are filled with real 1,500 B packets.
 //!
-//! How the tests were checked against broken rules (each tried once, then reverted): see the report in
-//! `docs/assumptions/dar.md` ("Tests and deliberate breakages").
+//! How the tests were checked against broken rules (each tried once, then reverted; the tests that failed):
+//! * Level I placed on the second-best port: `level_i_goes_to_the_best_port...`, `a_level_ii_flow_that_becomes
+//!   _level_i...`, `non_deadline_flows...`, `options...`;
+//! * Level II placed on the best port: `level_ii_goes_to_the_second_best_port...`, `a_level_ii_flow...`, `options...`;
+//! * `d2 ≥ 1` instead of `d2 > 1` for Level III, and `d1 ≥ 1` instead of `d1 > 1` for Level I: both boundary tests;
+//! * `T_c` on the best path's RTT instead of the worst's: the Level I, II→I and non-deadline tests, and the
+//!   end-to-end avoidance test (its flows are no longer rated Level I);
+//! * Level III forwarded instead of cancelled: every cancellation test, bench and end to end (UDP included);
+//! * later packets of a cancelled flow forwarded instead of dropped: the Level III test, the hopeless-flow run
+//!   (bytes of cancelled flows cross the fabric) and the expiry test;
+//! * non-deadline flows ignoring Level I reservations: `non_deadline_flows...`;
+//! * a Level I flow re-placed on every packet: the Level I and II→I tests and the end-to-end avoidance test;
+//! * no II→I move: `a_level_ii_flow_that_becomes_level_i...`;
+//! * the deadline read at full precision (rounded up), and B truncated instead of saturated: the header and
+//!   boundary tests;
+//! * no release at the last byte: `level_i_goes_to_the_best_port...`;
+//! * ports ranked at random instead of by queue: the placement tests and the end-to-end avoidance test;
+//! * cancelled entries expiring when idle regardless of the deadline: the expiry test;
+//! * payload-free packets of a cancelled flow dropped: the Level III test;
+//! * no cancel notice for UDP packets (`switch.rs`): the UDP test.
 
 mod common;
 use common::*;
@@ -320,6 +338,9 @@ fn a_level_iii_flow_is_cancelled_then_dropped_while_its_acks_pass() {
     assert_eq!(b.send(&mut p), Decision::Drop(DropReason::Deadline));
     let mut a = ack(1);
     assert!(matches!(b.send(&mut a), Decision::Forward(_)), "ACKs are never dropped");
+    let mut syn = data(1, 0, 100_000, hdr);
+    (syn.kind, syn.payload, syn.wire_bytes) = (PacketKind::Syn, 0, 40);
+    assert!(matches!(b.send(&mut syn), Decision::Forward(_)), "nor is a payload-free packet of the cancelled flow itself");
     assert_eq!(b.reservations(), [0, 0, 0]);
     // A placed Level I flow (idle queues: T_o = 38.8 µs < D = 45 µs < T_c = 51.7 µs) that later rates III
     // (90 KB left: T_o = 79.7 µs): cancelled, its reservation released.
@@ -564,6 +585,9 @@ fn a_hopeless_udp_flow_is_cancelled_and_its_source_stops() {
         list: vec![flow(0.0, 0, 4, 1_000_000, Some(100.0)), flow(0.0, 1, 5, 10_000, Some(100.0))],
         ..Default::default()
     }];
+    // A horizon, so that a source that never learns of the cancellation ends the run as unfinished (DAR's
+    // periodic sweep would otherwise keep a run with a never-ending flow going).
+    c.run.horizon_us = Some(3000.0);
     let r = run(&c);
     assert_eq!(r.flows.strs("state"), ["cancelled", "completed"]);
     assert!(r.flows.u64s("bytes_sent")[0] < 10 * MSS, "the source stopped on the notice: {} B sent", r.flows.u64s("bytes_sent")[0]);
