@@ -81,6 +81,10 @@
 //!   initial window may be cancelled though it could finish): the paper's rule is applied literally.
 //! * *UDP deadline flows* carry the sender's initial window as W (they have no window); they are rated like
 //!   any other.
+//! * *A lost notice.* Later packets of a cancelled flow are dropped without a notice while the entry lasts. A TCP
+//!   sender retransmits after its timeout; once the deadline has passed and the entry has expired, its next
+//!   packet rates III again and draws a new notice. A UDP source that never learns sends into the drop, and its
+//!   flow stays unfinished: with DAR's periodic sweep such a run needs a horizon to end.
 //!
 //! **Defaults and sources.** The rule, the factors and the three levels: §III.B.2 (L73-L79); best, second best
 //! and normal paths: §III.B.4 (L82, L90); queue length in packets: §III.B.3 (L81). The paper gives no number
