@@ -73,8 +73,8 @@
 //!   forwards without rating: cancelling there would only undo the source leaf's decision.
 //! * *Non-data packets*: ACKs, SYNs and cancel notices have their own entries (their own 5-tuple), are routed
 //!   like non-deadline flows and are never dropped. A flow's class is fixed by its first data packet.
-//! * *Flow table* (not described): exact per 5-tuple; an entry idle for `flow_idle_timeout_us` is removed
-//!   (with its reservation) by a sweep every half timeout; a cancelled flow's entry is kept at least until its
+//! * *Flow table* (not described): exact per 5-tuple; an entry idle longer than `flow_idle_timeout_us` is
+//!   treated as gone when looked up and removed (with its reservation) by a sweep every half timeout; a cancelled flow's entry is kept at least until its
 //!   deadline, after which every packet of it would rate III anyway. If a flow's port stops being a candidate
 //!   (a failed link), the flow is placed afresh.
 //! * *Level III at a flow's first window* (D5 of the spec: `B/W` ignores slow start, so a flow rated at its
@@ -321,7 +321,8 @@ impl Default for FlowEntry {
 /// What a DAR switch counts (also reported, summed over switches, in the run's `scheme_counters`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct DarCounters {
-    /// Deadline flows placed as Level I at their first rated packet.
+    /// Deadline flows placed as Level I at their first rated packet (placements: a flow placed again after its
+    /// entry expired or its port failed counts again, here and in the next three).
     pub level1: u64,
     /// Deadline flows placed as Level II.
     pub level2: u64,
