@@ -74,6 +74,10 @@ pub struct FabricFacts {
     /// every link plus store-and-forward serialisation of a full-size data packet on every hop out and of an
     /// ACK on every hop back, over the fastest working paths (host to leaf and back in a one-leaf fabric).
     pub min_rtt: Time,
+    /// Wire bytes of a pure ACK (also of a probe and a cancel notice).
+    pub ack_wire_bytes: u32,
+    /// Rate of a host-leaf link (the same for every host: overrides change leaf-spine links only).
+    pub host_rate: Rate,
 }
 
 /// What configuration says about one direction of a link: what a switch may know of a neighbour's port
@@ -265,6 +269,8 @@ impl Fabric {
                 spine_down: Vec::new(),
                 host_delay,
                 min_rtt: Time::ZERO,
+                ack_wire_bytes: tp.ack_bytes,
+                host_rate,
             },
             leaf_routes: Vec::new(),
             spine_routes: Vec::new(),

@@ -144,6 +144,9 @@ pub struct RunStats {
     /// Packets that found no working route at a switch.
     pub routing_drops: u64,
     pub probes_sent: u64,
+    /// The scheme's own counters ([`crate::lb::SwitchBalancer::counters`]), summed by name over every
+    /// switch and host edge; empty for schemes that keep none.
+    pub scheme_counters: std::collections::BTreeMap<String, u64>,
     /// Engine memory estimate: packet arena, flow table, queues (bytes).
     pub engine_bytes: u64,
     /// Per-source mean flow size (bytes) and offered load (bps), as used for calibration.
@@ -322,6 +325,16 @@ fn switch_table(sim: &Simulation) -> Table {
     t
 }
 
+/// The balancers' own counters, summed by name over switches and host edges.
+fn scheme_counters(sim: &Simulation) -> std::collections::BTreeMap<String, u64> {
+    let mut m = std::collections::BTreeMap::new();
+    let all = sim.switches.iter().flat_map(|s| s.lb.counters()).chain(sim.edges.iter().flat_map(|e| e.lb.counters()));
+    for (name, n) in all {
+        *m.entry(name.to_string()).or_insert(0) += n;
+    }
+    m
+}
+
 /// Every table and the run statistics of `sim` (finished, or stopped early for inspection).
 pub(crate) fn collect(sim: &mut Simulation) -> Results {
     let end = if sim.horizon != Time::MAX && sim.finished { sim.horizon.min(sim.sched.peek_time().unwrap_or(sim.horizon)).max(sim.sched.now()) } else { sim.sched.now() };
@@ -346,6 +359,7 @@ pub(crate) fn collect(sim: &mut Simulation) -> Results {
         balancer_cancels: sim.switches.iter().map(|s| s.balancer_cancels).sum(),
         routing_drops: sim.switches.iter().map(|s| s.routing_drops).sum(),
         probes_sent: sim.probes_sent,
+        scheme_counters: scheme_counters(sim),
         engine_bytes: sim.engine_bytes() as u64,
         source_mean_bytes: sim.infos.iter().map(|i| i.mean_size).collect(),
         source_offered_bps: sim.infos.iter().map(|i| i.offered_bps).collect(),

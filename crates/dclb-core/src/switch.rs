@@ -183,8 +183,9 @@ impl Simulation {
                 let (kind, flow, src, dst, wire) = (p.kind, p.flow, p.src, p.dst, p.wire_bytes);
                 self.dropped += wire as u64;
                 self.pkts.free(pid);
-                if kind == PacketKind::Data {
-                    // The notice starts at this switch and travels back to the source like any packet.
+                if matches!(kind, PacketKind::Data | PacketKind::Udp) {
+                    // The notice starts at this switch and travels back to the source like any packet (a UDP
+                    // source stops too: its next tick finds the flow ended).
                     let mut c = Packet::new(PacketKind::Cancel, flow, dst, src);
                     c.wire_bytes = self.tp.ack_bytes;
                     c.sent_at = now;

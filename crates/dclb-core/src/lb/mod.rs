@@ -55,7 +55,7 @@ pub mod source_route;
 pub mod testkit;
 
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
-registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tam, tr, mdtlb];
+registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tam, tr, dar, mdtlb];
 
 use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
 use crate::packet::{LbHeader, Packet};
@@ -304,9 +304,9 @@ pub trait SwitchBalancer: Send {
         0
     }
     /// The scheme's own counters at the end of the run, `(name, value)`: each name becomes a column of the
-    /// per-switch table (0 for switches that do not report it), so give names the scheme's prefix
-    /// (`tr_fallbacks`) and never a fixed column's name (`node`, `kind`, `decisions`, `state_bytes`, ...).
-    /// None by default.
+    /// per-switch table (0 for switches that do not report it), and the run statistics sum them by name over
+    /// every switch and host (`RunStats::scheme_counters`); so give names the scheme's prefix (`tr_fallbacks`)
+    /// and never a fixed column's name (`node`, `kind`, `decisions`, `state_bytes`, ...). None by default.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
@@ -389,5 +389,10 @@ pub trait EdgeBalancer: Send {
     /// flows' packets are ECN-capable (probes always are).
     fn sets_ect(&self) -> bool {
         false
+    }
+    /// The scheme's own event counts by name, summed over every host into `RunStats::scheme_counters`
+    /// (see [`SwitchBalancer::counters`]). None by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 }
