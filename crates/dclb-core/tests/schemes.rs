@@ -1,4 +1,9 @@
 //! Behaviour tests for ECMP, RPS and DRB: each pins the scheme's defining property on a crafted situation.
+//!
+//! How the DRB tests were checked, by breaking `drb.rs` once each and rerunning:
+//! * counter per destination only (shared by the leaf's sources, dclb's first version): the pair-scope test
+//!   and the two-source end-to-end test fail (flow 0 got 71 to 127 packets per uplink instead of 100);
+//! * parallel links ordered (spine, link) instead of digit-reversed (link, spine): the pair-scope test fails.
 
 mod common;
 use common::*;
@@ -87,7 +92,7 @@ fn reseq_buffer_hides_rps_reordering_from_tcp() {
 fn drb_cycles_through_the_uplinks_in_order_per_destination() {
     let mut bench = SwitchBench::leaf(&fabric(2, 4, 2), 0).with_rng(9);
     let cands = bench.candidates_to_leaf(1);
-    let mut drb = Drb::new(bench.fabric.hosts as usize, 1);
+    let mut drb = Drb::new(1);
     let pick = |dst: u32, drb: &mut Drb, bench: &mut SwitchBench| -> usize {
         let port = bench.forward(drb, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands);
         cands.iter().position(|&c| c == port).unwrap()
@@ -101,6 +106,73 @@ fn drb_cycles_through_the_uplinks_in_order_per_destination() {
     let first3 = pick(3, &mut drb, &mut bench);
     assert_eq!(pick(2, &mut drb, &mut bench), (start + 9) % 4);
     assert_eq!(pick(3, &mut drb, &mut bench), (first3 + 1) % 4);
+}
+
+/// Index of `port` in DRB's bouncing order on `bench`'s switch: leaf uplink slot `spine * links + link` is
+/// position `link * spines + spine` (spine digit fastest).
+fn bounce_position(bench: &SwitchBench, port: u32) -> u32 {
+    let f = &bench.fabric.facts;
+    let slot = bench.fabric.ports[port as usize].slot;
+    (slot % f.links_per_pair) * f.spines + slot / f.links_per_pair
+}
+
+#[test]
+fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
+    // Two leaves, four spines, two parallel links per leaf-spine pair: eight uplinks at leaf 0. Hosts 0 and 1
+    // (leaf 0) both send to host 2 (leaf 1), their packets interleaved at the leaf.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.topology.links_per_pair = 2;
+    for seed in 1..=5 {
+        let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(seed);
+        let cands = bench.candidates_to_leaf(1);
+        assert_eq!(cands.len(), 8);
+        let mut drb = Drb::new(2);
+        let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+        for k in 0..40 {
+            // Irregular interleaving: source 0 sends two packets for each of source 1's, then one, ...
+            let src = if k % 5 < 3 { 0 } else { 1 };
+            let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, src, src, 2), &cands);
+            seq[src as usize].push(bounce_position(&bench, port));
+        }
+        for (src, s) in seq.iter().enumerate() {
+            for (k, &pos) in s.iter().enumerate() {
+                // Position c = link * 4 + spine: the spine changes on every packet, the link after each turn.
+                assert_eq!(pos, (s[0] + k as u32) % 8, "seed {seed}: source {src}, packet {k}: positions {s:?}");
+            }
+        }
+        assert_eq!(drb.pairs(), 2);
+    }
+    // A spine with parallel links down to the destination leaf rotates over them per pair as well.
+    let mut bench = SwitchBench::spine(&cfg, 3);
+    let cands = bench.candidates_to_leaf(1);
+    assert_eq!(cands.len(), 2);
+    let mut drb = Drb::new(2);
+    let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..20 {
+        let src = if k % 3 == 0 { 1 } else { 0 };
+        let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, src, src, 2), &cands);
+        seq[src as usize].push(bench.fabric.ports[port as usize].slot % 2);
+    }
+    for s in &seq {
+        assert!(s.windows(2).all(|w| w[0] != w[1]), "each source alternates the spine's two links: {seq:?}");
+    }
+}
+
+#[test]
+fn drb_gives_each_of_two_concurrent_sources_an_exact_share_of_every_uplink() {
+    // Hosts 0 and 1 of leaf 0 each send 800 packets to host 2 at the same time, over 4 spines x 2 links. Per
+    // (source, destination) counters give each flow exactly 100 packets on each of the eight uplinks; a
+    // counter shared by the leaf's sources would hand each flow a subsequence of one rotation.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.topology.links_per_pair = 2;
+    cfg.lb.scheme = "drb".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 800 * 1460), (0.0, 1, 2, 800 * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 2);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    for (i, row) in uplink_rows(&r).iter().enumerate() {
+        assert!(row.iter().all(|&b| b == 100 * 1460), "flow {i}: {row:?}");
+    }
 }
 
 #[test]

@@ -1,53 +1,74 @@
-//! DRB, digit-reversal bouncing: per-packet round robin over the spines, one counter per destination.
+//! DRB, digit-reversal bouncing: per-packet round robin over the spines, one counter per (source,
+//! destination) pair.
 //!
-//! **Rule.** The source keeps a counter for each destination, starting at a random value. Each packet goes
-//! through the "bouncing" switch named by the counter's digits read in reverse, then the counter advances.
-//! Reversing the digits makes the first hop change on every packet. In a two-tier leaf-spine the bouncing
-//! switch is a spine (and, with parallel links, a link to it), so DRB is per-packet round robin over the
-//! uplinks, spine digit fastest (baselines.md §3, Cao et al., CoNEXT'13).
+//! **Rule.** The source keeps a counter for each destination it sends to, starting at a random value. Each
+//! packet goes through the "bouncing" switch named by the counter's digits read in reverse, then the counter
+//! advances. Reversing the digits makes the first hop change on every packet. In a two-tier leaf-spine the
+//! bouncing switch is a spine (and, with parallel links, a link to it), so DRB is per-packet round robin over
+//! the uplinks, spine digit fastest (baselines.md §3, Cao et al., CoNEXT'13).
 //!
-//! **Choices.** DRB runs at the source leaf, which is equivalent to the source host tagging packets when
-//! one leaf uplink leads to each spine, and needs no tag. The counter is per destination host, as in the
-//! Hermes authors' ns-3 code. Candidates are ordered (link, spine), so consecutive packets change spine first
-//! and link second: the digit reversal of (spine, link). Spines with parallel links down to the destination
-//! leaf round-robin over them with their own per-destination counters. A failed uplink drops out of the
-//! rotation. The paper pairs DRB with a receiver resequencing buffer; dclb makes that the transport's
-//! `reseq_timeout_us` option (off by default so that the reordering cost is visible; turn it on to
-//! reproduce the paper's setting).
+//! **Choices.**
+//! * *Where.* DRB runs at the source leaf, on behalf of the source host: a leaf uplink names the spine (and
+//!   the parallel link), so the leaf's choice is the one the host would make by tagging its packets, and no
+//!   tag is needed.
+//! * *Counter scope.* One counter per (source host, destination host) pair, kept at the source leaf, as the
+//!   design has it (baselines.md §3: "one counter `c` per (source, destination)"). The Hermes authors' ns-3
+//!   code keeps a counter per destination in each sending host, which is the same thing. A counter per
+//!   destination at the leaf, shared by all its hosts (dclb's first version), is not: the sources of a rack
+//!   then take turns in one rotation, each sees an arbitrary subsequence of it, and one source's consecutive
+//!   packets may cross the same spine. Each counter starts at a uniformly random position when the pair
+//!   sends its first packet. ACKs belong to the reversed pair and rotate on that pair's counter.
+//! * *Order over spines and parallel links.* With `k` parallel links per leaf-spine pair and `S` spines, the
+//!   bouncing choice is the digit tuple (spine, link), spine most significant (it is the first hop's far
+//!   end). Counter value `c` written least significant digit first is (`c mod S`, `c div S mod k`);
+//!   reversed and read as (spine, link), packet `c` takes spine `c mod S` over link `(c div S) mod k`: the
+//!   spine changes on every packet and the link after each full turn over the spines. Spines with parallel
+//!   links down to the destination leaf rotate over those links the same way, with their own counter per
+//!   (source, destination) pair.
+//! * *Failures.* A failed uplink (or an uplink whose spine lost its way down) drops out of the rotation: the
+//!   counter indexes the working candidates in digit-reversed order.
+//! * *Receiver.* The paper pairs DRB with a receiver resequencing buffer; dclb makes that the transport's
+//!   `reseq_timeout_us` option. The engine default is off, so that a bare `lb.scheme = "drb"` shows the
+//!   reordering cost; `benchmarks/compare_schemes.py` runs DRB with the buffer (100 µs), the paper's setting,
+//!   unless asked not to.
 //!
 //! **Defaults.** None: DRB has no parameters.
 
-use super::PacketMut;
+use super::flowhash::FlowMap;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
+use super::PacketMut;
 use super::{Decision, SwitchBalancer, SwitchCx};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "drb",
     placement: Placement::Switch,
     granularity: "packet",
-    summary: "digit-reversal bouncing: per-packet round robin over spines, counter per destination, random start",
+    summary: "digit-reversal bouncing: per-packet round robin over spines, counter per (source, destination), random start",
     params: &[],
     install: |cx, _| {
-        let hosts = cx.hosts as usize;
         let lpp = cx.facts.links_per_pair;
-        per_switch(cx.switches, |_| Drb::new(hosts, lpp))
+        per_switch(cx.switches, |_| Drb::new(lpp))
     },
     reflect: reflect_path_and_class,
 };
 
-const UNSET: u32 = u32::MAX;
-
 pub struct Drb {
-    /// Next index per destination host; `UNSET` until the first packet draws a random start.
-    counters: Vec<u32>,
+    /// Next index per (source host, destination host), keyed `src << 32 | dst`; absent until the pair's
+    /// first packet draws a random start.
+    counters: FlowMap<u32>,
     links_per_pair: u32,
     /// Scratch: candidates sorted in digit-reversed order.
     order: Vec<u32>,
 }
 
 impl Drb {
-    pub fn new(hosts: usize, links_per_pair: u32) -> Drb {
-        Drb { counters: vec![UNSET; hosts], links_per_pair, order: Vec::new() }
+    pub fn new(links_per_pair: u32) -> Drb {
+        Drb { counters: FlowMap::default(), links_per_pair, order: Vec::new() }
+    }
+
+    /// Pairs with a counter.
+    pub fn pairs(&self) -> usize {
+        self.counters.len()
     }
 }
 
@@ -57,16 +78,16 @@ impl SwitchBalancer for Drb {
     }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
-        let c = &mut self.counters[pkt.dst as usize];
-        if *c == UNSET {
-            *c = cx.rng.below(n) as u32;
-        }
+        let key = (pkt.src as u128) << 32 | pkt.dst as u128;
+        let c = self.counters.entry(key).or_insert_with(|| cx.rng.below(n) as u32);
         let i = *c as usize % n;
-        *c = c.wrapping_add(1) % (n as u32 * 1024);
+        // Kept below a multiple of n, so the rotation never skips when the counter would wrap.
+        *c = (*c + 1) % (n as u32 * 1024);
         if self.links_per_pair == 1 {
             return Decision::Forward(candidates[i]);
         }
-        // Order (link, spine): reading the uplink index's digits reversed.
+        // Digit-reversed order (link, spine) of the slots (spine * links + link): position i is spine
+        // i mod S, link i div S. At a spine the slots are (leaf * links + link), so this orders by link.
         let lpp = self.links_per_pair;
         self.order.clear();
         self.order.extend_from_slice(candidates);
@@ -76,6 +97,6 @@ impl SwitchBalancer for Drb {
     }
 
     fn state_bytes(&self) -> usize {
-        self.counters.len() * 4
+        self.counters.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<u32>())
     }
 }
