@@ -4,11 +4,16 @@
 //! * counter per destination only (shared by the leaf's sources, dclb's first version): the pair-scope test
 //!   and the two-source end-to-end test fail (flow 0 got 71 to 127 packets per uplink instead of 100);
 //! * parallel links ordered (spine, link) instead of digit-reversed (link, spine): the pair-scope test fails.
+//!
+//! The RPS uniformity test (chi-square 0.8-4.4 per uplink and 14-24 over consecutive pairs for seeds 1-3)
+//! fails when the choice never takes the last uplink (5,002 and 11,268), follows the flow hash (80,000) or
+//! goes round robin (per uplink 0.0, pairs 79,996).
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::lb::drb::Drb;
+use dclb_core::lb::rps::Rps;
 use dclb_core::lb::ecmp::flow_hash_index;
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::packet::{Packet, PacketKind};
@@ -62,6 +67,44 @@ fn asymmetric(scheme: &str) -> Config {
     let flows: Vec<(f64, u32, u32, u64)> = (0..8).map(|i| (i as f64 * 50.0, i, 8 + i, 2_000_000)).collect();
     cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
     cfg
+}
+
+/// Pearson's chi-square statistic of `counts` against equal expected counts.
+fn chi_square(counts: &[u64]) -> f64 {
+    let e = counts.iter().sum::<u64>() as f64 / counts.len() as f64;
+    counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+}
+
+#[test]
+fn rps_sprays_the_packets_of_one_flow_uniformly_and_independently() {
+    // Leaf 0 of a 2-leaf, 5-spine fabric (five uplinks, not a power of two), 20,000 packets of one flow.
+    let cfg = fabric(2, 5, 2);
+    for seed in 1..=3 {
+        let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(seed);
+        let cands = bench.candidates_to_leaf(1);
+        assert_eq!(cands.len(), 5);
+        let mut p = Packet::new(PacketKind::Data, 0, 0, 2);
+        (p.sport, p.dport) = (4242, 80);
+        let picks: Vec<usize> = (0..20_000)
+            .map(|_| {
+                let port = bench.forward(&mut Rps, &mut p.clone(), &cands);
+                cands.iter().position(|&c| c == port).unwrap()
+            })
+            .collect();
+        let mut single = [0u64; 5];
+        let mut pairs = [0u64; 25];
+        for (k, &i) in picks.iter().enumerate() {
+            single[i] += 1;
+            if k > 0 {
+                pairs[picks[k - 1] * 5 + i] += 1;
+            }
+        }
+        // Critical values at p = 0.001: 18.47 (4 degrees of freedom), 51.18 (24). A choice that skips an
+        // uplink, follows the flow hash or the previous packet (round robin, stickiness) lands far above.
+        let (x1, x2) = (chi_square(&single), chi_square(&pairs));
+        assert!(x1 < 18.47, "seed {seed}: per-uplink counts {single:?}, chi-square {x1:.1}");
+        assert!(x2 < 51.18, "seed {seed}: consecutive pairs are not independent: chi-square {x2:.1}, {pairs:?}");
+    }
 }
 
 #[test]
