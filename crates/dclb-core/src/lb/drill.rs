@@ -31,9 +31,10 @@
 //!   every topology, so under asymmetry this is the local-only scheme CONGA argues against.
 //!
 //! **Asymmetry: DRILL(2, 1) is drawn to a slow path it cannot see.** On `benchmarks/asym_4x4.toml` (leaf 0's
-//! link to spine 0 at 2 Gbps, web search at fabric load 0.6) DRILL(2, 1) sends about half of the bytes bound
-//! for leaf 0 through spine 0, twice RPS's 25% and more than ECMP's (numbers in `tests/drill.rs`, which pins
-//! the effect on a smaller fabric). This follows from the rules above, not from a defect of the engine:
+//! link to spine 0 at 2 Gbps, web search at fabric load 0.6, 1,500 flows, seeds 1 and 2) DRILL(2, 1) sends
+//! 54% and 62% of the bytes bound for leaf 0 through spine 0, where RPS sends 24% and ECMP 18-28%, and its
+//! mean long-flow FCT is 63-87 ms against ECMP's 32 ms (`tests/drill.rs` pins the effect on a smaller
+//! fabric). This follows from the rules above, not from a defect of the engine:
 //! * The slow link is the spine's link down to leaf 0. The source leaf's uplink to spine 0 runs at full rate
 //!   and its queue looks like any other, so DRILL's local view cannot tell the paths apart: the best a local
 //!   scheme can do is RPS's even split.
@@ -44,10 +45,12 @@
 //! * Traffic that crossed the slow link comes back as a slow ACK clock: its senders' next packets reach the
 //!   leaf spread out, find the remembered uplink idle and keep it. Traffic on fast paths returns in bursts,
 //!   which meet at an uplink, make its queue non-empty and push the memory to a sampled idle port. The memory
-//!   thus lingers on the slow uplink, and flows towards the slow leaf lock onto it.
+//!   thus lingers on the slow uplink, and flows towards the slow leaf lock onto it. (In an instrumented
+//!   4x4 run, 84% of the packets leaf 1 sent towards leaf 0 over uplink 0 went there because the remembered
+//!   port tied for the shortest queue, against 48% of those over uplink 1; with random ties the bias is gone.)
 //!
-//! With `ties = "random"` or `m = 0` the share falls to RPS's 25% (the local-only optimum, still blind to
-//! the slow link), and with `memory_scope = "dst_host"` it varied between 15% and 30% in the runs made.
+//! With `ties = "random"` or `m = 0` the share falls to RPS's 24% (the local-only optimum, still blind to
+//! the slow link; long-flow FCT 37-46 ms), and with `memory_scope = "dst_host"` it is 33-35%.
 //! The defaults stay those of the public simulators (their tie rule, the paper's per-engine memory), so that
 //! dclb's DRILL is theirs; a comparison under asymmetry should say which tie rule it used.
 //!
