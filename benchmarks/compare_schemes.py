@@ -3,8 +3,14 @@ web search at fabric load 0.6) and on the symmetric fabric at load 0.8. Prints a
 
     python benchmarks/compare_schemes.py [--flows N] [--seeds K] [--schemes a,b,c+reseq,d+sack+undo]
 
-Suffixes switch transport options on: `+reseq` the receiver resequencing buffer (100 µs hold), the setting the
-per-packet and flowcell schemes' papers assume; `+sack` SACK loss recovery; `+undo` D-SACK undo (with `+sack`).
+Suffixes switch transport options on: `+reseq` the receiver resequencing buffer (100 µs hold); `+sack` SACK
+loss recovery; `+undo` D-SACK undo (with `+sack`). `+noreseq` turns the buffer off.
+
+Presto and DRB are designed with a receive-side buffer (Presto's modified GRO, DRB's resequencing buffer;
+baselines.md §3, §4), so they run with `+reseq` unless `+noreseq` is given: `presto` is compared as
+`presto+reseq`, and the table names every run by what it ran. The engine's own default stays off (a bare
+`lb.scheme = "presto"` shows the reordering cost). RPS and DRILL are compared with stock TCP receivers, as
+their papers argue they work with them; give `rps+reseq` to see them with a buffer.
 """
 
 from __future__ import annotations
@@ -18,12 +24,22 @@ from dclb import _core
 from dclb.scenario import load_scenario
 
 HERE = Path(__file__).parent
-VARIANTS = {"reseq": "transport.reseq_timeout_us=100", "sack": "transport.sack=true", "undo": "transport.dsack_undo=true"}
+VARIANTS = {"reseq": "transport.reseq_timeout_us=100", "noreseq": "transport.reseq_timeout_us=0", "sack": "transport.sack=true", "undo": "transport.dsack_undo=true"}
+#: Schemes whose design includes a receiver resequencing buffer: compared with it unless told `+noreseq`.
+WITH_RECEIVE_BUFFER = {"presto", "drb"}
 SETTINGS = {
     "2G link, load 0.6": ["traffic.load=0.6"],
     "failed link, load 0.6": ["traffic.load=0.6", "topology.links.0.failed=true"],
     "symmetric, load 0.8": ["traffic.load=0.8", "topology.links.0.rate_gbps=10"],
 }
+
+
+def with_receiver(scheme: str) -> str:
+    """`scheme` with `+reseq` added if its design has a receive buffer and the name does not say otherwise."""
+    name, *variants = scheme.split("+")
+    if name in WITH_RECEIVE_BUFFER and "reseq" not in variants and "noreseq" not in variants:
+        return "+".join([name, "reseq", *variants])
+    return scheme
 
 
 def main() -> None:
@@ -32,7 +48,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--schemes", default=",".join(s["name"] for s in _core.schemes()))
     args = ap.parse_args()
-    schemes = args.schemes.split(",")
+    schemes = [with_receiver(s) for s in args.schemes.split(",")]
     print("| setting | scheme | avg FCT (ms) | short avg (µs) | short p99 (µs) | long avg (ms) | spurious retx | timeouts | drops |")
     print("|---|---|---|---|---|---|---|---|---|")
     for setting, overrides in SETTINGS.items():
