@@ -3,7 +3,8 @@
 //! How the DRB tests were checked, by breaking `drb.rs` once each and rerunning:
 //! * counter per destination only (shared by the leaf's sources, dclb's first version): the pair-scope test
 //!   and the two-source end-to-end test fail (flow 0 got 71 to 127 packets per uplink instead of 100);
-//! * parallel links ordered (spine, link) instead of digit-reversed (link, spine): the pair-scope test fails.
+//! * parallel links ordered (spine, link) instead of digit-reversed (link, spine): the pair-scope test fails;
+//! * ACKs in the same rotation as the pair's data: the pair-scope test and the two-way test fail.
 //!
 //! The RPS uniformity test (chi-square 0.8-4.4 per uplink and 14-24 over consecutive pairs for seeds 1-3)
 //! fails when the choice never takes the last uplink (5,002 and 11,268), follows the flow hash (80,000) or
@@ -183,8 +184,23 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
                 assert_eq!(pos, (s[0] + k as u32) % 8, "seed {seed}: source {src}, packet {k}: positions {s:?}");
             }
         }
-        assert_eq!(drb.pairs(), 2);
+        assert_eq!(drb.counters(), 2);
     }
+    // A host that acknowledges its peer's data while sending its own: ACKs (no payload) rotate apart from the
+    // data, so that neither kind is confined to every other uplink.
+    let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(1);
+    let cands = bench.candidates_to_leaf(1);
+    let mut drb = Drb::new(2);
+    let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..32 {
+        let mut p = Packet::new(if k % 2 == 0 { PacketKind::Data } else { PacketKind::Ack }, 0, 0, 2);
+        let port = bench.forward(&mut drb, &mut p, &cands);
+        seq[k % 2].push(bounce_position(&bench, port));
+    }
+    for s in &seq {
+        assert!(s.iter().enumerate().all(|(k, &pos)| pos == (s[0] + k as u32) % 8), "data, then ACK positions: {seq:?}");
+    }
+    assert_eq!(drb.counters(), 2);
     // A spine with parallel links down to the destination leaf rotates over them per pair as well.
     let mut bench = SwitchBench::spine(&cfg, 3);
     let cands = bench.candidates_to_leaf(1);
@@ -215,6 +231,22 @@ fn drb_gives_each_of_two_concurrent_sources_an_exact_share_of_every_uplink() {
     assert_eq!(sum(&r, "retransmissions"), 0);
     for (i, row) in uplink_rows(&r).iter().enumerate() {
         assert!(row.iter().all(|&b| b == 100 * 1460), "flow {i}: {row:?}");
+    }
+}
+
+#[test]
+fn drb_keeps_acks_out_of_the_data_rotation_of_a_pair() {
+    // Hosts 0 and 2 send each other 2,000 packets at the same time: each host's data and its ACKs for the other
+    // flow go to the same destination, alternating. In one shared rotation each flow's data would take two of
+    // the four uplinks (996 and 995 packets, 4 and 5 on the others); with its own rotation, exactly 500 each.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.lb.scheme = "drb".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 2000 * 1460), (0.0, 2, 0, 2000 * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 2);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    for (i, row) in uplink_rows(&r).iter().enumerate() {
+        assert!(row.iter().all(|&b| b == 500 * 1460), "flow {i}: {row:?}");
     }
 }
 

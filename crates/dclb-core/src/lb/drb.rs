@@ -17,7 +17,17 @@
 //!   destination at the leaf, shared by all its hosts (dclb's first version), is not: the sources of a rack
 //!   then take turns in one rotation, each sees an arbitrary subsequence of it, and one source's consecutive
 //!   packets may cross the same spine. Each counter starts at a uniformly random position when the pair
-//!   sends its first packet. ACKs belong to the reversed pair and rotate on that pair's counter.
+//!   sends its first packet.
+//! * *ACKs.* Packets that carry no data (ACKs, SYNs, probes) rotate on a second counter of the pair, apart
+//!   from its data packets (TCP segments and UDP datagrams). A host that sends data to a peer and acknowledges the peer's data sends both kinds to the same
+//!   destination; in one rotation, with strictly alternating data and ACKs and an even number of uplinks,
+//!   the data would take every other uplink and the small ACKs the rest. (Measured: two 2,000-packet flows
+//!   in opposite directions between the same hosts, four spines: one shared rotation put 996 and 995 of a
+//!   flow's packets on two uplinks and 4 and 5 on the others; two rotations put 500 on each.)
+//! * *Same-pair flows.* Two flows of the same pair share the pair's rotation: the pair's traffic is spread
+//!   evenly, but a flow's own share of each uplink depends on how its packets interleave with the other's
+//!   (in the worst case, strictly alternating, each flow uses every other uplink). This is the design's
+//!   scope, not a per-flow spread; Presto keeps per-flow state instead.
 //! * *Order over spines and parallel links.* With `k` parallel links per leaf-spine pair and `S` spines, the
 //!   bouncing choice is the digit tuple (spine, link), spine most significant (it is the first hop's far
 //!   end). Counter value `c` written least significant digit first is (`c mod S`, `c div S mod k`);
@@ -37,6 +47,7 @@
 use super::flowhash::FlowMap;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::PacketMut;
+use crate::packet::PacketKind;
 use super::{Decision, SwitchBalancer, SwitchCx};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -53,8 +64,8 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 };
 
 pub struct Drb {
-    /// Next index per (source host, destination host), keyed `src << 32 | dst`; absent until the pair's
-    /// first packet draws a random start.
+    /// Next index per (source host, destination host, data or not), keyed `data << 64 | src << 32 | dst`;
+    /// absent until the first such packet draws a random start.
     counters: FlowMap<u32>,
     links_per_pair: u32,
     /// Scratch: candidates sorted in digit-reversed order.
@@ -66,8 +77,8 @@ impl Drb {
         Drb { counters: FlowMap::default(), links_per_pair, order: Vec::new() }
     }
 
-    /// Pairs with a counter.
-    pub fn pairs(&self) -> usize {
+    /// Counters in use (one per pair and kind of packet: with payload or without).
+    pub fn counters(&self) -> usize {
         self.counters.len()
     }
 }
@@ -78,7 +89,8 @@ impl SwitchBalancer for Drb {
     }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
-        let key = (pkt.src as u128) << 32 | pkt.dst as u128;
+        let data = matches!(pkt.kind, PacketKind::Data | PacketKind::Udp);
+        let key = (data as u128) << 64 | (pkt.src as u128) << 32 | pkt.dst as u128;
         let c = self.counters.entry(key).or_insert_with(|| cx.rng.below(n) as u32);
         let i = *c as usize % n;
         // Kept below a multiple of n, so the rotation never skips when the counter would wrap.
