@@ -13,17 +13,19 @@
 //!   tag is needed.
 //! * *Counter scope.* One counter per (source host, destination host) pair, kept at the source leaf, as the
 //!   design has it (baselines.md §3: "one counter `c` per (source, destination)"). The Hermes authors' ns-3
-//!   code keeps a counter per destination in each sending host, which is the same thing. A counter per
-//!   destination at the leaf, shared by all its hosts (dclb's first version), is not: the sources of a rack
-//!   then take turns in one rotation, each sees an arbitrary subsequence of it, and one source's consecutive
-//!   packets may cross the same spine. Each counter starts at a uniformly random position when the pair
-//!   sends its first packet.
+//!   code keeps a counter per destination; baselines.md §0.3 counts their DRB among the host-based schemes,
+//!   and a per-destination counter in each sending host is the same thing. A counter per destination at the
+//!   leaf, shared by all its hosts (dclb's first version), is not: the sources of a rack then take turns in
+//!   one rotation, each sees an arbitrary subsequence of it, and one source's consecutive packets may cross
+//!   the same spine. Each counter starts at a uniformly random position when the pair sends its first packet.
 //! * *ACKs.* Packets that carry no data (ACKs, SYNs, probes) rotate on a second counter of the pair, apart
-//!   from its data packets (TCP segments and UDP datagrams). A host that sends data to a peer and acknowledges the peer's data sends both kinds to the same
-//!   destination; in one rotation, with strictly alternating data and ACKs and an even number of uplinks,
-//!   the data would take every other uplink and the small ACKs the rest. (Measured: two 2,000-packet flows
-//!   in opposite directions between the same hosts, four spines: one shared rotation put 996 and 995 of a
-//!   flow's packets on two uplinks and 4 and 5 on the others; two rotations put 500 on each.)
+//!   from its data packets (TCP segments and UDP datagrams). A host that sends data to a peer and
+//!   acknowledges the peer's data sends both kinds to the same destination; in one rotation, with strictly
+//!   alternating data and ACKs and an even number of uplinks, the data would take every other uplink and the
+//!   small ACKs the rest. (Measured: two 2,000-packet flows in opposite directions between the same hosts,
+//!   four spines: one shared rotation put 996 and 995 of a flow's packets on two uplinks and 4 and 5 on the
+//!   others; two rotations put 500 on each.) The Hermes authors' host-based schemes send ACKs by per-flow
+//!   ECMP instead (baselines.md §0.3).
 //! * *Same-pair flows.* Two flows of the same pair share the pair's rotation: the pair's traffic is spread
 //!   evenly, but a flow's own share of each uplink depends on how its packets interleave with the other's
 //!   (in the worst case, strictly alternating, each flow uses every other uplink). This is the design's
