@@ -221,7 +221,7 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
 fn drb_gives_each_of_two_concurrent_sources_an_exact_share_of_every_uplink() {
     // Hosts 0 and 1 of leaf 0 each send 800 packets to host 2 at the same time, over 4 spines x 2 links. Per
     // (source, destination) counters give each flow exactly 100 packets on each of the eight uplinks; a
-    // counter shared by the leaf's sources would hand each flow a subsequence of one rotation.
+    // counter shared by the leaf's sources hands each flow a subsequence of one rotation.
     let mut cfg = fabric(2, 4, 2);
     cfg.topology.links_per_pair = 2;
     cfg.lb.scheme = "drb".into();
@@ -232,6 +232,14 @@ fn drb_gives_each_of_two_concurrent_sources_an_exact_share_of_every_uplink() {
     for (i, row) in uplink_rows(&r).iter().enumerate() {
         assert!(row.iter().all(|&b| b == 100 * 1460), "flow {i}: {row:?}");
     }
+    // `counter_scope = "destination"` (one counter per destination at the leaf) spreads the two flows'
+    // aggregate exactly instead, and each flow unevenly.
+    cfg.lb.params.insert("counter_scope".into(), serde_json::json!("destination"));
+    let r = run(&cfg);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    let rows = uplink_rows(&r);
+    assert!((0..8).all(|u| rows[0][u] + rows[1][u] == 200 * 1460), "aggregate: {rows:?}");
+    assert!(rows[0].iter().any(|&b| b != 100 * 1460), "flow 0: {:?}", rows[0]);
 }
 
 #[test]
