@@ -20,13 +20,10 @@
 //!   the same spine. Each counter starts at a uniformly random position when the pair sends its first packet.
 //!   The scope is a parameter, `counter_scope`: `"pair"` (the default) or `"destination"`, one counter per
 //!   destination host at the source leaf, shared by the leaf's hosts: DRB run by the top-of-rack switch. The
-//!   two differ when several hosts of a rack send to one destination. The shared counter spreads their
-//!   aggregate exactly and each source's packets irregularly; per-pair counters spread each source's packets
-//!   exactly and leave the aggregate to chance. On `benchmarks/asym_4x4.toml` at load 0.8 with every link at
-//!   10 Gbps (seeds 1-3), the shared counter gave short flows a median FCT of 73-78 µs (mean 106-113 µs,
-//!   16 µs of queueing per packet) and per-pair counters 93-109 µs (mean 136-157 µs, 26 µs); with one sender
-//!   per leaf, where the scopes coincide, both gave 65 µs. Per-pair counters caused fewer spurious
-//!   retransmissions (73,797 against 104,618 at seed 1).
+//!   two differ when several hosts of a rack send to one destination: the shared counter spreads their
+//!   aggregate exactly and each source's packets irregularly, per-pair counters spread each source's packets
+//!   exactly. On `benchmarks/asym_4x4.toml` with every link at 10 Gbps, load 0.8, seeds 1-3, the two scopes
+//!   performed alike (short-flow median FCT 93-109 µs and 94-108 µs).
 //! * *ACKs.* Packets that carry no data (ACKs, SYNs, probes) rotate on a second counter of the pair, apart
 //!   from its data packets (TCP segments and UDP datagrams). A host that sends data to a peer and
 //!   acknowledges the peer's data sends both kinds to the same destination; in one rotation, with strictly
@@ -35,6 +32,21 @@
 //!   four spines: one shared rotation put 996 and 995 of a flow's packets on two uplinks and 4 and 5 on the
 //!   others; two rotations put 500 on each.) The Hermes authors' host-based schemes send ACKs by per-flow
 //!   ECMP instead (baselines.md §0.3).
+//! * *Rotations in step.* Each counter advances by one per packet, so two sources sending at the same rate
+//!   whose rotations happen to be in the same phase hit the same uplink (or spine downlink) with every
+//!   packet, for as long as both keep sending: a persistent collision that random spraying would not have.
+//!   Nothing in the simulator jitters a host's timing, so such alignments last as long as the flows. ACKs
+//!   mixed into the data rotations act as a random dither: dclb's first version (one counter per
+//!   destination at the leaf, ACKs included) had half the fabric queueing of the current default on the
+//!   symmetric run above (average queue 3.2 KB against 6.5 KB on leaf uplinks, 5.6 KB against 12.9 KB on
+//!   spine downlinks, 233 against 38,539 ECN marks on spine downlinks; short-flow median FCT 73-78 µs
+//!   against 93-109 µs), with more spurious retransmissions (105,000-124,000 against 74,000-84,000) and
+//!   slower long flows (mean 9.7-11.7 ms against 8.8-10.4 ms). Per-pair counters with ACKs in the data
+//!   rotation fall between (median 82-89 µs). RPS had 3.3 KB and 4.6 KB and a median of 71 µs on the same
+//!   run; the current DRB with its rotations pushed ahead by a random step once every 16 packets or so (an
+//!   experiment, not an option) had 3.4 KB, 5.9 KB and 74 µs, which confirms that aligned rotations cause
+//!   the queues. This is a property of deterministic round robin in a jitter-free simulator, not a fault of
+//!   the code; a comparison in which DRB queues more than RPS at high load should say so.
 //! * *Same-pair flows.* Two flows of the same pair share the pair's rotation: the pair's traffic is spread
 //!   evenly, but a flow's own share of each uplink depends on how its packets interleave with the other's
 //!   (in the worst case, strictly alternating, each flow uses every other uplink). This is the design's
