@@ -7,7 +7,9 @@ missing); the script prints Markdown tables, one per workload and transport.
         [--schemes ecmp,rps,drb+reseq] [--transports newreno,sack,dctcp] [--workloads websearch,datamining]
 
 A scheme may carry suffixes that switch transport options on for it: `+reseq` the receiver resequencing buffer
-(100 µs hold), `+sack`, `+undo` (D-SACK undo, with SACK). Each cell is the mean over seeds of the overall mean
+(100 µs hold), `+sack`, `+undo` (D-SACK undo, with SACK); `+noreseq` turns the buffer off. Presto and DRB are
+designed with a receive-side buffer (Presto's modified GRO, DRB's resequencing buffer; baselines.md §3, §4), so
+they run with `+reseq` unless `+noreseq` is given, and the tables name them by what ran (`presto+reseq`). Each cell is the mean over seeds of the overall mean
 FCT in ms, and in brackets the short flows' (< 100 KB) 99th percentile in ms; `×` marks the ratio of the mean
 FCT to ECMP's in the same column.
 """
@@ -24,7 +26,9 @@ from dclb.store import Store
 from dclb.sweeps import sweep
 
 HERE = Path(__file__).parent
-VARIANTS = {"reseq": "transport.reseq_timeout_us=100", "sack": "transport.sack=true", "undo": "transport.dsack_undo=true"}
+VARIANTS = {"reseq": "transport.reseq_timeout_us=100", "noreseq": "transport.reseq_timeout_us=0", "sack": "transport.sack=true", "undo": "transport.dsack_undo=true"}
+#: Schemes whose design includes a receiver resequencing buffer: compared with it unless told `+noreseq`.
+WITH_RECEIVE_BUFFER = {"presto", "drb"}
 SETTINGS = {
     "sym 0.3": ["traffic.load=0.3", "topology.links.0.rate_gbps=10"],
     "sym 0.5": ["traffic.load=0.5", "topology.links.0.rate_gbps=10"],
@@ -39,6 +43,14 @@ TRANSPORTS = {
 DEFAULT_SCHEMES = "ecmp,rps,drb,presto,letflow,conga,drill,hermes,clove"
 
 
+def with_receiver(scheme: str) -> str:
+    """`scheme` with `+reseq` added if its design has a receive buffer and the name does not say otherwise."""
+    name, *variants = scheme.split("+")
+    if name in WITH_RECEIVE_BUFFER and "reseq" not in variants and "noreseq" not in variants:
+        return "+".join([name, "reseq", *variants])
+    return scheme
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="dclb-results/compare", help="result store (resumable)")
@@ -51,7 +63,7 @@ def main() -> None:
     ap.add_argument("--settings", default=",".join(SETTINGS))
     args = ap.parse_args()
 
-    schemes = args.schemes.split(",")
+    schemes = [with_receiver(s) for s in args.schemes.split(",")]
     workloads = args.workloads.split(",")
     settings = args.settings.split(",")
     store = Store(args.out)

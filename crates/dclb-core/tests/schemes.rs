@@ -1,9 +1,20 @@
 //! Behaviour tests for ECMP, RPS and DRB: each pins the scheme's defining property on a crafted situation.
+//!
+//! How the DRB tests were checked, by breaking `drb.rs` once each and rerunning:
+//! * counter per destination only (shared by the leaf's sources, dclb's first version): the pair-scope test
+//!   and the two-source end-to-end test fail (flow 0 got 71 to 127 packets per uplink instead of 100);
+//! * parallel links ordered (spine, link) instead of digit-reversed (link, spine): the pair-scope test fails;
+//! * ACKs in the same rotation as the pair's data: the pair-scope test and the two-way test fail.
+//!
+//! The RPS uniformity test (chi-square 0.8-4.4 per uplink and 14-24 over consecutive pairs for seeds 1-3)
+//! fails when the choice never takes the last uplink (5,002 and 11,268), follows the flow hash (80,000) or
+//! goes round robin (per uplink 0.0, pairs 79,996).
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::lb::drb::Drb;
+use dclb_core::lb::rps::Rps;
 use dclb_core::lb::ecmp::flow_hash_index;
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::packet::{Packet, PacketKind};
@@ -59,6 +70,44 @@ fn asymmetric(scheme: &str) -> Config {
     cfg
 }
 
+/// Pearson's chi-square statistic of `counts` against equal expected counts.
+fn chi_square(counts: &[u64]) -> f64 {
+    let e = counts.iter().sum::<u64>() as f64 / counts.len() as f64;
+    counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+}
+
+#[test]
+fn rps_sprays_the_packets_of_one_flow_uniformly_and_independently() {
+    // Leaf 0 of a 2-leaf, 5-spine fabric (five uplinks, not a power of two), 20,000 packets of one flow.
+    let cfg = fabric(2, 5, 2);
+    for seed in 1..=3 {
+        let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(seed);
+        let cands = bench.candidates_to_leaf(1);
+        assert_eq!(cands.len(), 5);
+        let mut p = Packet::new(PacketKind::Data, 0, 0, 2);
+        (p.sport, p.dport) = (4242, 80);
+        let picks: Vec<usize> = (0..20_000)
+            .map(|_| {
+                let port = bench.forward(&mut Rps, &mut p.clone(), &cands);
+                cands.iter().position(|&c| c == port).unwrap()
+            })
+            .collect();
+        let mut single = [0u64; 5];
+        let mut pairs = [0u64; 25];
+        for (k, &i) in picks.iter().enumerate() {
+            single[i] += 1;
+            if k > 0 {
+                pairs[picks[k - 1] * 5 + i] += 1;
+            }
+        }
+        // Critical values at p = 0.001: 18.47 (4 degrees of freedom), 51.18 (24). A choice that skips an
+        // uplink, follows the flow hash or the previous packet (round robin, stickiness) lands far above.
+        let (x1, x2) = (chi_square(&single), chi_square(&pairs));
+        assert!(x1 < 18.47, "seed {seed}: per-uplink counts {single:?}, chi-square {x1:.1}");
+        assert!(x2 < 51.18, "seed {seed}: consecutive pairs are not independent: chi-square {x2:.1}, {pairs:?}");
+    }
+}
+
 #[test]
 fn rps_reorders_on_asymmetric_paths_and_ecmp_does_not() {
     let rps = run(&asymmetric("rps"));
@@ -87,7 +136,7 @@ fn reseq_buffer_hides_rps_reordering_from_tcp() {
 fn drb_cycles_through_the_uplinks_in_order_per_destination() {
     let mut bench = SwitchBench::leaf(&fabric(2, 4, 2), 0).with_rng(9);
     let cands = bench.candidates_to_leaf(1);
-    let mut drb = Drb::new(bench.fabric.hosts as usize, 1);
+    let mut drb = Drb::new(1);
     let pick = |dst: u32, drb: &mut Drb, bench: &mut SwitchBench| -> usize {
         let port = bench.forward(drb, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands);
         cands.iter().position(|&c| c == port).unwrap()
@@ -101,6 +150,112 @@ fn drb_cycles_through_the_uplinks_in_order_per_destination() {
     let first3 = pick(3, &mut drb, &mut bench);
     assert_eq!(pick(2, &mut drb, &mut bench), (start + 9) % 4);
     assert_eq!(pick(3, &mut drb, &mut bench), (first3 + 1) % 4);
+}
+
+/// Index of `port` in DRB's bouncing order on `bench`'s switch: leaf uplink slot `spine * links + link` is
+/// position `link * spines + spine` (spine digit fastest).
+fn bounce_position(bench: &SwitchBench, port: u32) -> u32 {
+    let f = &bench.fabric.facts;
+    let slot = bench.fabric.ports[port as usize].slot;
+    (slot % f.links_per_pair) * f.spines + slot / f.links_per_pair
+}
+
+#[test]
+fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
+    // Two leaves, four spines, two parallel links per leaf-spine pair: eight uplinks at leaf 0. Hosts 0 and 1
+    // (leaf 0) both send to host 2 (leaf 1), their packets interleaved at the leaf.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.topology.links_per_pair = 2;
+    for seed in 1..=5 {
+        let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(seed);
+        let cands = bench.candidates_to_leaf(1);
+        assert_eq!(cands.len(), 8);
+        let mut drb = Drb::new(2);
+        let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+        for k in 0..40 {
+            // Irregular interleaving: source 0 sends two packets for each of source 1's, then one, ...
+            let src = if k % 5 < 3 { 0 } else { 1 };
+            let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, src, src, 2), &cands);
+            seq[src as usize].push(bounce_position(&bench, port));
+        }
+        for (src, s) in seq.iter().enumerate() {
+            for (k, &pos) in s.iter().enumerate() {
+                // Position c = link * 4 + spine: the spine changes on every packet, the link after each turn.
+                assert_eq!(pos, (s[0] + k as u32) % 8, "seed {seed}: source {src}, packet {k}: positions {s:?}");
+            }
+        }
+        assert_eq!(drb.counters(), 2);
+    }
+    // A host that acknowledges its peer's data while sending its own: ACKs (no payload) rotate apart from the
+    // data, so that neither kind is confined to every other uplink.
+    let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(1);
+    let cands = bench.candidates_to_leaf(1);
+    let mut drb = Drb::new(2);
+    let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..32 {
+        let mut p = Packet::new(if k % 2 == 0 { PacketKind::Data } else { PacketKind::Ack }, 0, 0, 2);
+        let port = bench.forward(&mut drb, &mut p, &cands);
+        seq[k % 2].push(bounce_position(&bench, port));
+    }
+    for s in &seq {
+        assert!(s.iter().enumerate().all(|(k, &pos)| pos == (s[0] + k as u32) % 8), "data, then ACK positions: {seq:?}");
+    }
+    assert_eq!(drb.counters(), 2);
+    // A spine with parallel links down to the destination leaf rotates over them per pair as well.
+    let mut bench = SwitchBench::spine(&cfg, 3);
+    let cands = bench.candidates_to_leaf(1);
+    assert_eq!(cands.len(), 2);
+    let mut drb = Drb::new(2);
+    let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..20 {
+        let src = if k % 3 == 0 { 1 } else { 0 };
+        let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, src, src, 2), &cands);
+        seq[src as usize].push(bench.fabric.ports[port as usize].slot % 2);
+    }
+    for s in &seq {
+        assert!(s.windows(2).all(|w| w[0] != w[1]), "each source alternates the spine's two links: {seq:?}");
+    }
+}
+
+#[test]
+fn drb_gives_each_of_two_concurrent_sources_an_exact_share_of_every_uplink() {
+    // Hosts 0 and 1 of leaf 0 each send 800 packets to host 2 at the same time, over 4 spines x 2 links. Per
+    // (source, destination) counters give each flow exactly 100 packets on each of the eight uplinks; a
+    // counter shared by the leaf's sources hands each flow a subsequence of one rotation.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.topology.links_per_pair = 2;
+    cfg.lb.scheme = "drb".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 800 * 1460), (0.0, 1, 2, 800 * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 2);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    for (i, row) in uplink_rows(&r).iter().enumerate() {
+        assert!(row.iter().all(|&b| b == 100 * 1460), "flow {i}: {row:?}");
+    }
+    // `counter_scope = "destination"` (one counter per destination at the leaf) spreads the two flows'
+    // aggregate exactly instead, and each flow unevenly.
+    cfg.lb.params.insert("counter_scope".into(), serde_json::json!("destination"));
+    let r = run(&cfg);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    let rows = uplink_rows(&r);
+    assert!((0..8).all(|u| rows[0][u] + rows[1][u] == 200 * 1460), "aggregate: {rows:?}");
+    assert!(rows[0].iter().any(|&b| b != 100 * 1460), "flow 0: {:?}", rows[0]);
+}
+
+#[test]
+fn drb_keeps_acks_out_of_the_data_rotation_of_a_pair() {
+    // Hosts 0 and 2 send each other 2,000 packets at the same time: each host's data and its ACKs for the other
+    // flow go to the same destination, alternating. In one shared rotation each flow's data would take two of
+    // the four uplinks (996 and 995 packets, 4 and 5 on the others); with its own rotation, exactly 500 each.
+    let mut cfg = fabric(2, 4, 2);
+    cfg.lb.scheme = "drb".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 2000 * 1460), (0.0, 2, 0, 2000 * 1460)], TransportKind::Dctcp)];
+    let r = run(&cfg);
+    assert_eq!(r.stats.flows_completed, 2);
+    assert_eq!(sum(&r, "retransmissions"), 0);
+    for (i, row) in uplink_rows(&r).iter().enumerate() {
+        assert!(row.iter().all(|&b| b == 500 * 1460), "flow {i}: {row:?}");
+    }
 }
 
 #[test]

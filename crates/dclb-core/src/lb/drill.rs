@@ -8,9 +8,13 @@
 //!
 //! **Choices where the paper leaves room.**
 //! * *Load* is the port's current queue in bytes, counting the packet being serialised (the Hermes authors'
-//!   code, [LB], adds device queue and qdisc backlog, which is the same quantity).
-//! * *Ties* keep a remembered port: memory is examined first and a sampled port replaces the best only when
-//!   strictly shorter ([LB]). Among sampled ports that tie, the first drawn wins, which is uniform.
+//!   code, [LB], adds device queue and qdisc backlog, nearly the same quantity; whether ns-3's device queue
+//!   still holds the packet on the wire was not checked).
+//! * *Ties* (`ties`). The paper does not say which of several equally short queues wins. By default
+//!   (`"memory"`) a remembered port keeps the packet: memory is examined first and a sampled port replaces
+//!   the best only when strictly shorter, as in [LB] and ConWeave. Among sampled ports that tie, the first
+//!   drawn wins, which is uniform. `"random"` draws the winner uniformly among all compared ports with the
+//!   shortest queue, memory included. The choice matters more than it looks, see *Asymmetry* below.
 //! * *Memory scope* (`memory_scope`). The paper keeps the memory per forwarding engine; dclb models one
 //!   engine per switch, so `"switch"` (the default) shares one memory among all packets of the switch. A
 //!   remembered port that is not a candidate for the packet in hand (another destination's parallel spine
@@ -26,9 +30,34 @@
 //!   a component, per-packet balancing inside it). Like both public simulators, dclb runs plain DRILL on
 //!   every topology, so under asymmetry this is the local-only scheme CONGA argues against.
 //!
+//! **Asymmetry: DRILL(2, 1) is drawn to a slow path it cannot see.** On `benchmarks/asym_4x4.toml` (leaf 0's
+//! link to spine 0 at 2 Gbps, web search at fabric load 0.6, 1,500 flows, seeds 1 and 2) DRILL(2, 1) sends
+//! 54% and 62% of the bytes bound for leaf 0 through spine 0, where RPS sends 24% and ECMP 18-28%, and its
+//! mean long-flow FCT is 63-87 ms against ECMP's 32 ms (`tests/drill.rs` pins the effect on a smaller
+//! fabric). This follows from the rules above, not from a defect of the engine:
+//! * The slow link is the spine's link down to leaf 0. The source leaf's uplink to spine 0 runs at full rate
+//!   and its queue looks like any other, so DRILL's local view cannot tell the paths apart: the best a local
+//!   scheme can do is RPS's even split.
+//! * With host and fabric links at the same rate, one host's packets reach the leaf no faster than an uplink
+//!   drains them. A queue forms at a leaf uplink only when packets of several hosts meet there; otherwise
+//!   every compared queue is empty, the remembered port wins the tie, and the packet goes where the previous
+//!   decision went. A lone flow therefore stays on the uplink of its first packet, as under ECMP.
+//! * Traffic that crossed the slow link comes back as a slow ACK clock: its senders' next packets reach the
+//!   leaf spread out, find the remembered uplink idle and keep it. Traffic on fast paths returns in bursts,
+//!   which meet at an uplink, make its queue non-empty and push the memory to a sampled idle port. The memory
+//!   thus lingers on the slow uplink, and flows towards the slow leaf lock onto it. (In an instrumented
+//!   4x4 run, 84% of the packets leaf 1 sent towards leaf 0 over uplink 0 went there because the remembered
+//!   port tied for the shortest queue, against 48% of those over uplink 1; with random ties the bias is gone.)
+//!
+//! With `ties = "random"` or `m = 0` the share falls to RPS's 24% (the local-only optimum, still blind to
+//! the slow link; long-flow FCT 37-46 ms), and with `memory_scope = "dst_host"` it is 33-35%.
+//! The defaults stay those of the public simulators (their tie rule, the paper's per-engine memory), so that
+//! dclb's DRILL is theirs; a comparison under asymmetry should say which tie rule it used.
+//!
 //! **Defaults and sources.** `d = 2`, `m = 1`: the paper's recommended DRILL(2, 1) (baselines.md §7: the
 //! DRILL talk summary; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is a whole number in
-//! 1..=64 and `m` one in 0..=64.
+//! 1..=64 and `m` one in 0..=64. `ties = "memory"`: the rule of [LB] and ConWeave (a sampled port must be
+//! strictly shorter to replace the remembered one); the paper gives none.
 
 use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
@@ -44,7 +73,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     install: |cx, p| {
         let p = DrillParams::from_params(p);
         let (leaves, hosts) = (cx.facts.leaves, cx.hosts);
-        per_switch(cx.switches, |_| Drill::new(p.d, p.m, p.memory_scope, leaves, hosts))
+        per_switch(cx.switches, |_| Drill::new(p.d, p.m, p.memory_scope, leaves, hosts).with_ties(p.ties))
     },
     reflect: reflect_path_and_class,
 };
@@ -62,6 +91,10 @@ scheme_params! {
         /// each destination host (the public simulators)
         #[source = "DRILL paper (per engine); [LB] and [CW] per destination"]
         memory_scope: MemoryScope = MemoryScope::Switch,
+        /// which compared port wins among the shortest queues: the remembered one (memory), or one drawn
+        /// uniformly among the tied ports (random)
+        #[source = "[LB] and [CW] keep the remembered port (replace only on a strictly shorter queue); the paper does not say"]
+        ties: Ties = Ties::Memory,
     }
 }
 
@@ -74,12 +107,21 @@ param_choice! {
     }
 }
 
+param_choice! {
+    /// Which of the compared ports with the shortest queue DRILL takes.
+    pub enum Ties {
+        Memory = "memory",
+        Random = "random",
+    }
+}
+
 const NONE: u32 = u32::MAX;
 
 pub struct Drill {
     d: usize,
     m: usize,
     scope: MemoryScope,
+    ties: Ties,
     hosts_per_leaf: u32,
     /// `m` remembered ports per memory, `NONE` for an empty slot.
     memory: Vec<u32>,
@@ -102,12 +144,19 @@ impl Drill {
             d: d.max(1),
             m,
             scope,
+            ties: Ties::Memory,
             hosts_per_leaf: (hosts / leaves.max(1)).max(1),
             memory: vec![NONE; memories * m],
             pool: Vec::new(),
             compared: Vec::new(),
             ranked: Vec::new(),
         }
+    }
+
+    /// Sets the tie rule (the default is [`Ties::Memory`]).
+    pub fn with_ties(mut self, ties: Ties) -> Drill {
+        self.ties = ties;
+        self
     }
 
     /// The ports compared in the most recent multi-candidate decision (remembered ones first).
@@ -153,12 +202,19 @@ impl SwitchBalancer for Drill {
                 self.compared.push(p);
             }
         }
-        // Shortest queue; the earliest (memory first) wins a tie.
+        // Shortest queue; the earliest (memory first) wins a tie, unless ties are drawn at random.
         self.ranked.clear();
         for (i, &p) in self.compared.iter().enumerate() {
             self.ranked.push((cx.ports.queue_bytes(p), i));
         }
         self.ranked.sort_unstable();
+        if self.ties == Ties::Random {
+            let tied = self.ranked.iter().take_while(|r| r.0 == self.ranked[0].0).count();
+            if tied > 1 {
+                let j = cx.rng.below(tied);
+                self.ranked.swap(0, j);
+            }
+        }
         let best = self.compared[self.ranked[0].1];
         // Remember the m least loaded of those compared.
         for k in 0..self.m {

@@ -31,7 +31,8 @@
 //!   transport's resequencing buffer, `transport.reseq_timeout_us`, which is off by default so that the
 //!   reordering cost stays visible. A reproduction of Presto's own setting should turn it on: baselines.md
 //!   §0.4c recommends sweeping 50, 100 and 500 µs; the Hermes authors' driver uses 100 µs for out-of-order
-//!   data (their README says 500 µs). Of the papers dclb reproduces, TR and TAM state the 64 KB cell but not
+//!   data (their README says 500 µs). `benchmarks/compare_schemes.py` compares Presto with it (100 µs)
+//!   unless asked for `presto+noreseq`. Of the papers dclb reproduces, TR and TAM state the 64 KB cell but not
 //!   the receiver, and MDTLB's Table 5 states neither (it leaves `enableLargeDupAck` off).
 //! * State is dropped when the last byte of a flow is acknowledged (TCP) or sent (UDP).
 //!
