@@ -34,7 +34,11 @@ SETTINGS = {
     "sym 0.5": ["traffic.load=0.5", "topology.links.0.rate_gbps=10"],
     "sym 0.7": ["traffic.load=0.7", "topology.links.0.rate_gbps=10"],
     "2G link 0.5": ["traffic.load=0.5"],
+    "2G link 0.3": ["traffic.load=0.3"],
+    "2G link 0.7": ["traffic.load=0.7"],
 }
+#: The issue #8 grid; the other settings are for --settings.
+DEFAULT_SETTINGS = "sym 0.3,sym 0.5,sym 0.7,2G link 0.5"
 TRANSPORTS = {
     "newreno": ["traffic.transport=newreno"],
     "sack": ["traffic.transport=newreno", "transport.sack=true"],
@@ -60,7 +64,7 @@ def main() -> None:
     ap.add_argument("--schemes", default=DEFAULT_SCHEMES, help=f"comma list (all registered: {','.join(s['name'] for s in _core.schemes())})")
     ap.add_argument("--transports", default=",".join(TRANSPORTS))
     ap.add_argument("--workloads", default="websearch,datamining")
-    ap.add_argument("--settings", default=",".join(SETTINGS))
+    ap.add_argument("--settings", default=DEFAULT_SETTINGS, help=f"comma list of: {', '.join(SETTINGS)}")
     args = ap.parse_args()
 
     schemes = [with_receiver(s) for s in args.schemes.split(",")]
