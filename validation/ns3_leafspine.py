@@ -7,6 +7,12 @@ docs/validation.md for every setting and why; validation/run_all.sh runs every v
 
     python validation/ns3_leafspine.py --paths validation/paths_ecmp.csv --out validation/results/ns3_ecmp.csv
     python validation/ns3_leafspine.py --paths dmodk --out validation/results/ns3_dmodk.csv
+    python validation/ns3_leafspine.py --paths validation/paths_ecmp.csv --bytes --out validation/results/ns3_ecmp_bytes.csv
+
+Switch queues count packets (RED in packet mode; dclb's topology.queue_unit = "packets", validation/scenario.toml)
+or, with --bytes, bytes (RED's MaxSize, MinTh and MaxTh in bytes; dclb's default queue_unit = "bytes",
+validation/scenario_defaults.toml). In both, the queue disc holds neither the packet on the wire nor the one in the
+point-to-point device's 1-packet queue, which dclb's buffer and K count: 2 packets, or 2 x 1,500 B, are taken off.
 
 Diagnostic options, each removing one cause of difference from dclb: --dctcp-floor (DCTCP's window reduction
 floored at two segments, as in Linux and dclb), --preconnect-us (connections opened early, data handed to TCP at
@@ -291,8 +297,9 @@ uint32_t AddIf(Ptr<Node> n, Ptr<NetDevice> d, Ipv4Address a) {
 }
 
 // Builds the fabric; returns false if a trace could not be connected.
-bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, double delayUs, uint32_t kPkts,
-           uint32_t bufPkts, uint32_t nicPkts) {
+// kSw and bufSw are the switch queue disc's RED threshold and size, in packets or (bytes = true) in bytes.
+bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, double delayUs, uint32_t kSw,
+           uint32_t bufSw, uint32_t nicPkts, bool bytes) {
     g_nLeaves = leaves; g_nSpines = spines; g_hpl = hpl;
     g_hosts.Create(leaves * hpl);
     g_leaves.Create(leaves);
@@ -314,8 +321,9 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
                             QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, nicPkts)));
     TrafficControlHelper tcSw;
     tcSw.SetRootQueueDisc("ns3::RedQueueDisc",
-                          "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, bufPkts)),
-                          "MinTh", DoubleValue(kPkts), "MaxTh", DoubleValue(kPkts), "QW", DoubleValue(1.0),
+                          "MaxSize", QueueSizeValue(QueueSize(bytes ? QueueSizeUnit::BYTES : QueueSizeUnit::PACKETS,
+                                                              bufSw)),
+                          "MinTh", DoubleValue(kSw), "MaxTh", DoubleValue(kSw), "QW", DoubleValue(1.0),
                           "Gentle", BooleanValue(false), "UseEcn", BooleanValue(true),
                           "UseHardDrop", BooleanValue(false), "MeanPktSize", UintegerValue(1500),
                           "LinkBandwidth", DataRateValue(DataRate(linkBps)),
@@ -417,10 +425,16 @@ def main() -> int:
     ap.add_argument("--leaves", type=int, default=4)
     ap.add_argument("--spines", type=int, default=4)
     ap.add_argument("--hosts-per-leaf", type=int, default=8)
-    ap.add_argument("--k", type=int, default=63,
-                    help="RED step threshold in packets of the queue disc; 63 = dclb's K of 65 packets, which "
-                         "counts the packet on the wire and the one in the 1-packet device queue")
-    ap.add_argument("--buffer", type=int, default=254, help="queue disc packets; 254 + 2 = dclb's 256")
+    ap.add_argument("--bytes", action="store_true",
+                    help="switch queue discs count bytes (RED MaxSize, MinTh and MaxTh in bytes), like dclb's "
+                         "default topology.queue_unit = 'bytes'; without it they count packets")
+    ap.add_argument("--k", type=int, default=None,
+                    help="RED step threshold of the queue disc, in packets (default 63 = dclb's K of 65 packets, "
+                         "which counts the packet on the wire and the one in the 1-packet device queue) or with "
+                         "--bytes in bytes (default 94,500 = dclb's 97,500 B less two 1,500 B data packets)")
+    ap.add_argument("--buffer", type=int, default=None,
+                    help="queue disc size, in packets (default 254; + 2 = dclb's 256) or with --bytes in bytes "
+                         "(default 381,000; + 2 x 1,500 = dclb's 384,000)")
     ap.add_argument("--nic", type=int, default=9998, help="host queue disc packets; + 2 = dclb's 10,000")
     ap.add_argument("--min-rto-us", type=float, default=5000)
     ap.add_argument("--dctcp-floor", action="store_true",
@@ -433,6 +447,10 @@ def main() -> int:
                     help="diagnostic: write every host's NIC queue length (packets) at this interval to OUT.hostq.csv")
     ap.add_argument("--chunk-ms", type=float, default=10, help="simulated time between progress lines")
     args = ap.parse_args()
+    if args.k is None:
+        args.k = 94_500 if args.bytes else 63
+    if args.buffer is None:
+        args.buffer = 381_000 if args.bytes else 254
 
     flows = read_flows(Path(args.flows))
     paths = read_paths(args.paths, flows, args.spines)
@@ -469,7 +487,8 @@ def main() -> int:
     d("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(1.0 / 16))
     d("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(1.0))
 
-    if not v.Build(args.leaves, args.spines, args.hosts_per_leaf, link_bps, 1.0, args.k, args.buffer, args.nic):
+    if not v.Build(args.leaves, args.spines, args.hosts_per_leaf, link_bps, 1.0, args.k, args.buffer, args.nic,
+                   args.bytes):
         raise SystemExit("could not connect the queue-disc traces")
     for (start_ns, src, dst, size), (dsp, asp) in zip(flows, paths):
         v.AddFlow(src, dst, size, start_ns, dsp, asp, max(0, start_ns - round(args.preconnect_us * 1000)))
@@ -525,7 +544,10 @@ def main() -> int:
         "late_connections": sum(int(v.Flow(i).connectedNs > v.Flow(i).startNs) for i in range(int(v.NFlows()))),
         "congestion_control": "TcpDctcp with a 2-segment floor (diagnostic)" if args.dctcp_floor else "TcpDctcp",
         "flows": int(v.NFlows()), "completed": int(v.Done()),
-        "k_queue_disc_packets": args.k, "buffer_queue_disc_packets": args.buffer, "link_bps": link_bps,
+        "queue_unit": "bytes" if args.bytes else "packets",
+        **({"k_queue_disc_bytes": args.k, "buffer_queue_disc_bytes": args.buffer} if args.bytes else
+           {"k_queue_disc_packets": args.k, "buffer_queue_disc_packets": args.buffer}),
+        "nic_queue_disc_packets": args.nic, "link_bps": link_bps,
         "switch_queues": counters(sw), "host_queues": counters(host),
         "events": events, "sim_time_us": sim_us, "wall_s": round(wall, 1), "import_s": round(t_import, 1),
         "build_s": round(t_build, 1), "events_per_s": round(events / max(wall - t_build, 1e-9)),
