@@ -16,7 +16,8 @@ point-to-point device's 1-packet queue, which dclb's buffer and K count: 2 packe
 
 Diagnostic options, each removing one cause of difference from dclb: --dctcp-floor (DCTCP's window reduction
 floored at two segments, as in Linux and dclb), --preconnect-us (connections opened early, data handed to TCP at
-the flow's start, as in dclb), --buffer (switch queue disc size), --sample-hosts-us (host NIC queue lengths).
+the flow's start, as in dclb), --buffer (switch queue disc size), --sample-hosts-us (host NIC queue lengths),
+--sample-queues-us (every port's queue in bytes, summarised per port).
 
 Paths. ns-3 has no per-flow ECMP (its global routing either sprays every packet or takes the first route), so each
 flow is pinned to a spine for its data and a spine for its ACKs. Every host has one address per spine ("plane"):
@@ -117,6 +118,40 @@ void StartSampling(int64_t ns) {
     g_sampleNs = ns;
     Simulator::Schedule(NanoSeconds(0), &SampleHosts);
 }
+// --sample-queues-us: every port's queue in bytes (queue disc + the device's 1-packet queue, IP bytes; not the
+// packet on the wire, which dclb counts) at a fixed interval. Roles: 0 host_up, 1 leaf_down, 2 leaf_up, 3 spine_down.
+struct PortQ {
+    Ptr<QueueDisc> qd;
+    Ptr<Queue<Packet>> dev;
+    uint32_t role, index;
+};
+static std::vector<PortQ> g_ports;
+static std::vector<std::vector<uint32_t>> g_portSamples;
+static int64_t g_qSampleNs = 0;
+
+void RegisterPort(Ptr<NetDevice> d, Ptr<QueueDisc> q, uint32_t role, uint32_t index) {
+    g_ports.push_back({q, DynamicCast<PointToPointNetDevice>(d)->GetQueue(), role, index});
+    g_portSamples.emplace_back();
+}
+
+void SampleQueues() {
+    for (size_t i = 0; i < g_ports.size(); i++) {
+        const PortQ& p = g_ports[i];
+        // The device queue holds framed packets: take the 2-byte PPP header off each.
+        g_portSamples[i].push_back(p.qd->GetNBytes() + p.dev->GetNBytes() - 2 * p.dev->GetNPackets());
+    }
+    Simulator::Schedule(NanoSeconds(g_qSampleNs), &SampleQueues);
+}
+
+void StartQueueSampling(int64_t ns) {
+    g_qSampleNs = ns;
+    Simulator::Schedule(NanoSeconds(0), &SampleQueues);
+}
+uint32_t NPorts() { return g_ports.size(); }
+uint32_t PortRole(uint32_t i) { return g_ports[i].role; }
+uint32_t PortIndex(uint32_t i) { return g_ports[i].index; }
+const std::vector<uint32_t>& PortSamples(uint32_t i) { return g_portSamples[i]; }
+
 uint64_t NSamples() { return g_sampleT.size(); }
 uint64_t SampleT(uint64_t i) { return g_sampleT[i]; }
 uint64_t SampleQ(uint64_t i) { return g_sampleQ[i]; }
@@ -343,6 +378,8 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
         QueueDiscContainer ql = tcSw.Install(d.Get(1));
         ok = ok && WatchQdisc(qh.Get(0), false) && WatchQdisc(ql.Get(0), true);
         g_hostQ.push_back(qh.Get(0));
+        RegisterPort(d.Get(0), qh.Get(0), 0, h);
+        RegisterPort(d.Get(1), ql.Get(0), 1, h);
         Ptr<Ipv4> ip = g_hosts.Get(h)->GetObject<Ipv4>();
         int32_t i = ip->AddInterface(d.Get(0));
         for (uint32_t p = 0; p < spines; p++) {
@@ -357,6 +394,8 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
             NetDeviceContainer d = p2p.Install(g_leaves.Get(l), g_spines.Get(s));
             QueueDiscContainer q = tcSw.Install(d);
             ok = ok && WatchQdisc(q.Get(0), true) && WatchQdisc(q.Get(1), true);
+            RegisterPort(d.Get(0), q.Get(0), 2, l * spines + s);
+            RegisterPort(d.Get(1), q.Get(1), 3, s * leaves + l);
             leafUpIf[l][s] = AddIf(g_leaves.Get(l), d.Get(0), swAddr());
             spineDownIf[s][l] = AddIf(g_spines.Get(s), d.Get(1), swAddr());
         }
@@ -445,6 +484,9 @@ def main() -> int:
                          "as in dclb")
     ap.add_argument("--sample-hosts-us", type=float, default=0,
                     help="diagnostic: write every host's NIC queue length (packets) at this interval to OUT.hostq.csv")
+    ap.add_argument("--sample-queues-us", type=float, default=0,
+                    help="diagnostic: sample every port's queue (bytes, queue disc + device queue) at this interval "
+                         "and write per-port mean / p50 / p99 / max to OUT.queues.csv")
     ap.add_argument("--chunk-ms", type=float, default=10, help="simulated time between progress lines")
     args = ap.parse_args()
     if args.k is None:
@@ -495,6 +537,8 @@ def main() -> int:
 
     if args.sample_hosts_us > 0:
         v.StartSampling(int(args.sample_hosts_us * 1000))
+    if args.sample_queues_us > 0:
+        v.StartQueueSampling(int(args.sample_queues_us * 1000))
     t_build = time.perf_counter() - t0
     chunk = args.chunk_ms
     now_ms = 0.0
@@ -533,6 +577,21 @@ def main() -> int:
             w.writerow(["time_ns", "host", "queue_disc_packets"])
             for i in range(int(v.NSamples())):
                 w.writerow([int(v.SampleT(i)), i % hosts, int(v.SampleQ(i))])
+    if args.sample_queues_us > 0:
+        roles = ("host_up", "leaf_down", "leaf_up", "spine_down")
+
+        def quantile(xs: list[int], q: float) -> float:  # numpy's default (linear); the ns-3 venv has no numpy
+            pos = q * (len(xs) - 1)
+            lo = int(pos)
+            return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (pos - lo)
+
+        with open(out.with_suffix(".queues.csv"), "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["role", "index", "samples", "mean_bytes", "p50_bytes", "p99_bytes", "max_bytes"])
+            for i in range(int(v.NPorts())):
+                x = sorted(int(b) for b in v.PortSamples(i))
+                w.writerow([roles[int(v.PortRole(i))], int(v.PortIndex(i)), len(x), round(sum(x) / len(x), 1),
+                            quantile(x, 0.5), quantile(x, 0.99), x[-1]])
     sw, host = v.SwitchCounters(), v.HostCounters()
     counters = lambda c: {k: int(getattr(c, k)) for k in  # noqa: E731
                           ("markData", "markCtl", "overflowData", "overflowCtl", "forcedData", "forcedCtl",
@@ -548,6 +607,7 @@ def main() -> int:
         **({"k_queue_disc_bytes": args.k, "buffer_queue_disc_bytes": args.buffer} if args.bytes else
            {"k_queue_disc_packets": args.k, "buffer_queue_disc_packets": args.buffer}),
         "nic_queue_disc_packets": args.nic, "link_bps": link_bps,
+        **({"sample_queues_us": args.sample_queues_us} if args.sample_queues_us > 0 else {}),
         "switch_queues": counters(sw), "host_queues": counters(host),
         "events": events, "sim_time_us": sim_us, "wall_s": round(wall, 1), "import_s": round(t_import, 1),
         "build_s": round(t_build, 1), "events_per_s": round(events / max(wall - t_build, 1e-9)),
