@@ -7,10 +7,17 @@ docs/validation.md for every setting and why; validation/run_all.sh runs every v
 
     python validation/ns3_leafspine.py --paths validation/paths_ecmp.csv --out validation/results/ns3_ecmp.csv
     python validation/ns3_leafspine.py --paths dmodk --out validation/results/ns3_dmodk.csv
+    python validation/ns3_leafspine.py --paths validation/paths_ecmp.csv --bytes --out validation/results/ns3_ecmp_bytes.csv
+
+Switch queues count packets (RED in packet mode; dclb's topology.queue_unit = "packets", validation/scenario.toml)
+or, with --bytes, bytes (RED's MaxSize, MinTh and MaxTh in bytes; dclb's default queue_unit = "bytes",
+validation/scenario_defaults.toml). In both, the queue disc holds neither the packet on the wire nor the one in the
+point-to-point device's 1-packet queue, which dclb's buffer and K count: 2 packets, or 2 x 1,500 B, are taken off.
 
 Diagnostic options, each removing one cause of difference from dclb: --dctcp-floor (DCTCP's window reduction
 floored at two segments, as in Linux and dclb), --preconnect-us (connections opened early, data handed to TCP at
-the flow's start, as in dclb), --buffer (switch queue disc size), --sample-hosts-us (host NIC queue lengths).
+the flow's start, as in dclb), --buffer (switch queue disc size), --sample-hosts-us (host NIC queue lengths),
+--sample-queues-us (every port's queue in bytes, summarised per port).
 
 Paths. ns-3 has no per-flow ECMP (its global routing either sprays every packet or takes the first route), so each
 flow is pinned to a spine for its data and a spine for its ACKs. Every host has one address per spine ("plane"):
@@ -111,6 +118,40 @@ void StartSampling(int64_t ns) {
     g_sampleNs = ns;
     Simulator::Schedule(NanoSeconds(0), &SampleHosts);
 }
+// --sample-queues-us: every port's queue in bytes (queue disc + the device's 1-packet queue, IP bytes; not the
+// packet on the wire, which dclb counts) at a fixed interval. Roles: 0 host_up, 1 leaf_down, 2 leaf_up, 3 spine_down.
+struct PortQ {
+    Ptr<QueueDisc> qd;
+    Ptr<Queue<Packet>> dev;
+    uint32_t role, index;
+};
+static std::vector<PortQ> g_ports;
+static std::vector<std::vector<uint32_t>> g_portSamples;
+static int64_t g_qSampleNs = 0;
+
+void RegisterPort(Ptr<NetDevice> d, Ptr<QueueDisc> q, uint32_t role, uint32_t index) {
+    g_ports.push_back({q, DynamicCast<PointToPointNetDevice>(d)->GetQueue(), role, index});
+    g_portSamples.emplace_back();
+}
+
+void SampleQueues() {
+    for (size_t i = 0; i < g_ports.size(); i++) {
+        const PortQ& p = g_ports[i];
+        // The device queue holds framed packets: take the 2-byte PPP header off each.
+        g_portSamples[i].push_back(p.qd->GetNBytes() + p.dev->GetNBytes() - 2 * p.dev->GetNPackets());
+    }
+    Simulator::Schedule(NanoSeconds(g_qSampleNs), &SampleQueues);
+}
+
+void StartQueueSampling(int64_t ns) {
+    g_qSampleNs = ns;
+    Simulator::Schedule(NanoSeconds(0), &SampleQueues);
+}
+uint32_t NPorts() { return g_ports.size(); }
+uint32_t PortRole(uint32_t i) { return g_ports[i].role; }
+uint32_t PortIndex(uint32_t i) { return g_ports[i].index; }
+const std::vector<uint32_t>& PortSamples(uint32_t i) { return g_portSamples[i]; }
+
 uint64_t NSamples() { return g_sampleT.size(); }
 uint64_t SampleT(uint64_t i) { return g_sampleT[i]; }
 uint64_t SampleQ(uint64_t i) { return g_sampleQ[i]; }
@@ -291,8 +332,9 @@ uint32_t AddIf(Ptr<Node> n, Ptr<NetDevice> d, Ipv4Address a) {
 }
 
 // Builds the fabric; returns false if a trace could not be connected.
-bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, double delayUs, uint32_t kPkts,
-           uint32_t bufPkts, uint32_t nicPkts) {
+// kSw and bufSw are the switch queue disc's RED threshold and size, in packets or (bytes = true) in bytes.
+bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, double delayUs, uint32_t kSw,
+           uint32_t bufSw, uint32_t nicPkts, bool bytes) {
     g_nLeaves = leaves; g_nSpines = spines; g_hpl = hpl;
     g_hosts.Create(leaves * hpl);
     g_leaves.Create(leaves);
@@ -314,8 +356,9 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
                             QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, nicPkts)));
     TrafficControlHelper tcSw;
     tcSw.SetRootQueueDisc("ns3::RedQueueDisc",
-                          "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, bufPkts)),
-                          "MinTh", DoubleValue(kPkts), "MaxTh", DoubleValue(kPkts), "QW", DoubleValue(1.0),
+                          "MaxSize", QueueSizeValue(QueueSize(bytes ? QueueSizeUnit::BYTES : QueueSizeUnit::PACKETS,
+                                                              bufSw)),
+                          "MinTh", DoubleValue(kSw), "MaxTh", DoubleValue(kSw), "QW", DoubleValue(1.0),
                           "Gentle", BooleanValue(false), "UseEcn", BooleanValue(true),
                           "UseHardDrop", BooleanValue(false), "MeanPktSize", UintegerValue(1500),
                           "LinkBandwidth", DataRateValue(DataRate(linkBps)),
@@ -335,6 +378,8 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
         QueueDiscContainer ql = tcSw.Install(d.Get(1));
         ok = ok && WatchQdisc(qh.Get(0), false) && WatchQdisc(ql.Get(0), true);
         g_hostQ.push_back(qh.Get(0));
+        RegisterPort(d.Get(0), qh.Get(0), 0, h);
+        RegisterPort(d.Get(1), ql.Get(0), 1, h);
         Ptr<Ipv4> ip = g_hosts.Get(h)->GetObject<Ipv4>();
         int32_t i = ip->AddInterface(d.Get(0));
         for (uint32_t p = 0; p < spines; p++) {
@@ -349,6 +394,8 @@ bool Build(uint32_t leaves, uint32_t spines, uint32_t hpl, uint64_t linkBps, dou
             NetDeviceContainer d = p2p.Install(g_leaves.Get(l), g_spines.Get(s));
             QueueDiscContainer q = tcSw.Install(d);
             ok = ok && WatchQdisc(q.Get(0), true) && WatchQdisc(q.Get(1), true);
+            RegisterPort(d.Get(0), q.Get(0), 2, l * spines + s);
+            RegisterPort(d.Get(1), q.Get(1), 3, s * leaves + l);
             leafUpIf[l][s] = AddIf(g_leaves.Get(l), d.Get(0), swAddr());
             spineDownIf[s][l] = AddIf(g_spines.Get(s), d.Get(1), swAddr());
         }
@@ -417,10 +464,16 @@ def main() -> int:
     ap.add_argument("--leaves", type=int, default=4)
     ap.add_argument("--spines", type=int, default=4)
     ap.add_argument("--hosts-per-leaf", type=int, default=8)
-    ap.add_argument("--k", type=int, default=63,
-                    help="RED step threshold in packets of the queue disc; 63 = dclb's K of 65 packets, which "
-                         "counts the packet on the wire and the one in the 1-packet device queue")
-    ap.add_argument("--buffer", type=int, default=254, help="queue disc packets; 254 + 2 = dclb's 256")
+    ap.add_argument("--bytes", action="store_true",
+                    help="switch queue discs count bytes (RED MaxSize, MinTh and MaxTh in bytes), like dclb's "
+                         "default topology.queue_unit = 'bytes'; without it they count packets")
+    ap.add_argument("--k", type=int, default=None,
+                    help="RED step threshold of the queue disc, in packets (default 63 = dclb's K of 65 packets, "
+                         "which counts the packet on the wire and the one in the 1-packet device queue) or with "
+                         "--bytes in bytes (default 94,500 = dclb's 97,500 B less two 1,500 B data packets)")
+    ap.add_argument("--buffer", type=int, default=None,
+                    help="queue disc size, in packets (default 254; + 2 = dclb's 256) or with --bytes in bytes "
+                         "(default 381,000; + 2 x 1,500 = dclb's 384,000)")
     ap.add_argument("--nic", type=int, default=9998, help="host queue disc packets; + 2 = dclb's 10,000")
     ap.add_argument("--min-rto-us", type=float, default=5000)
     ap.add_argument("--dctcp-floor", action="store_true",
@@ -431,8 +484,15 @@ def main() -> int:
                          "as in dclb")
     ap.add_argument("--sample-hosts-us", type=float, default=0,
                     help="diagnostic: write every host's NIC queue length (packets) at this interval to OUT.hostq.csv")
+    ap.add_argument("--sample-queues-us", type=float, default=0,
+                    help="diagnostic: sample every port's queue (bytes, queue disc + device queue) at this interval "
+                         "and write per-port mean / p50 / p99 / max to OUT.queues.csv")
     ap.add_argument("--chunk-ms", type=float, default=10, help="simulated time between progress lines")
     args = ap.parse_args()
+    if args.k is None:
+        args.k = 94_500 if args.bytes else 63
+    if args.buffer is None:
+        args.buffer = 381_000 if args.bytes else 254
 
     flows = read_flows(Path(args.flows))
     paths = read_paths(args.paths, flows, args.spines)
@@ -469,13 +529,16 @@ def main() -> int:
     d("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(1.0 / 16))
     d("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(1.0))
 
-    if not v.Build(args.leaves, args.spines, args.hosts_per_leaf, link_bps, 1.0, args.k, args.buffer, args.nic):
+    if not v.Build(args.leaves, args.spines, args.hosts_per_leaf, link_bps, 1.0, args.k, args.buffer, args.nic,
+                   args.bytes):
         raise SystemExit("could not connect the queue-disc traces")
     for (start_ns, src, dst, size), (dsp, asp) in zip(flows, paths):
         v.AddFlow(src, dst, size, start_ns, dsp, asp, max(0, start_ns - round(args.preconnect_us * 1000)))
 
     if args.sample_hosts_us > 0:
         v.StartSampling(int(args.sample_hosts_us * 1000))
+    if args.sample_queues_us > 0:
+        v.StartQueueSampling(int(args.sample_queues_us * 1000))
     t_build = time.perf_counter() - t0
     chunk = args.chunk_ms
     now_ms = 0.0
@@ -514,6 +577,21 @@ def main() -> int:
             w.writerow(["time_ns", "host", "queue_disc_packets"])
             for i in range(int(v.NSamples())):
                 w.writerow([int(v.SampleT(i)), i % hosts, int(v.SampleQ(i))])
+    if args.sample_queues_us > 0:
+        roles = ("host_up", "leaf_down", "leaf_up", "spine_down")
+
+        def quantile(xs: list[int], q: float) -> float:  # numpy's default (linear); the ns-3 venv has no numpy
+            pos = q * (len(xs) - 1)
+            lo = int(pos)
+            return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (pos - lo)
+
+        with open(out.with_suffix(".queues.csv"), "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["role", "index", "samples", "mean_bytes", "p50_bytes", "p99_bytes", "max_bytes"])
+            for i in range(int(v.NPorts())):
+                x = sorted(int(b) for b in v.PortSamples(i))
+                w.writerow([roles[int(v.PortRole(i))], int(v.PortIndex(i)), len(x), round(sum(x) / len(x), 1),
+                            quantile(x, 0.5), quantile(x, 0.99), x[-1]])
     sw, host = v.SwitchCounters(), v.HostCounters()
     counters = lambda c: {k: int(getattr(c, k)) for k in  # noqa: E731
                           ("markData", "markCtl", "overflowData", "overflowCtl", "forcedData", "forcedCtl",
@@ -525,7 +603,11 @@ def main() -> int:
         "late_connections": sum(int(v.Flow(i).connectedNs > v.Flow(i).startNs) for i in range(int(v.NFlows()))),
         "congestion_control": "TcpDctcp with a 2-segment floor (diagnostic)" if args.dctcp_floor else "TcpDctcp",
         "flows": int(v.NFlows()), "completed": int(v.Done()),
-        "k_queue_disc_packets": args.k, "buffer_queue_disc_packets": args.buffer, "link_bps": link_bps,
+        "queue_unit": "bytes" if args.bytes else "packets",
+        **({"k_queue_disc_bytes": args.k, "buffer_queue_disc_bytes": args.buffer} if args.bytes else
+           {"k_queue_disc_packets": args.k, "buffer_queue_disc_packets": args.buffer}),
+        "nic_queue_disc_packets": args.nic, "link_bps": link_bps,
+        **({"sample_queues_us": args.sample_queues_us} if args.sample_queues_us > 0 else {}),
         "switch_queues": counters(sw), "host_queues": counters(host),
         "events": events, "sim_time_us": sim_us, "wall_s": round(wall, 1), "import_s": round(t_import, 1),
         "build_s": round(t_build, 1), "events_per_s": round(events / max(wall - t_build, 1e-9)),

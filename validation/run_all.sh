@@ -1,7 +1,7 @@
 #!/bin/sh
 # Reruns the whole ns-3 validation (docs/validation.md); not part of the test suite.
 # DCLB_PY: a Python with dclb installed (pip install -e .); NS3_PY: a Python with the PyPI ns3 wheel
-# (pip install 'ns3==3.44.post0'). Each ns-3 run takes 5-15 minutes on one core and about 750 MB; they run
+# (pip install 'ns3==3.44.post0'). Each ns-3 run takes 5-40 minutes on one core and about 750 MB; they run
 # one after another. Run from the repository root.
 set -e
 DCLB_PY=${DCLB_PY:-python}
@@ -25,5 +25,10 @@ P=validation/paths_ecmp.csv
 "$NS3_PY" validation/ns3_leafspine.py --paths $P --buffer 998 --dctcp-floor --out $R/ns3_ecmp_buffer1000_floor.csv
 "$NS3_PY" validation/ns3_leafspine.py --paths $P --buffer 998 --dctcp-floor --preconnect-us 10000 \
     --out $R/ns3_ecmp_buffer1000_floor_preconnected.csv
+# Under dclb's current defaults (docs/validation.md, "Under the current defaults"): byte-counted switch queues in
+# ns-3 (RED MaxSize 381,000 B, MinTh = MaxTh = 94,500 B: dclb's 384,000 B and 97,500 B less the device queue's
+# and the wire's packets), against validation/scenario_defaults.toml.
+# --sample-queues-us adds sampling events only; the flows come out identical (ns3_ecmp_bytes.queues.csv: queues per port).
+"$NS3_PY" validation/ns3_leafspine.py --paths $P --bytes --sample-queues-us 100 --out $R/ns3_ecmp_bytes.csv
 
-"$DCLB_PY" validation/compare.py > $R/comparison.md   # runs dclb for each buffer size (seconds)
+"$DCLB_PY" validation/compare.py > $R/comparison.md   # runs dclb in each configuration (seconds each)
