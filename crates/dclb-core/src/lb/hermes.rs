@@ -258,19 +258,29 @@ param_choice! {
 /// `T_RTT_low` = 20 + the one-way base delay).
 const LB_ONE_WAY_BASE_US: f64 = 40.0;
 
+/// Under `lb.timing = "fabric"`, a delay threshold the scenario did not give (`published_us`, tuned on [LB]'s
+/// fabric) keeps its margin above that fabric's base delay and sits that far above this fabric's base delay
+/// instead: the base of the delay signal (the base RTT, or half of it for the one-way signal). A margin is
+/// queueing, which at a given rate and marking threshold does not depend on propagation, so it is not scaled.
+/// Under `"published"`, or for a value the scenario gave, the threshold is used as written. Shared by every
+/// scheme whose thresholds come from the Hermes code (Hermes, MDTLB).
+pub(super) fn threshold_on_fabric(p: &Params, name: &str, published_us: f64, signal: DelaySignal) -> f64 {
+    let Some(rtt) = p.base_rtt() else { return published_us };
+    if p.given(name) {
+        return published_us;
+    }
+    let base = match signal {
+        DelaySignal::Rtt => rtt.as_us(),
+        DelaySignal::OneWay => rtt.as_us() / 2.0,
+    };
+    (published_us - LB_ONE_WAY_BASE_US).max(0.0) + base
+}
+
 impl HermesParams {
-    /// Under `lb.timing = "fabric"`, each delay threshold the scenario did not give keeps its margin above
-    /// the base delay of its source and sits that far above this fabric's base delay instead: the base of the
-    /// delay signal (the base RTT, or half of it for the one-way signal). A margin is queueing, which at a
-    /// given rate and marking threshold does not depend on propagation, so it is not scaled; `ΔRTT` is a
-    /// difference of delays and stays as it is. Under `"published"` the thresholds are used as written.
+    /// The delay thresholds moved onto this fabric ([`threshold_on_fabric`]); `ΔRTT` is a difference of delays
+    /// and stays as it is.
     fn on_fabric(self, p: &Params) -> HermesParams {
-        let Some(rtt) = p.base_rtt() else { return self };
-        let base = match self.delay_signal {
-            DelaySignal::Rtt => rtt.as_us(),
-            DelaySignal::OneWay => rtt.as_us() / 2.0,
-        };
-        let shift = |name: &str, v: f64| if p.given(name) { v } else { (v - LB_ONE_WAY_BASE_US).max(0.0) + base };
+        let shift = |name: &str, v: f64| threshold_on_fabric(p, name, v, self.delay_signal);
         HermesParams { rtt_low_us: shift("rtt_low_us", self.rtt_low_us), rtt_high_us: shift("rtt_high_us", self.rtt_high_us), ..self }
     }
 

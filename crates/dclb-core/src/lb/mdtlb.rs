@@ -95,10 +95,16 @@
 //! **Defaults** (Table 5, L252–L266): `T_LowS` 40 µs, `T_highS` 180 µs, initial `T_LowD` 40 µs and `T_highD`
 //! 180 µs, ΔRTT 1 µs, T1 100 µs, `T_ECN` 0.1, probing every 50 µs, smoothing on, rerouting on, S 64,000 B,
 //! flowlet timeout 5 ms; step 10 (L136). Everything else is labelled above as a choice.
+//!
+//! **Timing on other fabrics** (`lb.timing`): Table 5 was set for a 4 × 4, 10 Gbps fabric with 10 µs links,
+//! which is [LB]'s. Under `"fabric"` (the default) T1 and the flowlet timeout scale with the fabric's base
+//! RTT like every row tuned there, and the four RTT thresholds keep their margin above the base delay as
+//! Hermes' do (40 µs is the one-way base of that fabric, so `T_LowS` sits at this fabric's base delay and
+//! `T_highS` 140 µs above it). `"published"` uses Table 5 as printed; reproductions of the paper do.
 
 use super::flowtable::{Clock, FlowTable, Timeout};
-use super::hermes::{DelaySignal, ProbeScope, SizeGate};
-use super::params::{param_choice, scheme_params};
+use super::hermes::{threshold_on_fabric, DelaySignal, ProbeScope, SizeGate};
+use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::pathsense::{delay_of, PathState};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
@@ -118,7 +124,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let p = MdtlbParams::from_params(p);
+    let p = MdtlbParams::from_params(p).on_fabric(p);
     let edges = (0..cx.hosts).map(|h| Box::new(Mdtlb::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
@@ -158,6 +164,7 @@ scheme_params! {
         rate_gbps: f64 (Gbps) = 5.0,
         /// T1: time constant of the ECN-fraction window
         #[source = "MDTLB Table 5 MDTLBT1"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         ecn_window_us: Time = 100.0,
         /// probe interval; 0 = no probes
         #[source = "MDTLB Table 5 MDTLBProbingInterval"]
@@ -170,6 +177,7 @@ scheme_params! {
         probe_timeout_us: Time = 100_000.0,
         /// idle gap after which a flow may take the cautious move from any non-failed level; 0 = PC2 exactly
         #[source = "MDTLB Table 5 MDTLBFlowletTimeout"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 5000.0,
         /// existing flows may move off very bad paths (and after idle gaps); false = placement only
         #[source = "MDTLB Table 5 MDTLBRerouting"]
@@ -310,6 +318,22 @@ impl Level {
     }
     pub fn is_bad(self) -> bool {
         matches!(self, Level::Bad | Level::VeryBad)
+    }
+}
+
+impl MdtlbParams {
+    /// Table 5's four RTT thresholds come from the Hermes code on [LB]'s fabric, so under `lb.timing = "fabric"`
+    /// they move onto this fabric the way Hermes' do: each keeps its margin above the base delay of the delay
+    /// signal ([`threshold_on_fabric`]). `ΔRTT` stays as it is.
+    fn on_fabric(self, p: &Params) -> MdtlbParams {
+        let shift = |name: &str, t: Time| Time::from_us_f64(threshold_on_fabric(p, name, t.as_us(), self.delay_signal));
+        MdtlbParams {
+            rtt_low_s_us: shift("rtt_low_s_us", self.rtt_low_s_us),
+            rtt_high_s_us: shift("rtt_high_s_us", self.rtt_high_s_us),
+            rtt_low_d_us: shift("rtt_low_d_us", self.rtt_low_d_us),
+            rtt_high_d_us: shift("rtt_high_d_us", self.rtt_high_d_us),
+            ..self
+        }
     }
 }
 
@@ -856,5 +880,38 @@ impl EdgeBalancer for Mdtlb {
             + self.last_active.len() * 8
             + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
             + self.flows.state_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    fn on(given: &[(&str, Value)], base_rtt: Option<Time>) -> MdtlbParams {
+        let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let p = Params::resolve("mdtlb", MdtlbParams::SPECS, &m, base_rtt).unwrap();
+        MdtlbParams::from_params(&p).on_fabric(&p)
+    }
+
+    #[test]
+    fn table5_timing_moves_onto_the_fabric_unless_published_or_given() {
+        // Published (no base RTT): Table 5 as printed.
+        let t = on(&[], None);
+        assert_eq!((t.rtt_low_s_us, t.rtt_high_s_us, t.flowlet_timeout_us), (Time::from_us(40), Time::from_us(180), Time::from_us(5000)));
+        // A fabric with a 20 us base RTT: thresholds keep their margin above it (0 and 140 us), the flowlet
+        // timeout and T1 scale by 20 / 84.93.
+        let t = on(&[], Some(Time::from_us(20)));
+        assert_eq!((t.rtt_low_s_us, t.rtt_high_s_us), (Time::from_us(20), Time::from_us(160)));
+        assert_eq!((t.rtt_low_d_us, t.rtt_high_d_us), (Time::from_us(20), Time::from_us(160)));
+        assert!((t.flowlet_timeout_us.as_us() - 5000.0 * 20.0 / LB_FABRIC_RTT_US).abs() < 0.01);
+        assert!((t.ecn_window_us.as_us() - 100.0 * 20.0 / LB_FABRIC_RTT_US).abs() < 0.01);
+        // The one-way signal's base is half the RTT.
+        let t = on(&[("delay_signal", Value::from("one_way"))], Some(Time::from_us(20)));
+        assert_eq!(t.rtt_high_s_us, Time::from_us(150));
+        // A value the scenario gives is used as written.
+        let t = on(&[("rtt_high_s_us", Value::from(180.0))], Some(Time::from_us(20)));
+        assert_eq!((t.rtt_low_s_us, t.rtt_high_s_us), (Time::from_us(20), Time::from_us(180)));
     }
 }

@@ -78,7 +78,9 @@
 //!   alone (the paper's "RTPD", 200 µs and 8 µs in its setups); at 10 Gbps with 1 µs links that makes k*
 //!   less than one full packet. The queue compared is the one the packet found, without itself.
 //! * *Flowlet timeout* (`flowlet_timeout_us`): not given; L345 ties TAM's rerouting to "LetFlow
-//!   segmentation", so LetFlow's 500 µs (the value the same group's TR paper uses). Gap `>` timeout.
+//!   segmentation", so LetFlow's 500 µs (the value the same group's TR paper uses). Gap `>` timeout. As it is
+//!   LetFlow's value, it follows LetFlow's under `lb.timing = "fabric"` (scaled by the fabric's base RTT over
+//!   84.93 µs, 76 µs on the default fabric); `"published"` keeps 500 µs.
 //! * *Failed ports*: a flow whose port is no longer a candidate is placed again by its class's rule.
 //! * `marking = false` is an ablation (routing only), not TAM.
 //!
@@ -101,7 +103,7 @@
 //! and one port entry per egress port of the switch, at their in-memory sizes.
 
 use super::flowhash::{salted_index, FlowMap};
-use super::params::{param_choice, scheme_params};
+use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
 use super::{Decision, Hooks, MarkablePacket, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
@@ -203,6 +205,7 @@ scheme_params! {
         count_bytes: CountBytes = CountBytes::Payload,
         /// a long flow whose packets pause longer than this starts a new flowlet and may be rerouted
         #[source = "not in the paper; LetFlow's 500 us (L345 ties TAM to LetFlow segmentation; TR uses 500 us)"]
+        #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// k* in bytes for every port; 0 = C * RTT / 7 with C the port's rate
         #[source = "paper L115, Alg. 1 (1): k* = C*RTT/7 (DCTCP's bound)"]
