@@ -351,6 +351,59 @@ def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
     console.print(f"wrote {path}", highlight=False)
 
 
+@cli.command("reproduce")
+@click.argument("paper", metavar="PAPER")
+@click.option("--figure", "figures", multiple=True, metavar="N", help="Only this figure (repeatable); see --list.")
+@click.option("--scale", type=click.Choice(["quick", "paper", "ci"]), default="quick", show_default=True, help="paper: the paper's flow counts and seeds; quick: every setting, fewer flows (minutes); ci: the least that draws every figure.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output directory (default reproduce-SCALE): store/, one folder per paper with figures, data and report.html.")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel runs (default: one per core).")
+@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
+@click.option("--list", "list_only", is_flag=True, help="List the paper's figures, their runs at --scale and their scenario files; run nothing.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | None, jobs: int | None, dask: str | None, list_only: bool, quiet: bool) -> None:
+    """Re-run a paper's evaluation (lbt, tam, tr, dar, mdtlb or all): every figure's runs, the figures as the
+    paper draws them, and an HTML report of its claims beside dclb's results.
+
+    Runs already in the store are not run again: an interrupted reproduction resumes where it stopped."""
+    from . import reproduce as rp
+    from .reproduce.plan import plan_paper
+
+    if list_only:
+        keys = rp.available() if paper == "all" else [rp.get_paper(paper).key]
+        for key in keys:
+            p = rp.get_paper(key)
+            pp = plan_paper(p, scale, figures)
+            console.print(f"[bold]{p.key}[/bold]: {p.title} — {len(pp.plan.points)} runs at scale {scale}", highlight=False, soft_wrap=True)
+            for f in pp.figures:
+                files = ", ".join(dict.fromkeys(sw.scenario for sw in f.sweeps))
+                console.print(f"  Fig. {f.id:<5} {f.title} ({len(pp.runs_of(f.id))} runs; {len(f.claims)} claims; {files})", highlight=False, soft_wrap=True, markup=False)
+            console.print(f"  scenario files in {p.scenario_path('')}", highlight=False, soft_wrap=True, markup=False)
+        return
+    try:
+        results = rp.reproduce(paper, scale, figures, out, jobs, dask, progress=not quiet, log=lambda t: err.print(t, highlight=False))
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished runs are stored in {out or f'reproduce-{scale}'}/store; run the same command again to do the rest")
+        sys.exit(130)
+    failed = False
+    for r in results:
+        held = [v.holds for f in r.figures for _, v in f.verdicts]
+        console.print(
+            f"{r.paper.key}: {len(r.figures)} figures, {r.runs} runs ({r.ran} run now, {r.failed} failed) in {r.wall_s:.0f} s; "
+            f"claims: {held.count(True)} hold, {held.count(False)} do not, {held.count(None)} cannot tell. Report: {r.report}",
+            highlight=False, soft_wrap=True,
+        )
+        for f in r.figures:
+            for _, v in f.verdicts:
+                mark = {True: "holds", False: "does not hold", None: "cannot tell"}[v.holds]
+                console.print(f"  Fig. {f.figure.id}: {v.text} [{mark}]", highlight=False, soft_wrap=True, markup=False)
+            if f.error:
+                err.print(f"  Fig. {f.figure.id} could not be drawn: {f.error}", highlight=False, soft_wrap=True, markup=False)
+                failed = True
+        failed |= r.failed > 0
+    if failed:
+        sys.exit(1)
+
+
 def _one_line(error: BaseException) -> str:
     """The message on one line (DuckDB's query errors span several, with a caret line that is dropped)."""
     lines = [line.strip() for line in str(error).splitlines()]

@@ -587,7 +587,14 @@ def _reply_of(future: Any, p: Point, store: Any) -> dict[str, Any]:
     return {"run_id": p.run_id, "status": "failed", "reused": False, "error": message, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
 
 
-def _run_points(executor: Any, todo: list[Point], store: Any, state: SweepState, report: Callable[[SweepState], None] | None) -> dict[str, dict[str, Any]]:
+def _run_points(
+    executor: Any,
+    todo: list[Point],
+    store: Any,
+    state: SweepState,
+    report: Callable[[SweepState], None] | None,
+    on_reply: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Submits every point, then records each one in the catalog as its future completes (the coordinator
     blocks on the futures, it never polls); returns the replies by run id."""
     pending = {executor.submit(_task(store, p)): p for p in todo}
@@ -600,6 +607,8 @@ def _run_points(executor: Any, todo: list[Point], store: Any, state: SweepState,
         replies[p.run_id] = reply
         state.count(reply)
         state.running = executor.running(pending)
+        if on_reply is not None:
+            on_reply(reply)
         if report is not None:
             report(state)
     return replies
@@ -612,8 +621,12 @@ def execute(
     dask: Any = None,
     progress: bool | Callable[[SweepState], None] = False,
     on_start: Callable[[int, int, str], None] | None = None,
+    on_reply: Callable[[dict[str, Any]], None] | None = None,
 ) -> "pd.DataFrame":  # noqa: F821
-    """Runs the points of ``plan`` that are not complete in the store ``out``; returns the summary frame."""
+    """Runs the points of ``plan`` that are not complete in the store ``out``; returns the summary frame.
+
+    ``on_reply`` is called in the coordinating process with each point's reply (``run_id``, ``status``,
+    ``reused``, ...) as it is known, reused points first."""
     import pandas as pd
 
     from .store import open_store
@@ -641,6 +654,9 @@ def execute(
         where += f" ({len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} recorded as failed without running)"
     if on_start is not None:
         on_start(len(plan.points), len(todo), where)
+    if on_reply is not None:
+        for reply in replies.values():
+            on_reply(reply)
     bar = _RichProgress(state.total) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)
     interrupted = True
@@ -652,10 +668,12 @@ def execute(
             store.record_in_catalog(reply["record"])
             replies[p.run_id] = reply
             state.count(reply)
+            if on_reply is not None:
+                on_reply(reply)
         if report is not None:
             report(state)
         if executor is not None:
-            replies.update(_run_points(executor, to_run, store, state, report))
+            replies.update(_run_points(executor, to_run, store, state, report, on_reply))
         interrupted = False
     finally:
         if bar is not None:

@@ -1,0 +1,129 @@
+"""Draws a figure's panels side by side: the paper's axes, its schemes as series, its units.
+
+Line panels show the mean over seeds with a 95% confidence band (t distribution) once there are two seeds;
+bar panels group one bar per series at each x value, with the interval as an error bar. A model panel draws the
+model's curves as lines and the simulated means as markers of the same colour. Time-series panels draw every
+series of the first seed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..plots import _pyplot
+from .data import RunReader, panel_table, timeseries_frame
+from .plan import PaperPlan
+from .spec import Figure, Panel
+
+
+def _label(field: str | None, panel: Panel) -> str:
+    if panel.xlabel:
+        return panel.xlabel
+    if field is None:
+        return ""
+    from ..analysis import label_of
+
+    return label_of(field)
+
+
+def _ylabel(panel: Panel) -> str:
+    if panel.normalize_to:
+        return f"{panel.y.label.removesuffix(' (ms)').removesuffix(' (Gbps)')} / {panel.normalize_to}"
+    return panel.y.label
+
+
+def _line(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], markers_only: bool = False) -> None:
+    t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to)
+    for series, g in t.groupby("series", sort=False):
+        g = g.dropna(subset=["mean"])
+        if g.empty:
+            continue
+        xs, ys, ci = g[panel.x].to_numpy(), g["mean"].to_numpy(), g["ci"].to_numpy()
+        style = dict(marker="o", linestyle="none" if markers_only else "-", color=colors[series])
+        ax.plot(xs, ys, label=None if markers_only else series, **style)
+        if np.isfinite(ci).any():
+            ax.fill_between(xs, ys - np.nan_to_num(ci), ys + np.nan_to_num(ci), alpha=0.15, color=colors[series])
+
+
+def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) -> None:
+    t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to)
+    series = list(dict.fromkeys(t["series"]))
+    xs = sorted(t[panel.x].dropna().unique()) if panel.x else [None]
+    width = 0.8 / max(len(series), 1)
+    for i, s in enumerate(series):
+        g = t[t["series"] == s]
+        heights, errs = [], []
+        for x in xs:
+            row = g if x is None else g[g[panel.x] == x]
+            heights.append(float(row["mean"].iloc[0]) if len(row) else math.nan)
+            errs.append(float(row["ci"].iloc[0]) if len(row) else math.nan)
+        pos = np.arange(len(xs)) + (i - (len(series) - 1) / 2) * width
+        ax.bar(pos, heights, width, yerr=[0 if not math.isfinite(e) else e for e in errs], label=s, color=colors[s])
+    ax.set_xticks(np.arange(len(xs)))
+    ax.set_xticklabels(["" if x is None else f"{x:g}" if isinstance(x, float) else str(x) for x in xs])
+    if panel.normalize_to:
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+
+
+def _timeseries(ax: Any, pp: PaperPlan, fig: Figure, panel: Panel, reader: RunReader, colors: dict[str, Any]) -> None:
+    ts = timeseries_frame(pp, fig, panel.y, reader)
+    if ts.empty:
+        return
+    first = ts[ts["seed"] == ts["seed"].min()]
+    if panel.where:
+        for k, v in panel.where.items():
+            first = first[first[k] == v]
+    for series, g in first.groupby("series", sort=False):
+        ax.plot(g["time_us"] / 1e3, g["value"], label=series, color=colors[series], linewidth=1)
+
+
+def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunReader):
+    """A matplotlib figure with one axis per panel."""
+    plt = _pyplot()
+    n = len(fig.panels)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    mpl_fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
+    series = list(dict.fromkeys(e.series for e in pp.entries if e.figure == fig.id))
+    cmap = plt.get_cmap("tab10" if len(series) <= 10 else "tab20")
+    colors = {s: cmap(i % cmap.N) for i, s in enumerate(series)}
+    for ax, panel in zip(axes.flat, fig.panels):
+        if panel.kind == "line":
+            _line(ax, frame, panel, colors)
+        elif panel.kind == "bar":
+            _bars(ax, frame, panel, colors)
+        elif panel.kind == "timeseries":
+            _timeseries(ax, pp, fig, panel, reader, colors)
+            ax.set_xlabel(panel.xlabel or "time (ms)")
+        elif panel.kind == "model":
+            _line(ax, frame, panel, colors, markers_only=True)
+            assert panel.model is not None
+            model = panel.model(frame)
+            for s, g in model.groupby("series", sort=False):
+                ax.plot(g["x"], g["value"], label=s, color=colors.get(s), linestyle="--")
+        else:
+            raise ValueError(f"figure {fig.id}: unknown panel kind {panel.kind!r}")
+        if panel.kind != "timeseries":
+            ax.set_xlabel(_label(panel.x, panel))
+        ax.set_ylabel(_ylabel(panel))
+        ax.set_title(panel.title, fontsize=10)
+        if panel.logy:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if handles:
+        mpl_fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, bbox_to_anchor=(0.5, -0.02 - 0.035 * math.ceil(len(labels) / 6)))
+    mpl_fig.suptitle(f"Fig. {fig.id}: {fig.title}", fontsize=11)
+    mpl_fig.tight_layout()
+    return mpl_fig

@@ -1,0 +1,1 @@
+"""One module per paper, each defining ``PAPER`` (a :class:`dclb.reproduce.spec.Paper`)."""

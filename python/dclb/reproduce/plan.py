@@ -1,0 +1,81 @@
+"""From a paper, its chosen figures and a scale to the runs of one sweep.
+
+Each figure's sweeps are expanded with :func:`dclb.sweeps.plan_sweep` — the same planning ``dclb sweep`` uses,
+so a point is validated by the same checks and gets the run id ``dclb run`` would give it. The overrides of a
+point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, the
+series' (scheme and its parameters), then the grid values. Points that several figures share (LBT's Figs. 6a-c
+are one sweep drawn three ways) are planned once: the run id is the identity.
+
+The result is a :class:`PaperPlan`: the merged :class:`~dclb.sweeps.Plan` and one :class:`Entry` per
+(figure, series, grid point, seed) saying which run it reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..errors import ScenarioError
+from ..sweeps import Plan, Point, normalize_grid, plan_sweep
+from .spec import SCALES, Figure, Paper
+
+
+@dataclass(frozen=True)
+class Entry:
+    figure: str
+    series: str
+    values: dict[str, Any]
+    seed: int
+    run_id: str
+
+
+@dataclass
+class PaperPlan:
+    paper: Paper
+    scale: str
+    figures: list[Figure]
+    plan: Plan
+    entries: list[Entry]
+
+    def runs_of(self, figure_id: str) -> list[str]:
+        return sorted({e.run_id for e in self.entries if e.figure == figure_id})
+
+
+def _trimmed(grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    return {k: (v if len(v) <= 2 else [v[0], v[-1]]) for k, v in grid.items()}
+
+
+def _file_grid(path: Any) -> dict[str, list[Any]]:
+    from ..scenario import read_scenario_file
+
+    raw = read_scenario_file(path)
+    return normalize_grid((raw.get("sweep") or {}).get("grid") or {}, f"{path.name} [sweep].grid")
+
+
+def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> PaperPlan:
+    """The runs behind ``figure_ids`` (default: every figure) of ``paper`` at ``scale``."""
+    if scale not in SCALES:
+        raise ScenarioError(f"--scale: must be one of {', '.join(SCALES)}, got {scale!r}")
+    sc = paper.scales[scale]
+    figures = [paper.figure(f) for f in figure_ids] if figure_ids else list(paper.figures)
+    points: dict[str, Point] = {}
+    entries: list[Entry] = []
+    for fig in figures:
+        for sweep in fig.sweeps:
+            path = paper.scenario_path(sweep.scenario)
+            if not path.is_file():
+                raise ScenarioError(f"paper {paper.key}: figure {fig.id} needs {path}, which is missing")
+            grid = _file_grid(path)
+            grid.update(normalize_grid(dict(sweep.grid), f"figure {fig.id} grid"))
+            if sc.trim:
+                grid = _trimmed(grid)
+            base = [*sc.set, *sweep.set, *sweep.scale_set.get(scale, ())]
+            for series in sweep.series:
+                sub = plan_sweep(path, grid=grid, seeds=sc.seeds, overrides=[*base, *series.set], grid_label=f"figure {fig.id}")
+                for p in sub.points:
+                    if p.error is not None:
+                        raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")
+                    points.setdefault(p.run_id, p)
+                    entries.append(Entry(fig.id, series.label, dict(p.values), p.seed, p.run_id))
+    plan = Plan(name=f"{paper.key}-{scale}", grid={}, seeds=[], points=list(points.values()))
+    return PaperPlan(paper=paper, scale=scale, figures=figures, plan=plan, entries=entries)

@@ -1,0 +1,166 @@
+"""What a paper's reproduction is made of: scenario files, sweeps over them, figures and the claims they test.
+
+A :class:`Paper` is a list of :class:`Figure` objects plus the scales it runs at. A figure names the runs it needs
+as :class:`Sweep` objects (a shipped scenario file, a list of :class:`Series` — the lines or bars of the
+figure, each a set of field overrides such as a scheme with its parameters — and a grid over the x axis); it
+draws :class:`Panel` objects from those runs and checks :class:`Claim` objects against them. Nothing here runs
+anything: :mod:`dclb.reproduce.plan` turns a paper at a scale into the points of one sweep, and the data, drawing,
+verdict and report modules read the result store.
+
+The scenario files live beside the package (``dclb/data/papers/<paper>/``) as ordinary scenarios: each can be
+run with ``dclb run`` or swept with ``dclb sweep`` on its own, and a user can copy and change it.
+
+Scales. Every figure runs at one of three scales, each a :class:`Scale` of the paper: ``paper`` (the paper's
+flow counts and seeds), ``quick`` (every setting kept, fewer flows and seeds, minutes on two cores) and ``ci``
+(the least that still draws every figure: few flows, one seed, each grid trimmed to its ends).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import pandas as pd
+
+#: Where the shipped scenario files of every paper are.
+PAPERS_DIR = Path(__file__).resolve().parent.parent / "data" / "papers"
+SCALES = ("paper", "quick", "ci")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How big a paper's runs are at one scale.
+
+    ``seeds``: seeds per point; ``set``: ``--set`` texts applied to every scenario of the paper (flow counts,
+    durations); ``trim``: keep only the first and last value of every grid (the ``ci`` scale)."""
+
+    seeds: int
+    set: tuple[str, ...] = ()
+    trim: bool = False
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line (or bar group) of a figure: a label and the overrides that make its runs."""
+
+    label: str
+    set: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Runs of one scenario file: every series at every point of ``grid`` (a cartesian product).
+
+    ``scale_set`` adds overrides at one scale only (e.g. fewer flows for a heavy workload at ``quick``)."""
+
+    scenario: str
+    series: tuple[Series, ...]
+    grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    set: tuple[str, ...] = ()
+    scale_set: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A number per run, from its summary or computed from its per-flow table.
+
+    ``summary``: a key of the run summary; ``flows``: a function of the run's flow table (a DataFrame with
+    ``size_bytes``, ``fct_us``, ``completed``, ...) returning a number. ``factor`` scales the value (e.g. 1e-3
+    for µs to ms)."""
+
+    key: str
+    label: str
+    summary: Optional[str] = None
+    flows: Optional[Callable[[pd.DataFrame], float]] = None
+    samples: Optional[Callable[[pd.DataFrame], pd.DataFrame]] = None
+    factor: float = 1.0
+
+    @property
+    def needs_flows(self) -> bool:
+        return self.flows is not None
+
+    @property
+    def needs_samples(self) -> bool:
+        return self.samples is not None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One plot of a figure.
+
+    ``kind``: ``line`` (y against the grid field ``x``, one line per series), ``bar`` (one bar per series at
+    each value of ``x``), ``timeseries`` (the metric's ``samples`` function gives ``time_us`` and ``value``
+    columns per run; one line per series) or ``model`` (lines from ``model``, a function of the figure's data
+    returning a frame with ``x``, ``value`` and ``series`` columns, drawn over the simulated points).
+    ``where`` keeps runs whose grid values match; ``normalize_to`` divides by the same seed and point of that
+    series."""
+
+    title: str
+    y: Metric
+    x: Optional[str] = None
+    kind: str = "line"
+    where: Mapping[str, Any] = field(default_factory=dict)
+    normalize_to: Optional[str] = None
+    xlabel: Optional[str] = None
+    logy: bool = False
+    model: Optional[Callable[[pd.DataFrame], pd.DataFrame]] = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What dclb's data say about a claim: the line the report prints, and whether the claim holds here
+    (``None`` when the data cannot tell, e.g. a point did not run)."""
+
+    text: str
+    holds: Optional[bool]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper about a figure: its words (with the line it comes from) and a function of the
+    figure's data that returns the verdict."""
+
+    text: str
+    check: Callable[["pd.DataFrame"], Verdict]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One evaluation figure of a paper."""
+
+    id: str
+    title: str
+    sweeps: tuple[Sweep, ...]
+    panels: tuple[Panel, ...]
+    claims: tuple[Claim, ...] = ()
+    note: str = ""
+
+    @property
+    def slug(self) -> str:
+        return "fig" + "".join(c if c.isalnum() else "_" for c in self.id)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper's whole evaluation."""
+
+    key: str
+    title: str
+    citation: str
+    setup: str
+    transport: str
+    figures: tuple[Figure, ...]
+    scales: Mapping[str, Scale]
+
+    def scenario_path(self, name: str) -> Path:
+        return PAPERS_DIR / self.key / name
+
+    def figure(self, fig_id: str) -> Figure:
+        for f in self.figures:
+            if f.id == fig_id or f.slug == fig_id or f.slug == "fig" + fig_id:
+                return f
+        known = ", ".join(f.id for f in self.figures)
+        from ..errors import ScenarioError
+
+        raise ScenarioError(f"--figure: paper '{self.key}' has no figure {fig_id!r}; it has: {known}")
