@@ -207,6 +207,52 @@ fn sticky_long_flow_stays_until_its_queue_reaches_q1() {
 }
 
 #[test]
+fn a_move_onto_a_shorter_queue_is_counted_as_a_likely_reordering() {
+    // A sticky move leaves a queue at or above Q1 for one below it: always a shorter queue, so the flow's
+    // packets still queued on the old port are overtaken. The short->long switch from the shortest queue
+    // to the longest below Q1 is not onto a shorter queue; a per-packet move onto a longer queue is not.
+    let mut b = Bench::new();
+    let mut lb = b.lbt(LbtParams::default());
+    lb.set_thresholds(0, 10 * PKT, 20 * PKT);
+    b.set_queues([0, 6, 8, 12]);
+    for k in 0..101u64 {
+        let p = b.data(1, k * 1000, 1000, false);
+        b.send(&mut lb, p);
+    }
+    assert_eq!((lb.stats().to_long, lb.stats().to_shorter), (1, [0, 0, 0]), "0 -> 8 packets is not shorter");
+    b.set_queues([0, 6, 10, 12]);
+    assert_eq!(b.long(&mut lb, 1), 1, "its port reached Q1: to 6, the longest below");
+    assert_eq!((lb.stats().moves[1], lb.stats().to_shorter), (1, [0, 1, 0]));
+    let mut lb = b.lbt(params(|p| p.long_mode = LongMode::PerPacket));
+    lb.set_thresholds(0, 10 * PKT, 20 * PKT);
+    b.set_queues([3, 8, 0, 0]);
+    assert_eq!(b.long(&mut lb, 2), 1);
+    b.set_queues([9, 8, 0, 0]);
+    assert_eq!(b.long(&mut lb, 2), 0);
+    assert_eq!((lb.stats().moves[1], lb.stats().to_shorter), (1, [0, 0, 0]), "8 -> 9 packets is longer");
+    b.set_queues([9, 0, 5, 0]);
+    assert_eq!(b.long(&mut lb, 2), 0);
+    b.set_queues([10, 0, 5, 0]);
+    assert_eq!(b.long(&mut lb, 2), 2);
+    assert_eq!((lb.stats().moves[1], lb.stats().to_shorter), (2, [0, 1, 0]));
+}
+
+#[test]
+fn a_run_reports_lbt_counters() {
+    // The counters reach the run statistics under lbt_ names. Two long flows at leaf 0 each turn long once;
+    // short flows never move; every sticky move that is not an all-above move lands on a shorter queue.
+    let mut cfg = mixed();
+    cfg.lb.scheme = "lbt".into();
+    let r = run(&cfg);
+    let c = |n: &str| *r.stats.scheme_counters.get(n).unwrap_or_else(|| panic!("no counter {n}: {:?}", r.stats.scheme_counters));
+    assert_eq!(c("lbt_to_long"), 2);
+    assert_eq!((c("lbt_moves_short"), c("lbt_to_shorter_short")), (0, 0));
+    assert!(c("lbt_moves_long") > 10, "{:?}", r.stats.scheme_counters);
+    assert!(c("lbt_to_shorter_long") + c("lbt_all_above_long") >= c("lbt_moves_long"), "{:?}", r.stats.scheme_counters);
+    assert!(c("lbt_decisions_long") > 1000 && c("lbt_periods") > 0);
+}
+
+#[test]
 fn every_queue_at_or_above_the_threshold_sends_to_the_longest_queue() {
     for mode in [LongMode::Sticky, LongMode::PerPacket] {
         let mut b = Bench::new();
@@ -700,6 +746,7 @@ fn counters_of_a_dumped_scenario() {
             total.decisions[c] += s.decisions[c];
             total.placements[c] += s.placements[c];
             total.moves[c] += s.moves[c];
+            total.to_shorter[c] += s.to_shorter[c];
         }
         total.all_above[0] += s.all_above[0];
         total.all_above[1] += s.all_above[1];
@@ -709,6 +756,7 @@ fn counters_of_a_dumped_scenario() {
     println!("decisions short/long/BE {:?}", total.decisions);
     println!("fresh placements short/long/BE {:?}", total.placements);
     println!("moves of a live flow short/long/BE {:?}", total.moves);
+    println!("port changes onto a shorter queue short/long/BE {:?}", total.to_shorter);
     println!("all candidates at or above the threshold long/BE {:?}", total.all_above);
     println!("flows turned long {}", total.to_long);
     let th = THRESHOLDS.with(|t| t.borrow().clone());

@@ -102,6 +102,11 @@
 //! ports (above); `flow_idle_timeout_us` 1,000 (two periods: a gap that long within a flow means a
 //! retransmission timeout, when nothing of the flow is in flight, so re-placing it cannot reorder);
 //! `threshold_model` `mg1_backlog`, `long_mode` `sticky`, `short_granularity` `flow` (above).
+//!
+//! **Counters** (per switch, summed into the run's `scheme_counters`): `lbt_decisions_*`, `lbt_placements_*`,
+//! `lbt_moves_*`, `lbt_to_shorter_*` (a live flow's port changes onto a shorter queue than the one it left:
+//! likely reorderings; every sticky move is one), `lbt_all_above_long/be`, `lbt_to_long`, `lbt_periods`; `*` is
+//! `short`, `long`, `be`. Why LBT reorders and drops on `asym_4x4`: `docs/assumptions.md` § LBT.
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
@@ -377,6 +382,11 @@ pub struct LbtStats {
     pub all_above: [u64; 2],
     /// Flows that turned from short into long.
     pub to_long: u64,
+    /// Port changes of a live flow (a move, or the short→long switch) onto a queue shorter than the one of
+    /// the port it left, per class of the packet: the flow's packets still queued on the old port are then
+    /// overtaken, so each counts a likely reordering. A sticky long/BE move always lands on a shorter queue
+    /// (it leaves a queue at or above the threshold for one below it).
+    pub to_shorter: [u64; 3],
     /// Threshold updates.
     pub periods: u64,
 }
@@ -621,6 +631,9 @@ impl SwitchBalancer for Lbt {
             }
         };
         let c = cls as usize;
+        if st.placed && port != chosen && candidates.contains(&port) && cx.ports.queue_bytes(chosen) < cx.ports.queue_bytes(port) {
+            self.stats.to_shorter[c] += 1;
+        }
         self.stats.decisions[c] += 1;
         self.stats.placements[c] += fresh as u64;
         self.stats.moves[c] += current.is_some_and(|p| p != chosen) as u64;
@@ -663,6 +676,28 @@ impl SwitchBalancer for Lbt {
 
     fn timer_period(&self) -> Option<Time> {
         self.decides.then_some(self.p.period_us)
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        vec![
+            ("lbt_decisions_short", s.decisions[0]),
+            ("lbt_decisions_long", s.decisions[1]),
+            ("lbt_decisions_be", s.decisions[2]),
+            ("lbt_placements_short", s.placements[0]),
+            ("lbt_placements_long", s.placements[1]),
+            ("lbt_placements_be", s.placements[2]),
+            ("lbt_moves_short", s.moves[0]),
+            ("lbt_moves_long", s.moves[1]),
+            ("lbt_moves_be", s.moves[2]),
+            ("lbt_to_shorter_short", s.to_shorter[0]),
+            ("lbt_to_shorter_long", s.to_shorter[1]),
+            ("lbt_to_shorter_be", s.to_shorter[2]),
+            ("lbt_all_above_long", s.all_above[0]),
+            ("lbt_all_above_be", s.all_above[1]),
+            ("lbt_to_long", s.to_long),
+            ("lbt_periods", s.periods),
+        ]
     }
 
     fn state_bytes(&self) -> usize {
