@@ -25,7 +25,9 @@ Choices the paper leaves open:
   all flows" (L148) scales every scheme's rate by the same factor (same seed, same flows), so relative claims do
   not depend on it. AFCT and p99 cover completed flows, as the paper's; flows DAR cancels leave them, which
   favours DAR, so each figure adds two dclb panels: the share of deadline flows DAR cancels and the AFCT of the
-  flows above 100 KB (no deadline, never cancelled).
+  flows above 100 KB (no deadline, never cancelled). Figs. 4-6 also draw a dclb ablation, "DAR, no cancel"
+  (``lb.level3_action = "forward"``: a hopeless flow is routed like Level I instead of cancelled), which separates
+  DAR's path choice from its cancellations; no claim reads it.
 * "Reduces by 38%" is read as a relative reduction (spec §10.2). Where the order of the baselines is not
   restated (Fig. 6 b, L150) it is taken as ECMP, RPS, CONGA, LetFlow, as elsewhere. "Up to p%" is checked against
   the baseline DAR gains most on.
@@ -58,6 +60,9 @@ BASELINES = ("ECMP", "RPS", "CONGA", "LetFlow")
 SCHEMES = {"ECMP": "ecmp", "RPS": "rps", "CONGA": "conga", "LetFlow": "letflow", DAR: "dar"}
 SERIES = tuple(Series(label, (f"lb.scheme={scheme}",)) for label, scheme in SCHEMES.items())
 BASELINE_SERIES = tuple(s for s in SERIES if s.label != DAR)
+# dclb's ablation (spec §6 item 4, test R11): DAR's routing without its Level III cancellation (a hopeless flow is
+# routed like Level I), to tell the routing's effect from the cancellations'. Not a series of the paper.
+NO_CANCEL = Series("DAR, no cancel [dclb]", ("lb.scheme=dar", "lb.level3_action=forward"))
 WORKLOADS = {"websearch": "web search", "webserver": "web server", "datamining": "data mining"}
 
 MISS = m.DEADLINE_MISS
@@ -109,7 +114,7 @@ DURATION_US = {
 }
 
 
-def _sweep(workload: str, series: Sequence[Series] = SERIES) -> Sweep:
+def _sweep(workload: str, series: Sequence[Series] = (*SERIES, NO_CANCEL)) -> Sweep:
     return Sweep(
         f"{workload}.toml",
         tuple(series),
