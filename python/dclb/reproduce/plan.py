@@ -3,8 +3,9 @@
 Each figure's sweeps are expanded with :func:`dclb.sweeps.plan_sweep` — the same planning ``dclb sweep`` uses,
 so a point is validated by the same checks and gets the run id ``dclb run`` would give it. The overrides of a
 point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, the
-series' (scheme and its parameters), then the grid values. Points that several figures share (LBT's Figs. 6a-c
-are one sweep drawn three ways) are planned once: the run id is the identity.
+series' (scheme and its parameters), those its linked grid values imply (:attr:`Sweep.linked`), then the grid
+values. Points that several figures share (LBT's Figs. 6a-c are one sweep drawn three ways) are planned once:
+the run id is the identity.
 
 The result is a :class:`PaperPlan`: the merged :class:`~dclb.sweeps.Plan` and one :class:`Entry` per
 (figure, series, grid point, seed) saying which run it reads.
@@ -12,6 +13,7 @@ The result is a :class:`PaperPlan`: the merged :class:`~dclb.sweeps.Plan` and on
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -52,6 +54,22 @@ def _file_grid(path: Any) -> dict[str, list[Any]]:
     return normalize_grid((raw.get("sweep") or {}).get("grid") or {}, f"{path.name} [sweep].grid")
 
 
+def _linked_parts(grid: dict[str, list[Any]], linked: Any, fig_id: str) -> list[tuple[dict[str, list[Any]], list[str]]]:
+    """The grid split by the values of its linked fields, each part with the overrides those values imply
+    (the whole grid and no override when nothing is linked)."""
+    if not linked:
+        return [(grid, [])]
+    unknown = [k for k in linked if k not in grid]
+    if unknown:
+        raise ScenarioError(f"figure {fig_id}: linked field {unknown[0]!r} is not a field of its grid ({', '.join(grid) or 'none'})")
+    keys = list(linked)
+    parts = []
+    for combo in itertools.product(*(grid[k] for k in keys)):
+        sub = {**grid, **{k: [v] for k, v in zip(keys, combo)}}
+        parts.append((sub, [s for k, v in zip(keys, combo) for s in linked[k](v)]))
+    return parts
+
+
 def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> PaperPlan:
     """The runs behind ``figure_ids`` (default: every figure) of ``paper`` at ``scale``."""
     if scale not in SCALES:
@@ -71,11 +89,12 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
                 grid = _trimmed(grid)
             base = [*sc.set, *sweep.set, *sweep.scale_set.get(scale, ())]
             for series in sweep.series:
-                sub = plan_sweep(path, grid=grid, seeds=sc.seeds, overrides=[*base, *series.set], grid_label=f"figure {fig.id}")
-                for p in sub.points:
-                    if p.error is not None:
-                        raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")
-                    points.setdefault(p.run_id, p)
-                    entries.append(Entry(fig.id, series.label, dict(p.values), p.seed, p.run_id))
+                for sub_grid, linked in _linked_parts(grid, sweep.linked, fig.id):
+                    sub = plan_sweep(path, grid=sub_grid, seeds=sc.seeds, overrides=[*base, *series.set, *linked], grid_label=f"figure {fig.id}")
+                    for p in sub.points:
+                        if p.error is not None:
+                            raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")
+                        points.setdefault(p.run_id, p)
+                        entries.append(Entry(fig.id, series.label, dict(p.values), p.seed, p.run_id))
     plan = Plan(name=f"{paper.key}-{scale}", grid={}, seeds=[], points=list(points.values()))
     return PaperPlan(paper=paper, scale=scale, figures=figures, plan=plan, entries=entries)

@@ -52,13 +52,17 @@ class Series:
 class Sweep:
     """Runs of one scenario file: every series at every point of ``grid`` (a cartesian product).
 
-    ``scale_set`` adds overrides at one scale only (e.g. fewer flows for a heavy workload at ``quick``)."""
+    ``scale_set`` adds overrides at one scale only (e.g. fewer flows for a heavy workload at ``quick``).
+    ``linked`` maps a grid field to a function of its value that returns more overrides for the points at that
+    value: fields that move with the axis, e.g. the loads of two sources that split one offered load (DAR's
+    deadline and non-deadline flows). They apply after the series' overrides, before the grid values."""
 
     scenario: str
     series: tuple[Series, ...]
     grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     set: tuple[str, ...] = ()
     scale_set: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    linked: Mapping[str, Callable[[Any], Sequence[str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
