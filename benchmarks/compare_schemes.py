@@ -65,6 +65,7 @@ def main() -> None:
     ap.add_argument("--transports", default=",".join(TRANSPORTS))
     ap.add_argument("--workloads", default="websearch,datamining")
     ap.add_argument("--settings", default=DEFAULT_SETTINGS, help=f"comma list of: {', '.join(SETTINGS)}")
+    ap.add_argument("--classes", action="store_true", help="also print short- and long-flow AFCT tables")
     args = ap.parse_args()
 
     schemes = [with_receiver(s) for s in args.schemes.split(",")]
@@ -117,6 +118,24 @@ def main() -> None:
                     tos += statistics.mean(r.get("timeouts", 0) for r in rows)
                     drops += statistics.mean(r.get("drops", 0) for r in rows)
                 print(f"| {scheme} | " + " | ".join(line) + f" | {spur:.0f} | {tos:.0f} | {drops:.0f} |", flush=True)
+            if args.classes:
+                print(f"\n**{workload}, {transport}**, by class: short-flow AFCT µs ×ECMP / long-flow AFCT ms ×ECMP\n")
+                print("| scheme | " + " | ".join(settings) + " |")
+                print("|---|" + "---|" * len(settings))
+                for scheme in schemes:
+                    line = []
+                    for setting in settings:
+                        rows, base = cells.get((workload, transport, scheme, setting)), cells.get((workload, transport, "ecmp", setting))
+                        if not rows or not base:
+                            line.append("–")
+                            continue
+                        parts = []
+                        for key, unit in (("short_afct_us", 1.0), ("long_afct_us", 1e3)):
+                            mine = statistics.mean(r[key] for r in rows if r.get(key) is not None)
+                            ref = statistics.mean(r[key] for r in base if r.get(key) is not None)
+                            parts.append(f"{mine / unit:.{0 if unit == 1.0 else 2}f} {mine / ref:.2f}×")
+                        line.append(" / ".join(parts))
+                    print(f"| {scheme} | " + " | ".join(line) + " |", flush=True)
 
 
 if __name__ == "__main__":
