@@ -542,4 +542,8 @@ impl EdgeBalancer for Hermes {
             + self.sense.heap_bytes()
             + self.flows.state_bytes()
     }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("hermes_reroutes", self.reroutes)]
+    }
 }

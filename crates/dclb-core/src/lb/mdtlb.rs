@@ -783,6 +783,19 @@ impl EdgeBalancer for Mdtlb {
             + self.sense.heap_bytes()
             + self.flows.state_bytes()
     }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.counters;
+        vec![
+            ("mdtlb_placements", c.placements),
+            ("mdtlb_replacements", c.replacements),
+            ("mdtlb_reroutes", c.reroutes),
+            ("mdtlb_idle_reroutes", c.idle_reroutes),
+            ("mdtlb_fallbacks", c.fallbacks),
+            ("mdtlb_threshold_steps_up", c.steps_up),
+            ("mdtlb_threshold_steps_down", c.steps_down),
+        ]
+    }
 }
 
 #[cfg(test)]
