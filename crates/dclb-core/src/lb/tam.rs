@@ -28,7 +28,7 @@
 //! ```
 //!
 //! **Where the paper is vague or contradictory, and the parameter that decides** (details, with the paper's
-//! words, in `docs/assumptions.md`):
+//! words, in `docs/assumptions.md`, § TAM):
 //! * *Which switches classify and mark* (`class_source`, `mark_scope`). L111 and L172 say a switch identifies
 //!   the flow type of every packet that arrives, and L185 that TAM keeps the spine queues low, so every
 //!   switch counts bytes per flow on its own and marks on its own egress ports (`local_count`,

@@ -35,7 +35,7 @@
 //!   (a per-uplink time-ordered list, processed before every decision), not a periodic sweep.
 //!
 //! **Where the paper is vague or contradictory, and the parameter that decides** (details and line
-//! references in `docs/assumptions.md`):
+//! references in `docs/assumptions.md`, § TR):
 //! * *Equal TNL.* L63 and L96 call an uplink safe when its TNL is "not smaller", L87 when it is "larger".
 //!   `order_compare = strict` (L87's algorithm; with equal predictions the order is not decided by the rule).
 //! * *No safe uplink* (the paper does not consider it; happens when a spine report falls or with
