@@ -30,7 +30,9 @@ impl Config {
     /// The unloaded round-trip time between two hosts on different leaves: a full-size data packet out
     /// (serialised at each of its four links, store and forward) and its ACK back, over the links as the
     /// topology declares them (per-link overrides aside). It is the yardstick scheme timing defaults are
-    /// scaled by ([`Timing`]): 84.9 us for 10 Gbps links of 10 us, 12.9 us for the default fabric.
+    /// scaled by ([`Timing`]): 84.9 us for 10 Gbps links of 10 us, 12.9 us for the default fabric. On a fabric
+    /// without overrides it equals [`FabricFacts::min_rtt`](crate::fabric::FabricFacts::min_rtt); why the
+    /// timing yardstick ignores overrides, and the engine's other base RTTs: [`FabricFacts`](crate::fabric::FabricFacts).
     pub fn base_rtt(&self) -> Time {
         let t = &self.topology;
         let data = (self.transport.mss_bytes + self.transport.header_bytes) as u64;
@@ -506,5 +508,27 @@ mod tests {
         assert!((cfg.base_rtt().as_us() - crate::lb::params::LB_FABRIC_RTT_US).abs() < 0.01);
         cfg.lb.timing = Timing::Published;
         assert_eq!(cfg.timing_rtt(), None);
+    }
+
+    #[test]
+    fn base_rtt_is_the_min_rtt_of_the_declared_fabric() {
+        use crate::fabric::Fabric;
+        let min_rtt = |cfg: &Config| Fabric::build(&cfg.topology, &cfg.transport).facts.min_rtt;
+        for (host_gbps, fabric_gbps, host_us, fabric_us) in [(10.0, 10.0, 1.0, 1.0), (10.0, 40.0, 1.0, 5.0), (1.0, 1.0, 25.0, 25.0), (25.0, 100.0, 0.5, 2.0)] {
+            let mut cfg = Config::default();
+            let t = &mut cfg.topology;
+            (t.host_rate_gbps, t.fabric_rate_gbps, t.host_delay_us, t.fabric_delay_us) = (host_gbps, fabric_gbps, host_us, fabric_us);
+            assert_eq!(min_rtt(&cfg), cfg.base_rtt());
+            // A slow link leaves the fastest path, and both RTTs, as they were.
+            cfg.topology.links = vec![LinkOverride { rate_gbps: Some(1.0), delay_us: Some(50.0), ..Default::default() }];
+            assert_eq!(min_rtt(&cfg), cfg.base_rtt());
+        }
+        // Slowing every path moves the fabric's RTT, never the declared yardstick: leaf 0's links at 5 us make
+        // each way 4 us longer.
+        let mut cfg = Config::default();
+        cfg.topology.leaves = 2;
+        cfg.topology.links = (0..cfg.topology.spines).map(|spine| LinkOverride { spine, delay_us: Some(5.0), ..Default::default() }).collect();
+        assert_eq!(cfg.base_rtt(), Time::from_ns(12_928));
+        assert_eq!(min_rtt(&cfg), Time::from_ns(12_928 + 2 * 4_000));
     }
 }

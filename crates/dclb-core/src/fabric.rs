@@ -52,6 +52,19 @@ pub struct Node {
 }
 
 /// Facts about the fabric that every switch knows from configuration (not live state).
+///
+/// **Base RTTs.** The engine has three, each for its own use:
+/// * [`Config::base_rtt`](crate::config::Config::base_rtt): the *declared* fabric's idle round trip
+///   (propagation plus serialisation of a full-size packet out and an ACK back), per-link overrides ignored.
+///   It is the yardstick that scheme timing defaults are scaled by (`lb.timing = "fabric"`), so a symmetric
+///   fabric and its degraded variant run the schemes with the same timers; it needs no built fabric (the
+///   Python front prints it before a run).
+/// * [`FabricFacts::min_rtt`]: the same quantity on the fabric as built, over the fastest working paths.
+///   It equals the declared one unless overrides slow every path; TAM's `rtt_basis = "unloaded"`.
+/// * [`FabricFacts::propagation_rtt`] and [`FabricFacts::propagation_rtt_from`]: propagation only, the
+///   papers' "RTPD" (TAM's `rtt_basis = "propagation"`, TR's automatic `T_idle`).
+///
+/// DAR's per-path round trip (`lb/dar.rs`, `rtt_base`) is the RTT of one candidate path, not a base RTT.
 #[derive(Clone, Debug)]
 pub struct FabricFacts {
     pub leaves: u32,
@@ -73,6 +86,8 @@ pub struct FabricFacts {
     /// The smallest round-trip time between hosts on different leaves in an idle fabric: propagation on
     /// every link plus store-and-forward serialisation of a full-size data packet on every hop out and of an
     /// ACK on every hop back, over the fastest working paths (host to leaf and back in a one-leaf fabric).
+    /// It is [`Config::base_rtt`](crate::config::Config::base_rtt) measured on the fabric as built: the two
+    /// differ only when per-link overrides slow every path (see [`FabricFacts`] on the base RTTs).
     pub min_rtt: Time,
     /// Wire bytes of a pure ACK (also of a probe and a cancel notice).
     pub ack_wire_bytes: u32,
@@ -101,6 +116,30 @@ impl FabricFacts {
     /// Propagation delay (leaf `l` -> uplink `u` -> spine -> leaf `d`), excluding queueing and serialisation.
     pub fn path_delay(&self, leaf: u32, uplink: u32, dst_leaf: u32) -> Time {
         self.path_delay[((leaf * self.uplinks + uplink) * self.leaves + dst_leaf) as usize]
+    }
+    /// The fastest one-way propagation from leaf `leaf` to leaf `dst_leaf` through the spines, `Time::MAX`
+    /// if no working path.
+    pub fn fastest_path_delay(&self, leaf: u32, dst_leaf: u32) -> Time {
+        (0..self.uplinks).map(|u| self.path_delay(leaf, u, dst_leaf)).min().unwrap_or(Time::MAX)
+    }
+    /// The smallest round-trip *propagation* delay between a host of `leaf` and a host of another leaf: the
+    /// host links at both ends, twice each, plus the fastest fabric path there and the fastest path back
+    /// (which differ when a link override applies to one direction). `None` if no other leaf is reachable
+    /// both ways.
+    pub fn propagation_rtt_from(&self, leaf: u32) -> Option<Time> {
+        (0..self.leaves)
+            .filter(|&d| d != leaf)
+            .map(|d| (self.fastest_path_delay(leaf, d), self.fastest_path_delay(d, leaf)))
+            .filter(|&(there, back)| there != Time::MAX && back != Time::MAX)
+            .map(|(there, back)| there + back)
+            .min()
+            .map(|fabric| self.host_delay.mul(4) + fabric)
+    }
+    /// The smallest round-trip propagation delay between hosts on different leaves (the minimum of
+    /// [`propagation_rtt_from`](Self::propagation_rtt_from) over leaves); host to leaf and back, four host-link
+    /// delays, when no two leaves reach each other.
+    pub fn propagation_rtt(&self) -> Time {
+        (0..self.leaves).filter_map(|l| self.propagation_rtt_from(l)).min().unwrap_or(self.host_delay.mul(4))
     }
     /// The spine an uplink index leads to.
     pub fn spine_of_uplink(&self, uplink: u32) -> u32 {

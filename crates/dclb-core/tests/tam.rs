@@ -21,7 +21,7 @@
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::tam::{base_rtt, k_star, propagation_rtt, RttBasis, Tam, TamParams, LONG_BIT};
+use dclb_core::lb::tam::{base_rtt, k_star, RttBasis, Tam, TamParams, LONG_BIT};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::{Params, SwitchBalancer};
 use dclb_core::metrics::Results;
@@ -155,7 +155,7 @@ fn defaults_follow_the_paper_and_k_star_is_c_rtt_over_7() {
     // 4 x 0.32 µs of ACK serialisation.
     let cfg = gig(2, 2, 2);
     let facts = &SwitchBench::leaf(&cfg, 0).fabric.facts;
-    assert_eq!(propagation_rtt(facts), us(200.0));
+    assert_eq!(facts.propagation_rtt(), us(200.0));
     assert_eq!(base_rtt(facts, RttBasis::Unloaded), us(249.28));
     let b = Bench::leaf(&cfg, 0, &[]);
     assert_eq!(b.lb.k_star_bytes(Rate::from_gbps(1.0)), 4451);
@@ -166,13 +166,13 @@ fn defaults_follow_the_paper_and_k_star_is_c_rtt_over_7() {
     big.topology.host_rate_gbps = 40.0;
     big.topology.fabric_rate_gbps = 40.0;
     let facts = &SwitchBench::leaf(&big, 0).fabric.facts;
-    assert_eq!(propagation_rtt(facts), us(8.0));
+    assert_eq!(facts.propagation_rtt(), us(8.0));
     assert_eq!(k_star(Rate::from_gbps(40.0), us(8.0)), 5714);
     assert_eq!(k_star(Rate::from_gbps(40.0), base_rtt(facts, RttBasis::Unloaded)), 6594);
     // Under asymmetry the RTT is the good paths': spine 1 slow, spine 0 still 25 µs.
     let mut asym = gig(2, 2, 2);
     slow_spine(&mut asym, 1, 2, 100.0);
-    assert_eq!(propagation_rtt(&SwitchBench::leaf(&asym, 0).fabric.facts), us(200.0));
+    assert_eq!(SwitchBench::leaf(&asym, 0).fabric.facts.propagation_rtt(), us(200.0));
     assert_eq!(base_rtt(&SwitchBench::leaf(&asym, 0).fabric.facts, RttBasis::Unloaded), us(249.28));
     // An explicit k* or RTT wins.
     let b = Bench::leaf(&cfg, 0, &[("k_star_rtt_us", json!(400.0))]);

@@ -19,7 +19,7 @@
 
 mod common;
 use common::*;
-use dclb_core::config::{Config, LinkOverride, QueueUnit, TransportKind};
+use dclb_core::config::{Config, Direction, LinkOverride, QueueUnit, TransportKind};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::tr::{decode_delay, encode, Decode, Fallback, FlowData, OrderCompare, PtnlUpdate, Tr, TrParams, PRESENT};
 use dclb_core::lb::{per_switch, Decision, Hooks, PacketMut, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
@@ -323,6 +323,22 @@ fn short_flows_are_counted_per_uplink_and_expire_after_one_rtt() {
     assert_eq!((tr.counters.control_packets, tr.counters.short_packets), (50, 0));
     // The automatic T_idle is the base RTT: 2 x (1 µs host link + 2 µs leaf to leaf + 1 µs host link).
     assert_eq!(tr.idle_timeout(), Some(us(8)));
+}
+
+#[test]
+fn the_automatic_idle_timeout_is_the_propagation_round_trip_both_ways() {
+    // Leaf 0's uplinks have 20 µs of delay leaf to spine only: from leaf 0 the data takes 1 + 20 + 1 + 1 µs
+    // and the ACK 1 + 1 + 1 + 1 µs back, from leaf 1 the other way round: 27 µs at both leaves, not twice
+    // either one-way delay (46 µs at leaf 0, 8 µs at leaf 1).
+    let mut cfg = fabric(2, 2, 2);
+    cfg.topology.links = (0..2).map(|spine| LinkOverride { direction: Direction::Up, ..override_link(0, spine, 20.0) }).collect();
+    for leaf in 0..2 {
+        let mut b = SwitchBench::leaf(&cfg, leaf);
+        let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
+        let (src, dst) = if leaf == 0 { (0, 2) } else { (2, 0) };
+        send(&mut tr, &mut b, &mut data(1, src, dst, 1460));
+        assert_eq!(tr.idle_timeout(), Some(us(27)), "leaf {leaf}");
+    }
 }
 
 #[test]

@@ -347,4 +347,8 @@ impl EdgeBalancer for Clove {
             + self.relaxed_at.len() * 16
             + self.flowlets.state_bytes()
     }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("clove_flowlets", self.flowlets_started)]
+    }
 }

@@ -30,7 +30,7 @@
 //! `flows_cancelled` in the run statistics).
 //!
 //! **Where the paper is vague or silent, and the parameter that decides** (details and line references in
-//! `docs/assumptions.md`):
+//! `docs/assumptions.md`, § DAR):
 //! * *Round trips against time* (L73, L77). `4B/3W` and `B/W` count windows, i.e. round trips, while D is a
 //!   time. `rtt_mode = "path"` (default) multiplies `T_c` by the RTT of the worst candidate path and `T_o` by
 //!   that of the best, the only reading in which the two factors come from worst- and best-case path

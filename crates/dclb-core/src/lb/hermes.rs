@@ -100,16 +100,18 @@
 //! delays and does not move. `T1` and the flowlet timeout scale with the base RTT (9.1 µs and 76 µs there).
 //! `lb.timing = "published"` takes every value as written.
 //!
-//! The path estimates themselves (delay EWMA, ECN fraction, r_p, retransmission window) are kept by
-//! [`pathsense`](super::pathsense), which MDTLB shares.
+//! How a host senses its paths (the estimates: delay EWMA, ECN fraction, r_p, retransmission window; the
+//! probe rounds; the charging of retransmissions per loss episode) lives in [`pathsense`](super::pathsense),
+//! which MDTLB shares; this module keeps what Hermes concludes from it.
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
-use super::pathsense::PathState;
+use super::pathsense::{flow_rate_bps, pick_least_loaded, retx_charged, PathState, PathTable, Sensing};
+pub use super::pathsense::{DelaySignal, ProbeScope};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
-use crate::packet::{Packet, NO_PATH};
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;
 
@@ -235,25 +237,6 @@ param_choice! {
     }
 }
 
-param_choice! {
-    /// Which destination leaves a host probes.
-    pub enum ProbeScope {
-        /// Those it sent data to within the last 10 probe intervals.
-        Active = "active",
-        All = "all",
-    }
-}
-
-param_choice! {
-    /// What a delay sample measures.
-    pub enum DelaySignal {
-        /// Now minus the echoed timestamp.
-        Rtt = "rtt",
-        /// The data's one-way delay: the ACK's send time minus the echoed timestamp.
-        OneWay = "one_way",
-    }
-}
-
 /// One-way base delay (us) of the fabric [LB]'s delay thresholds were tuned on: four links of 10 us (its README:
 /// `T_RTT_low` = 20 + the one-way base delay).
 const LB_ONE_WAY_BASE_US: f64 = 40.0;
@@ -282,6 +265,20 @@ impl HermesParams {
     fn on_fabric(self, p: &Params) -> HermesParams {
         let shift = |name: &str, v: f64| threshold_on_fabric(p, name, v, self.delay_signal);
         HermesParams { rtt_low_us: shift("rtt_low_us", self.rtt_low_us), rtt_high_us: shift("rtt_high_us", self.rtt_high_us), ..self }
+    }
+
+    /// The sensing constants the path table needs.
+    fn sensing(&self) -> Sensing {
+        Sensing {
+            rtt_gain: self.rtt_gain,
+            stale: self.stale_us,
+            ecn_window: self.ecn_window_us,
+            dre_tau: self.dre_tau_us,
+            retx_window: self.retx_window_us,
+            delay_signal: self.delay_signal,
+            probe_scope: self.probe_scope,
+            probe_interval: self.probe_us,
+        }
     }
 
     /// MDTLB's Table 5 values in place of the README's, when `preset` asks for them.
@@ -341,66 +338,46 @@ struct FlowState {
 /// The Hermes edge balancer of one host.
 pub struct Hermes {
     cfg: HermesParams,
-    host: u32,
-    my_leaf: u32,
-    uplinks: u32,
-    hosts_per_leaf: u32,
-    /// `paths[dst_leaf * uplinks + uplink]`.
-    paths: Vec<PathState>,
-    /// Uplinks that reach each destination leaf (static routing facts), for probing.
-    usable: Vec<Vec<u16>>,
-    /// Last time this host sent data towards each leaf, `Time::MAX` if never.
-    last_active: Vec<Time>,
+    /// What the host knows about its paths, and its probing.
+    sense: PathTable,
     /// Each flow's path; idle longer than the flowlet timeout, a flow may move (the [LB] trigger).
     flows: FlowTable<FlowState>,
     reroutes: u64,
 }
 
+/// How Hermes judges a path from its estimates `ps` at `now` (module doc: good, gray, bad, failed).
+fn judge(c: &HermesParams, ps: &PathState, now: Time) -> PathView {
+    let load = ps.load(now, c.dre_tau_us);
+    let fresh = ps.is_fresh(now, c.stale_us);
+    let (rtt_us, ecn) = if fresh { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_us, 0.0) };
+    let probe_lost = ps.probe_lost(now, c.probe_timeout_us);
+    let kind = if ps.timeouts > c.fail_timeouts || probe_lost || now < ps.failed_until {
+        PathType::Failed
+    } else if !fresh {
+        PathType::Gray
+    } else if rtt_us > c.rtt_high_us && ecn > c.ecn_threshold {
+        PathType::Bad
+    } else if rtt_us < c.rtt_low_us && ecn < c.ecn_threshold && ps.timeouts == 0 {
+        PathType::Good
+    } else {
+        PathType::Gray
+    };
+    PathView { kind, rtt_us, ecn, load }
+}
+
 impl Hermes {
     pub fn new(cfg: HermesParams, facts: &FabricFacts, host: u32) -> Hermes {
-        let my_leaf = facts.leaf_of_host(host);
-        let usable = (0..facts.leaves)
-            .map(|d| if d == my_leaf { Vec::new() } else { (0..facts.uplinks).filter(|&u| facts.path_delay(my_leaf, u, d) != Time::MAX).map(|u| u as u16).collect() })
-            .collect();
         Hermes {
             cfg,
-            host,
-            my_leaf,
-            uplinks: facts.uplinks,
-            hosts_per_leaf: facts.hosts_per_leaf,
-            paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
-            usable,
-            last_active: vec![Time::MAX; facts.leaves as usize],
+            sense: PathTable::new(cfg.sensing(), facts, host),
             flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
             reroutes: 0,
         }
     }
 
-    #[inline]
-    fn idx(&self, dst_leaf: u32, path: u16) -> usize {
-        (dst_leaf * self.uplinks + path as u32) as usize
-    }
-
     /// How Hermes judges path `path` towards `dst_leaf` at `now` (for inspection and tests).
     pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
-        let ps = &self.paths[self.idx(dst_leaf, path)];
-        let c = &self.cfg;
-        let load = ps.load(now, c.dre_tau_us);
-        let fresh = ps.is_fresh(now, c.stale_us);
-        let (rtt_us, ecn) = if fresh { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_us, 0.0) };
-        let probe_lost = ps.probe_lost(now, c.probe_timeout_us);
-        let kind = if ps.timeouts > c.fail_timeouts || probe_lost || now < ps.failed_until {
-            PathType::Failed
-        } else if !fresh {
-            PathType::Gray
-        } else if rtt_us > c.rtt_high_us && ecn > c.ecn_threshold {
-            PathType::Bad
-        } else if rtt_us < c.rtt_low_us && ecn < c.ecn_threshold && ps.timeouts == 0 {
-            PathType::Good
-        } else {
-            PathType::Gray
-        };
-        PathView { kind, rtt_us, ecn, load }
+        judge(&self.cfg, self.sense.get(dst_leaf, path), now)
     }
 
     /// Flows this host has moved off their path (not counting first placements).
@@ -413,61 +390,21 @@ impl Hermes {
         self.flows.get(flow as u128).map(|e| e.port as u16)
     }
 
-    /// Records a delay sample and an ECN echo for a path: evidence that the path delivers.
-    fn sample(&mut self, dst_leaf: u32, path: u16, now: Time, delay: Time, ece: bool) {
-        if path as u32 >= self.uplinks || dst_leaf == self.my_leaf {
-            return;
-        }
-        let i = self.idx(dst_leaf, path);
-        let c = &self.cfg;
-        self.paths[i].sample(now, delay, ece, c.rtt_gain, c.stale_us, c.ecn_window_us);
-    }
-
-    /// Counts a data packet sent on a path (its bytes towards r_p; whether it is a retransmission).
-    fn count_sent(&mut self, dst_leaf: u32, path: u16, now: Time, bytes: u32) {
-        let i = self.idx(dst_leaf, path);
-        let c = &self.cfg;
-        self.paths[i].count_sent(now, bytes, c.dre_tau_us, c.retx_window_us);
-    }
-
     /// Charges a retransmission to the path the flow was on, and applies the random-drop failure rule.
     fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
-        let i = self.idx(dst_leaf, path);
         let c = &self.cfg;
-        self.paths[i].count_retx(now, c.retx_window_us);
-        if self.paths[i].retx_excessive(c.fail_retx_fraction) {
+        if self.sense.count_retx(dst_leaf, path, now).retx_excessive(c.fail_retx_fraction) {
             // Losses on a congested (bad) path are congestion drops, not a failure.
             let v = self.view(dst_leaf, path, now);
             if v.kind != PathType::Bad && v.kind != PathType::Failed {
-                self.paths[i].failed_until = now + c.fail_hold_us;
+                self.sense.get_mut(dst_leaf, path).failed_until = now + c.fail_hold_us;
             }
         }
     }
 
-    /// Among `paths` of type `kind` that pass `ok`, the one with the smallest local sending rate (random tie-break).
+    /// Among `paths` that pass `ok`, the one with the smallest local sending rate (random tie-break).
     fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
-        let mut best: Option<(u16, f64)> = None;
-        let mut ties = 0usize;
-        for &p in paths {
-            let v = self.view(dst_leaf, p, now);
-            if !ok(p, &v) {
-                continue;
-            }
-            match best {
-                Some((_, l)) if v.load > l => {}
-                Some((_, l)) if v.load == l => {
-                    ties += 1;
-                    if rng.below(ties) == 0 {
-                        best = Some((p, l));
-                    }
-                }
-                _ => {
-                    best = Some((p, v.load));
-                    ties = 1;
-                }
-            }
-        }
-        best.map(|(p, _)| p)
+        pick_least_loaded(rng, paths.iter().map(|&p| (p, self.view(dst_leaf, p, now))).filter(|(p, v)| ok(*p, v)).map(|(p, v)| (p, v.load)))
     }
 
     /// Placement of a new, timed-out or failed-path flow: least-loaded good, else gray, else a random path
@@ -505,20 +442,7 @@ impl Hermes {
     fn gates_open(&self, flow: &FlowView) -> bool {
         let c = &self.cfg;
         let size_ok = if c.size_gate == SizeGate::Below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
-        let rate = if flow.srtt > Time::ZERO { flow.cwnd as f64 * 8.0 / flow.srtt.as_secs() } else { 0.0 };
-        size_ok && rate < c.rate_gbps * 1e9
-    }
-
-    fn probe_target(&self, dst_leaf: u32) -> u32 {
-        dst_leaf * self.hosts_per_leaf + self.host % self.hosts_per_leaf
-    }
-
-    fn send_probe(&mut self, cx: &mut EdgeCx, dst_leaf: u32, path: u16) {
-        let i = self.idx(dst_leaf, path);
-        if self.paths[i].probe_pending == Time::MAX {
-            self.paths[i].probe_pending = cx.now;
-        }
-        cx.probes.push(ProbeRequest { dst: self.probe_target(dst_leaf), path });
+        size_ok && flow_rate_bps(flow) < c.rate_gbps * 1e9
     }
 }
 
@@ -526,7 +450,7 @@ impl EdgeBalancer for Hermes {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
-        self.last_active[dl as usize] = now;
+        self.sense.note_sending(dl, now);
         let key = flow.flow as u128;
         let chosen = match self.flows.get(key).copied() {
             None => {
@@ -537,12 +461,8 @@ impl EdgeBalancer for Hermes {
             }
             Some(entry) => {
                 let (cur, mut e) = (entry.port as u16, entry.data);
-                if flow.retransmission {
-                    // One charge per loss-recovery episode, and only for bytes first sent on this path.
-                    if pkt.seq >= e.charge_from && paths.contains(&cur) {
-                        self.count_retx(dl, cur, now);
-                    }
-                    e.charge_from = e.charge_from.max(flow.sent);
+                if flow.retransmission && retx_charged(&mut e.charge_from, pkt.seq, flow.sent) && paths.contains(&cur) {
+                    self.count_retx(dl, cur, now);
                 }
                 let kind = self.view(dl, cur, now).kind;
                 let next = if e.timed_out || kind == PathType::Failed || !paths.contains(&cur) {
@@ -576,15 +496,12 @@ impl EdgeBalancer for Hermes {
                 next
             }
         };
-        self.count_sent(dl, chosen, now, pkt.wire_bytes);
+        self.sense.count_sent(dl, chosen, now, pkt.wire_bytes);
         chosen
     }
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
-        if ack.lb.echo_path != NO_PATH {
-            let delay = if self.cfg.delay_signal == DelaySignal::OneWay { ack.sent_at.saturating_sub(ack.echo_ts) } else { cx.now.saturating_sub(ack.echo_ts) };
-            self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
-        }
+        self.sense.sample_answer(cx.now, cx.facts, ack);
         if flow.acked >= flow.size {
             self.flows.remove(flow.flow as u128);
         }
@@ -593,59 +510,23 @@ impl EdgeBalancer for Hermes {
     fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
         if let Some(e) = self.flows.get_mut(flow.flow as u128) {
             e.data.timed_out = true;
-            let i = (e.data.dst_leaf * self.uplinks + e.port) as usize;
-            self.paths[i].timeouts += 1;
+            self.sense.count_timeout(e.data.dst_leaf, e.port as u16);
         }
     }
 
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
-        let delay = if self.cfg.delay_signal == DelaySignal::OneWay { reply.sent_at.saturating_sub(reply.echo_ts) } else { cx.now.saturating_sub(reply.echo_ts) };
-        self.sample(cx.facts.leaf_of_host(reply.src), reply.lb.echo_path, cx.now, delay, reply.ecn.ece);
+        self.sense.sample_answer(cx.now, cx.facts, reply);
     }
 
     /// Every probe interval: for each destination leaf in scope, probe two distinct random paths and the best
-    /// known one.
+    /// known one, ranked by (type, delay).
     fn on_timer(&mut self, cx: &mut EdgeCx) {
         let now = cx.now;
-        let horizon = self.cfg.probe_us.mul(10);
-        for d in 0..self.usable.len() as u32 {
-            let n = self.usable[d as usize].len();
-            if n == 0 {
-                continue;
-            }
-            let la = self.last_active[d as usize];
-            if self.cfg.probe_scope == ProbeScope::Active && (la == Time::MAX || now.saturating_sub(la) > horizon) {
-                continue;
-            }
-            if n <= 3 {
-                for k in 0..n {
-                    let p = self.usable[d as usize][k];
-                    self.send_probe(cx, d, p);
-                }
-                continue;
-            }
-            let a = cx.rng.below(n);
-            let mut b = cx.rng.below(n - 1);
-            if b >= a {
-                b += 1;
-            }
-            // Best known: lowest (type, delay); first in uplink order on ties.
-            let mut best = 0usize;
-            let mut key = (PathType::Failed, f64::INFINITY);
-            for k in 0..n {
-                let v = self.view(d, self.usable[d as usize][k], now);
-                if (v.kind, v.rtt_us) < key {
-                    key = (v.kind, v.rtt_us);
-                    best = k;
-                }
-            }
-            let (pa, pb, pbest) = (self.usable[d as usize][a], self.usable[d as usize][b], self.usable[d as usize][best]);
-            self.send_probe(cx, d, pa);
-            self.send_probe(cx, d, pb);
-            if best != a && best != b {
-                self.send_probe(cx, d, pbest);
-            }
-        }
+        let cfg = &self.cfg;
+        self.sense.probe_round(cx, |ps| {
+            let v = judge(cfg, ps, now);
+            (v.kind, v.rtt_us)
+        });
     }
 
     fn timer_period(&self) -> Option<Time> {
@@ -658,9 +539,11 @@ impl EdgeBalancer for Hermes {
 
     fn state_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.paths.len() * std::mem::size_of::<PathState>()
-            + self.last_active.len() * 8
-            + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
+            + self.sense.heap_bytes()
             + self.flows.state_bytes()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("hermes_reroutes", self.reroutes)]
     }
 }

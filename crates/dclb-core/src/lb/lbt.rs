@@ -38,7 +38,7 @@
 //!   the SYN. UDP datagrams carry the same offset in `seq` and are classified the same way.
 //!
 //! **Choices where the paper is vague or contradictory** (details and the paper's words in
-//! `docs/assumptions.md`):
+//! `docs/assumptions.md`, § LBT):
 //! * *Thresholds* (`threshold_model`). Eqs 1–11 cannot be used as printed: eqs 1, 2, 6, 7, 9, 11 lack the
 //!   period (a count times bytes over a rate is a time, not a load), eqs 3, 6, 7, 9, 11 carry a stray `1/X_s`,
 //!   eq 6 writes `Q1 + G` for `Q1 + G·t`, the target `E[FCT_s]` that eqs 9 and 11 need is never given, and
@@ -141,7 +141,7 @@ scheme_params! {
         #[source = "LBT §4.1 L123, §4.2 L208, §6 L284"]
         period_us: Time in 1.0..=1e7 = 500.0,
         /// how Q1/Q2 follow from the measured load: mg1_backlog (W·l/(2(1-l)), eqs 1, 2, 5) or paper (eqs 8-11, guarded)
-        #[source = "dclb choice: eqs 8-11 are ill-posed as printed (docs/assumptions.md)"]
+        #[source = "dclb choice: eqs 8-11 are ill-posed as printed (docs/assumptions.md, § LBT)"]
         threshold_model: ThresholdModel = ThresholdModel::Mg1Backlog,
         /// sticky: a long/BE flow keeps its port until that queue reaches the threshold; per_packet: every packet placed afresh
         #[source = "LBT §4.1 L152, §4.2 L206, §5 L271 (sticky); Algorithm 1 'for per packet' (per_packet)"]

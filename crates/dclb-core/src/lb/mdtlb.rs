@@ -4,7 +4,8 @@
 //! **Source.** Memon, Huang, Saajid, Khuda Bux, Saleem, Aljeroudi, *Novel Multi-Level Dynamic Traffic
 //! Load-Balancing Protocol for Data Center*, Symmetry 11(2):145, 2019 (`papers/mdtlb.txt`; "L132" is a line of
 //! that file, "PC1"/"PC2" its pseudocode one (L126–L132) and two (L162–L197)). Implementation notes:
-//! `reference/seed-schemes/mdtlb.md`. The paper builds on Hermes (L37, L81) and describes only what it
+//! `reference/seed-schemes/mdtlb.md`; the choices below, with the paper's words, in `docs/assumptions.md`,
+//! § MDTLB. The paper builds on Hermes (L37, L81) and describes only what it
 //! changes; what it leaves out (sensing, probing, the local sending rate) is Hermes' and shares its code
 //! ([`pathsense`](super::pathsense)).
 //!
@@ -105,11 +106,11 @@
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::hermes::{threshold_on_fabric, DelaySignal, ProbeScope, SizeGate};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
-use super::pathsense::{delay_of, PathState};
+use super::pathsense::{flow_rate_bps, pick_least_loaded, retx_charged, PathState, PathTable, Sensing};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
-use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, ProbeRequest};
+use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
-use crate::packet::{Packet, NO_PATH};
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;
 
@@ -335,6 +336,20 @@ impl MdtlbParams {
             ..self
         }
     }
+
+    /// The sensing constants the path table needs (Hermes' sensing, MDTLB's values).
+    fn sensing(&self) -> Sensing {
+        Sensing {
+            rtt_gain: self.rtt_gain,
+            stale: self.stale_us,
+            ecn_window: self.ecn_window_us,
+            dre_tau: self.dre_tau_us,
+            retx_window: self.retx_window_us,
+            delay_signal: self.delay_signal,
+            probe_scope: self.probe_scope,
+            probe_interval: self.probe_us,
+        }
+    }
 }
 
 /// The four RTT thresholds in integer nanoseconds.
@@ -467,16 +482,8 @@ pub struct Counters {
 /// The MDTLB edge balancer of one host.
 pub struct Mdtlb {
     cfg: MdtlbParams,
-    host: u32,
-    my_leaf: u32,
-    uplinks: u32,
-    hosts_per_leaf: u32,
-    /// `paths[dst_leaf * uplinks + uplink]`.
-    paths: Vec<PathState>,
-    /// Uplinks that reach each destination leaf (static routing facts), for probing and the shares.
-    usable: Vec<Vec<u16>>,
-    /// Last time this host sent data towards each leaf, `Time::MAX` if never.
-    last_active: Vec<Time>,
+    /// What the host knows about its paths, and its probing (Hermes').
+    sense: PathTable,
     flows: FlowTable<FlowState>,
     /// changeRatio c, in percent of the initial dynamic thresholds.
     change: i32,
@@ -487,32 +494,34 @@ pub struct Mdtlb {
     counters: Counters,
 }
 
+/// How MDTLB judges a path from its estimates `ps` at `now` under thresholds `th`: PC1's level, then the
+/// timeout and failure overrides.
+fn level_of(c: &MdtlbParams, th: &Thresholds, ps: &PathState, now: Time) -> PathView {
+    let load = ps.load(now, c.dre_tau_us);
+    let measured = ps.is_fresh(now, c.stale_us);
+    let (rtt_us, ecn) = if measured { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_s_us.as_us(), 0.0) };
+    let mut level = if measured { judge(rtt_us, ecn, th, c.ecn_threshold, c.judge, c.ecn_mode) } else { Level::Gray };
+    if level.is_good() && ps.timeouts > 0 {
+        // A path that timed out since it last delivered anything is not good.
+        level = Level::Gray;
+    }
+    if ps.timeouts > c.fail_timeouts || ps.probe_lost(now, c.probe_timeout_us) || now < ps.failed_until {
+        level = Level::Failed;
+    }
+    PathView { level, measured, rtt_us, ecn, load }
+}
+
 impl Mdtlb {
     pub fn new(cfg: MdtlbParams, facts: &FabricFacts, host: u32) -> Mdtlb {
-        let my_leaf = facts.leaf_of_host(host);
-        let usable = (0..facts.leaves)
-            .map(|d| if d == my_leaf { Vec::new() } else { (0..facts.uplinks).filter(|&u| facts.path_delay(my_leaf, u, d) != Time::MAX).map(|u| u as u16).collect() })
-            .collect();
         Mdtlb {
             cfg,
-            host,
-            my_leaf,
-            uplinks: facts.uplinks,
-            hosts_per_leaf: facts.hosts_per_leaf,
-            paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
-            usable,
-            last_active: vec![Time::MAX; facts.leaves as usize],
+            sense: PathTable::new(cfg.sensing(), facts, host),
             flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
             change: 0,
             th: Thresholds::at(&cfg, 0),
             last_adapt: None,
             counters: Counters::default(),
         }
-    }
-
-    #[inline]
-    fn idx(&self, dst_leaf: u32, path: u16) -> usize {
-        (dst_leaf * self.uplinks + path as u32) as usize
     }
 
     /// changeRatio c in percent.
@@ -548,71 +557,25 @@ impl Mdtlb {
 
     /// How MDTLB judges path `path` towards `dst_leaf` at `now`, from the current estimates and thresholds.
     pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
-        let ps = &self.paths[self.idx(dst_leaf, path)];
-        let c = &self.cfg;
-        let load = ps.load(now, c.dre_tau_us);
-        let measured = ps.is_fresh(now, c.stale_us);
-        let (rtt_us, ecn) = if measured { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_s_us.as_us(), 0.0) };
-        let mut level = if measured { judge(rtt_us, ecn, &self.th, c.ecn_threshold, c.judge, c.ecn_mode) } else { Level::Gray };
-        if level.is_good() && ps.timeouts > 0 {
-            // A path that timed out since it last delivered anything is not good.
-            level = Level::Gray;
-        }
-        if ps.timeouts > c.fail_timeouts || ps.probe_lost(now, c.probe_timeout_us) || now < ps.failed_until {
-            level = Level::Failed;
-        }
-        PathView { level, measured, rtt_us, ecn, load }
-    }
-
-    /// Records a delay sample and an ECN echo for a path.
-    fn sample(&mut self, dst_leaf: u32, path: u16, now: Time, delay: Time, ece: bool) {
-        if path as u32 >= self.uplinks || dst_leaf == self.my_leaf || dst_leaf as usize >= self.usable.len() {
-            return;
-        }
-        let i = self.idx(dst_leaf, path);
-        let c = &self.cfg;
-        self.paths[i].sample(now, delay, ece, c.rtt_gain, c.stale_us, c.ecn_window_us);
+        level_of(&self.cfg, &self.th, self.sense.get(dst_leaf, path), now)
     }
 
     /// Charges a retransmission to a path and applies the random-drop failure rule (PC1 line 7, second half).
     fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
-        let i = self.idx(dst_leaf, path);
         let c = &self.cfg;
-        self.paths[i].count_retx(now, c.retx_window_us);
-        if self.paths[i].retx_excessive(c.fail_retx_fraction) {
-            let ps = &self.paths[i];
+        let ps = self.sense.count_retx(dst_leaf, path, now);
+        if ps.retx_excessive(c.fail_retx_fraction) {
             // The level before the failure override: losses on a bad or very bad path are congestion drops.
             let congested = ps.is_fresh(now, c.stale_us) && judge(ps.rtt_us, ps.ecn_fraction(), &self.th, c.ecn_threshold, c.judge, c.ecn_mode).is_bad();
             if !congested {
-                self.paths[i].failed_until = now + c.fail_hold_us;
+                self.sense.get_mut(dst_leaf, path).failed_until = now + c.fail_hold_us;
             }
         }
     }
 
     /// Among `paths` that pass `ok`, the one with the smallest local sending rate (random tie-break).
     fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
-        let mut best: Option<(u16, f64)> = None;
-        let mut ties = 0usize;
-        for &p in paths {
-            let v = self.view(dst_leaf, p, now);
-            if !ok(p, &v) {
-                continue;
-            }
-            match best {
-                Some((_, l)) if v.load > l => {}
-                Some((_, l)) if v.load == l => {
-                    ties += 1;
-                    if rng.below(ties) == 0 {
-                        best = Some((p, l));
-                    }
-                }
-                _ => {
-                    best = Some((p, v.load));
-                    ties = 1;
-                }
-            }
-        }
-        best.map(|(p, _)| p)
+        pick_least_loaded(rng, paths.iter().map(|&p| (p, self.view(dst_leaf, p, now))).filter(|(p, v)| ok(*p, v)).map(|(p, v)| (p, v.load)))
     }
 
     /// PC2 lines 4–16: the least-loaded very good path, else good, else gray, else the fallback among the
@@ -663,8 +626,7 @@ impl Mdtlb {
     fn gates_open(&self, flow: &FlowView) -> bool {
         let c = &self.cfg;
         let size_ok = if c.size_gate == SizeGate::Below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
-        let rate = if flow.srtt > Time::ZERO { flow.cwnd as f64 * 8.0 / flow.srtt.as_secs() } else { 0.0 };
-        size_ok && rate < c.rate_gbps * 1e9
+        size_ok && flow_rate_bps(flow) < c.rate_gbps * 1e9
     }
 
     /// One step of the dynamic thresholds from the shares of good and bad paths among this host's measured,
@@ -675,8 +637,8 @@ impl Mdtlb {
             return;
         }
         let (mut n, mut good, mut bad) = (0usize, 0usize, 0usize);
-        for d in 0..self.usable.len() as u32 {
-            for &p in &self.usable[d as usize] {
+        for d in 0..self.sense.leaves() {
+            for &p in self.sense.usable(d) {
                 let v = self.view(d, p, now);
                 if !v.measured || v.level == Level::Failed {
                     continue;
@@ -700,23 +662,6 @@ impl Mdtlb {
         }
     }
 
-    fn probe_target(&self, dst_leaf: u32) -> u32 {
-        dst_leaf * self.hosts_per_leaf + self.host % self.hosts_per_leaf
-    }
-
-    fn send_probe(&mut self, cx: &mut EdgeCx, dst_leaf: u32, path: u16) {
-        let i = self.idx(dst_leaf, path);
-        if self.paths[i].probe_pending == Time::MAX {
-            self.paths[i].probe_pending = cx.now;
-        }
-        cx.probes.push(ProbeRequest { dst: self.probe_target(dst_leaf), path });
-    }
-
-    /// Whether `dst_leaf` is in the probing scope at `now`.
-    fn active(&self, dst_leaf: u32, now: Time) -> bool {
-        let la = self.last_active[dst_leaf as usize];
-        self.cfg.probe_scope == ProbeScope::All || (la != Time::MAX && now.saturating_sub(la) <= self.cfg.probe_us.mul(10))
-    }
 }
 
 impl EdgeBalancer for Mdtlb {
@@ -727,7 +672,7 @@ impl EdgeBalancer for Mdtlb {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
-        self.last_active[dl as usize] = now;
+        self.sense.note_sending(dl, now);
         let key = flow.flow as u128;
         let chosen = match self.flows.get(key).copied() {
             None => {
@@ -742,12 +687,8 @@ impl EdgeBalancer for Mdtlb {
             }
             Some(entry) => {
                 let (cur, mut e) = (entry.port as u16, entry.data);
-                if flow.retransmission {
-                    // One charge per loss-recovery episode, and only for bytes first sent on this path.
-                    if pkt.seq >= e.charge_from && paths.contains(&cur) {
-                        self.count_retx(dl, cur, now);
-                    }
-                    e.charge_from = e.charge_from.max(flow.sent);
+                if flow.retransmission && retx_charged(&mut e.charge_from, pkt.seq, flow.sent) && paths.contains(&cur) {
+                    self.count_retx(dl, cur, now);
                 }
                 let level = if paths.contains(&cur) { self.view(dl, cur, now).level } else { Level::Failed };
                 let next = if e.timed_out || level == Level::Failed {
@@ -786,17 +727,12 @@ impl EdgeBalancer for Mdtlb {
                 next
             }
         };
-        let i = self.idx(dl, chosen);
-        let c = &self.cfg;
-        self.paths[i].count_sent(now, pkt.wire_bytes, c.dre_tau_us, c.retx_window_us);
+        self.sense.count_sent(dl, chosen, now, pkt.wire_bytes);
         chosen
     }
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
-        if ack.lb.echo_path != NO_PATH {
-            let delay = delay_of(self.cfg.delay_signal == DelaySignal::OneWay, cx.now, ack);
-            self.sample(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now, delay, ack.ecn.ece);
-        }
+        self.sense.sample_answer(cx.now, cx.facts, ack);
         if flow.acked >= flow.size {
             self.flows.remove(flow.flow as u128);
         }
@@ -806,61 +742,30 @@ impl EdgeBalancer for Mdtlb {
         if let Some(e) = self.flows.get_mut(flow.flow as u128) {
             e.data.timed_out = true;
             e.data.timeouts += 1;
-            let i = (e.data.dst_leaf * self.uplinks + e.port) as usize;
-            self.paths[i].timeouts += 1;
+            self.sense.count_timeout(e.data.dst_leaf, e.port as u16);
         }
     }
 
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
-        let delay = delay_of(self.cfg.delay_signal == DelaySignal::OneWay, cx.now, reply);
-        self.sample(cx.facts.leaf_of_host(reply.src), reply.lb.echo_path, cx.now, delay, reply.ecn.ece);
+        self.sense.sample_answer(cx.now, cx.facts, reply);
     }
 
-    /// Every probe interval: for each destination leaf in scope, probe two distinct random paths and the best
-    /// known one (all of them when there are at most three). With `adapt_trigger = "timer"`, also the
-    /// threshold step.
+    /// Every probe interval: Hermes' probe round, the best known path ranked by (level, RTT). With
+    /// `adapt_trigger = "timer"`, first the threshold step, while the host sent to some leaf lately.
     fn on_timer(&mut self, cx: &mut EdgeCx) {
         let now = cx.now;
-        if self.cfg.adapt_trigger == AdaptTrigger::Timer && (0..self.usable.len() as u32).any(|d| !self.usable[d as usize].is_empty() && self.last_active[d as usize] != Time::MAX && now.saturating_sub(self.last_active[d as usize]) <= self.cfg.adapt_interval_us.mul(10)) {
+        let horizon = self.cfg.adapt_interval_us.mul(10);
+        if self.cfg.adapt_trigger == AdaptTrigger::Timer && (0..self.sense.leaves()).any(|d| !self.sense.usable(d).is_empty() && self.sense.sent_within(d, now, horizon)) {
             self.adapt(now);
         }
         if self.cfg.probe_us == Time::ZERO {
             return;
         }
-        for d in 0..self.usable.len() as u32 {
-            let n = self.usable[d as usize].len();
-            if n == 0 || !self.active(d, now) {
-                continue;
-            }
-            if n <= 3 {
-                for k in 0..n {
-                    let p = self.usable[d as usize][k];
-                    self.send_probe(cx, d, p);
-                }
-                continue;
-            }
-            let a = cx.rng.below(n);
-            let mut b = cx.rng.below(n - 1);
-            if b >= a {
-                b += 1;
-            }
-            // Best known: lowest (level, RTT); first in uplink order on ties.
-            let mut best = 0usize;
-            let mut key = (Level::Failed, f64::INFINITY);
-            for k in 0..n {
-                let v = self.view(d, self.usable[d as usize][k], now);
-                if (v.level, v.rtt_us) < key {
-                    key = (v.level, v.rtt_us);
-                    best = k;
-                }
-            }
-            let (pa, pb, pbest) = (self.usable[d as usize][a], self.usable[d as usize][b], self.usable[d as usize][best]);
-            self.send_probe(cx, d, pa);
-            self.send_probe(cx, d, pb);
-            if best != a && best != b {
-                self.send_probe(cx, d, pbest);
-            }
-        }
+        let (cfg, th) = (&self.cfg, &self.th);
+        self.sense.probe_round(cx, |ps| {
+            let v = level_of(cfg, th, ps, now);
+            (v.level, v.rtt_us)
+        });
     }
 
     fn timer_period(&self) -> Option<Time> {
@@ -876,10 +781,21 @@ impl EdgeBalancer for Mdtlb {
 
     fn state_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.paths.len() * std::mem::size_of::<PathState>()
-            + self.last_active.len() * 8
-            + self.usable.iter().map(|u| u.len() * 2).sum::<usize>()
+            + self.sense.heap_bytes()
             + self.flows.state_bytes()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.counters;
+        vec![
+            ("mdtlb_placements", c.placements),
+            ("mdtlb_replacements", c.replacements),
+            ("mdtlb_reroutes", c.reroutes),
+            ("mdtlb_idle_reroutes", c.idle_reroutes),
+            ("mdtlb_fallbacks", c.fallbacks),
+            ("mdtlb_threshold_steps_up", c.steps_up),
+            ("mdtlb_threshold_steps_down", c.steps_down),
+        ]
     }
 }
 

@@ -92,11 +92,13 @@ pub struct Presto {
     random_start: bool,
     /// Per-flow state, by flow id.
     flows: FlowMap<Cell>,
+    /// Flowcells opened by all flows of this host (run summary).
+    cells_opened: u64,
 }
 
 impl Presto {
     pub fn new(cell_bytes: u64, random_start: bool) -> Presto {
-        Presto { cell_bytes, random_start, flows: FlowMap::default() }
+        Presto { cell_bytes, random_start, flows: FlowMap::default(), cells_opened: 0 }
     }
 
     /// Flowcells opened so far by `flow` (0 if the flow has no state).
@@ -114,12 +116,14 @@ impl EdgeBalancer for Presto {
         if c.tag == NO_PATH {
             // First segment of the flow opens its first cell.
             c.cells = 1;
+            self.cells_opened += 1;
             c.bytes = len;
             c.tag = paths[c.rr as usize % n];
         } else if c.bytes + len > self.cell_bytes {
             // This segment does not fit: it opens the next cell on the next path.
             c.rr += 1;
             c.cells += 1;
+            self.cells_opened += 1;
             c.bytes = len;
             c.tag = paths[c.rr as usize % n];
         } else {
@@ -143,5 +147,9 @@ impl EdgeBalancer for Presto {
 
     fn state_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("presto_flowcells", self.cells_opened)]
     }
 }

@@ -28,7 +28,7 @@
 //! ```
 //!
 //! **Where the paper is vague or contradictory, and the parameter that decides** (details, with the paper's
-//! words, in `docs/assumptions.md`):
+//! words, in `docs/assumptions.md`, § TAM):
 //! * *Which switches classify and mark* (`class_source`, `mark_scope`). L111 and L172 say a switch identifies
 //!   the flow type of every packet that arrives, and L185 that TAM keeps the spine queues low, so every
 //!   switch counts bytes per flow on its own and marks on its own egress ports (`local_count`,
@@ -263,29 +263,12 @@ scheme_params! {
 /// The scratch bit in which the source leaf writes "long" (`class_source = "source_leaf_bit"`).
 pub const LONG_BIT: u16 = 1 << 0;
 
-/// The base RTT of `basis`: the fabric's [`FabricFacts::min_rtt`], or [`propagation_rtt`].
+/// The base RTT of `basis`: the fabric's [`FabricFacts::min_rtt`] or its [`FabricFacts::propagation_rtt`].
 pub fn base_rtt(facts: &FabricFacts, basis: RttBasis) -> Time {
     match basis {
         RttBasis::Unloaded => facts.min_rtt,
-        RttBasis::Propagation => propagation_rtt(facts),
+        RttBasis::Propagation => facts.propagation_rtt(),
     }
-}
-
-/// The smallest round-trip propagation delay between hosts on different leaves: host link, best leaf-spine-
-/// leaf path each way, host link. With a single leaf, host to leaf and back.
-pub fn propagation_rtt(facts: &FabricFacts) -> Time {
-    let best = |from: u32, to: u32| (0..facts.uplinks).map(|u| facts.path_delay(from, u, to)).min().unwrap_or(Time::MAX);
-    let mut fabric = Time::MAX;
-    for a in 0..facts.leaves {
-        for b in a + 1..facts.leaves {
-            let (there, back) = (best(a, b), best(b, a));
-            if there != Time::MAX && back != Time::MAX {
-                fabric = fabric.min(there + back);
-            }
-        }
-    }
-    let fabric = if fabric == Time::MAX { Time::ZERO } else { fabric };
-    facts.host_delay.mul(4) + fabric
 }
 
 /// `C·RTT/7` in bytes for a port of `rate` (rounded down).

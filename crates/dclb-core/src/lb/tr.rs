@@ -35,7 +35,7 @@
 //!   (a per-uplink time-ordered list, processed before every decision), not a periodic sweep.
 //!
 //! **Where the paper is vague or contradictory, and the parameter that decides** (details and line
-//! references in `docs/assumptions.md`):
+//! references in `docs/assumptions.md`, § TR):
 //! * *Equal TNL.* L63 and L96 call an uplink safe when its TNL is "not smaller", L87 when it is "larger".
 //!   `order_compare = strict` (L87's algorithm; with equal predictions the order is not decided by the rule).
 //! * *No safe uplink* (the paper does not consider it; happens when a spine report falls or with
@@ -67,8 +67,9 @@
 //!   predecessor (a flow's last segment) can still overtake it; `tnl_serialisation = true` adds its
 //!   serialisation on the uplink and on the spine's port (TNL then is the arrival of its last bit).
 //! * *"One RTT"* of inactivity (L116): `short_idle_timeout_us = 0` takes the base (propagation) RTT between
-//!   hosts on this leaf and the nearest other leaf: `2 x (2 x host link delay + smallest leaf-to-leaf
-//!   delay)`, 200 µs in the paper's two-leaf setups; the remote leaf's host links are assumed like this leaf's.
+//!   hosts on this leaf and the nearest other leaf ([`FabricFacts::propagation_rtt_from`]): four host-link
+//!   delays plus the fastest leaf-to-leaf path there and the fastest back, 200 µs in the paper's two-leaf
+//!   setups.
 //! * *Bytes sent* (L65): payload of every data packet, retransmissions included (`count_bytes = payload`;
 //!   `wire` counts headers too). A flow is long once its count exceeds `Tl` (L65 "exceeds", L116 "greater
 //!   than"); the packet that crosses the threshold is already placed by the long-flow rule.
@@ -100,7 +101,7 @@ use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, Hooks, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
-use crate::fabric::{FabricFacts, LinkFacts, PortRole};
+use crate::fabric::{FabricFacts, LinkFacts};
 use crate::packet::{Packet, PacketKind};
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -444,23 +445,6 @@ impl Tr {
         }
     }
 
-    /// The base RTT between hosts of this leaf and the nearest other leaf (propagation only).
-    fn base_rtt(cx: &SwitchCx) -> Time {
-        let f = cx.facts;
-        let me = cx.me.index;
-        let host = cx.ports.ids().find(|&p| cx.ports.role(p) == PortRole::LeafDown).map_or(Time::ZERO, |p| cx.ports.delay(p));
-        let mut best = Time::MAX;
-        for d in (0..f.leaves).filter(|&d| d != me) {
-            for u in 0..f.uplinks {
-                best = best.min(f.path_delay(me, u, d));
-            }
-        }
-        if best == Time::MAX {
-            return Time::ZERO;
-        }
-        (host.mul(2) + best).mul(2)
-    }
-
     /// Drops short-flow presences idle for `T_idle` or more at `now`.
     fn expire(&mut self, now: Time) {
         let Some(t_idle) = self.t_idle else { return };
@@ -574,7 +558,8 @@ impl Tr {
     fn decide(&mut self, cx: &mut SwitchCx, pkt: &Packet, candidates: &[u32], data: bool) -> u32 {
         let now = cx.now;
         if self.t_idle.is_none() {
-            self.t_idle = Some(Self::base_rtt(cx));
+            // One base RTT (L116): propagation only, from this leaf's hosts to the nearest other leaf and back.
+            self.t_idle = Some(cx.facts.propagation_rtt_from(cx.me.index).unwrap_or(Time::ZERO));
         }
         self.expire(now);
         let key = pkt.five_tuple();
