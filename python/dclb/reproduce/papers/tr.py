@@ -211,8 +211,15 @@ TR_PEAK = Metric("leaf_tr_peak_state_bytes", "TR's peak state at the source leaf
 # Verdict helpers (built on dclb.reproduce.verdict)
 
 
+def _num(x: Any) -> str:
+    """A grid value as written: whole numbers in full (1000000, not 1e+06)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return str(int(x)) if float(x).is_integer() and abs(x) >= 1000 else f"{x:g}"
+    return str(x)
+
+
 def _where_text(where: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k.split('.')[-1]} {val:g}" if isinstance(val, (int, float)) else f"{k.split('.')[-1]} {val}" for k, val in where.items())
+    return ", ".join(f"{k.split('.')[-1]} {_num(val)}" for k, val in where.items())
 
 
 def _ok(x: float) -> bool:
@@ -338,10 +345,10 @@ def lowest_at(frame: pd.DataFrame, subject: str, metric: str, series: Sequence[s
                 continue
             total += 1
             ok += x > base
-            parts.append(f"{s} {e:g}: {x / base:.2f}")
+            parts.append(f"{s} {_num(e)}: {x / base:.2f}")
     if total == 0:
         return Verdict(f"{subject}: dclb: no data", None)
-    return Verdict(f"{subject}: dclb value / value at {at:g}, higher at {ok} of {total} ({'; '.join(parts)})", ok == total)
+    return Verdict(f"{subject}: dclb value / value at {_num(at)}, higher at {ok} of {total} ({'; '.join(parts)})", ok == total)
 
 
 def rho_points(values: Sequence[float] = RHOS) -> list[dict[str, Any]]:
