@@ -1,8 +1,8 @@
 """A figure's data: one row per (series, grid point, seed) with every metric its panels draw.
 
 Rows whose run failed or is missing from the store keep their place with ``status`` saying so and no metric
-values, so that the drawing skips them and a verdict that needs them says it cannot tell. Per-flow and sample
-tables are read only for metrics that need them, once per run.
+values, so that the drawing skips them and a verdict that needs them says it cannot tell. Per-flow, switch and
+sample tables are read only for metrics that need them, once per run.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class RunReader:
         self._records: dict[str, dict[str, Any] | None] = {}
         self._flows: dict[str, pd.DataFrame] = {}
         self._samples: dict[str, pd.DataFrame] = {}
+        self._switches: dict[str, pd.DataFrame] = {}
 
     def record(self, run_id: str) -> dict[str, Any] | None:
         if run_id not in self._records:
@@ -51,6 +52,11 @@ class RunReader:
             self._samples[run_id] = self.store.samples(run_id)
         return self._samples[run_id]
 
+    def switches(self, run_id: str) -> pd.DataFrame:
+        if run_id not in self._switches:
+            self._switches[run_id] = self.store.switches(run_id)
+        return self._switches[run_id]
+
     def value(self, run_id: str, metric: Metric) -> float:
         rec = self.record(run_id)
         if rec is None:
@@ -60,7 +66,9 @@ class RunReader:
             return math.nan if v is None else float(v) * metric.factor
         if metric.flows is not None:
             return float(metric.flows(self.flows(run_id))) * metric.factor
-        raise ValueError(f"metric {metric.key} has neither a summary key nor a flow function")
+        if metric.switches is not None:
+            return float(metric.switches(self.switches(run_id))) * metric.factor
+        raise ValueError(f"metric {metric.key} has neither a summary key nor a flow or switch function")
 
 
 def figure_frame(pp: PaperPlan, fig: Figure, reader: RunReader) -> pd.DataFrame:
@@ -114,14 +122,26 @@ def normalized(frame: pd.DataFrame, metric: str, to_series: str) -> pd.DataFrame
     return out.drop(columns="_base")
 
 
+def normalized_at(frame: pd.DataFrame, metric: str, at: dict[str, Any]) -> pd.DataFrame:
+    """``metric`` divided by the value of the same series and seed at the grid point ``at`` (the other grid
+    fields equal)."""
+    keys = ["series", *(k for k in point_keys(frame) if k not in at)]
+    base = frame[_matches(frame, at)][[*keys, metric]].rename(columns={metric: "_base"})
+    out = frame.merge(base, on=keys, how="left")
+    out[metric] = out[metric] / out["_base"]
+    return out.drop(columns="_base")
+
+
 def point_keys(frame: pd.DataFrame) -> list[str]:
     """The columns that identify a run within a series: the grid fields (dotted scenario paths) and the seed."""
     return [c for c in frame.columns if "." in c or c == "seed"]
 
 
-def panel_table(frame: pd.DataFrame, metric: str, x: str | None, where: dict[str, Any] | None = None, normalize_to: str | None = None) -> pd.DataFrame:
+def panel_table(
+    frame: pd.DataFrame, metric: str, x: str | None, where: dict[str, Any] | None = None, normalize_to: str | None = None, normalize_at: dict[str, Any] | None = None
+) -> pd.DataFrame:
     """Mean over seeds, 95% CI half-width and count of ``metric`` per ``series`` (and ``x``), after the
-    filter ``where`` and the normalisation to ``normalize_to``."""
+    filter ``where`` and the normalisation to ``normalize_to`` (a series) or ``normalize_at`` (a grid point)."""
     from ..analysis import aggregate
 
     if frame.empty:
@@ -129,6 +149,8 @@ def panel_table(frame: pd.DataFrame, metric: str, x: str | None, where: dict[str
     f = frame[_matches(frame, dict(where or {}))] if where else frame
     if normalize_to is not None:
         f = normalized(f, metric, normalize_to)
+    if normalize_at:
+        f = normalized_at(f, metric, dict(normalize_at))
     order = list(dict.fromkeys(frame["series"]))
     table = aggregate(f, ["series", *([x] if x else [])], metric)
     table["_order"] = table["series"].map(order.index)

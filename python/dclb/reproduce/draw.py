@@ -33,11 +33,14 @@ def _label(field: str | None, panel: Panel) -> str:
 def _ylabel(panel: Panel) -> str:
     if panel.normalize_to:
         return f"{panel.y.label.removesuffix(' (ms)').removesuffix(' (Gbps)')} / {panel.normalize_to}"
+    if panel.normalize_at:
+        at = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in panel.normalize_at.values())
+        return f"{panel.y.label.removesuffix(' (ms)').removesuffix(' (Gbps)')} / at {at}"
     return panel.y.label
 
 
 def _line(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], markers_only: bool = False) -> None:
-    t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to)
+    t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to, panel.normalize_at)
     for series, g in t.groupby("series", sort=False):
         g = g.dropna(subset=["mean"])
         if g.empty:
@@ -50,7 +53,7 @@ def _line(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], ma
 
 
 def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) -> None:
-    t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to)
+    t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to, panel.normalize_at)
     series = list(dict.fromkeys(t["series"]))
     xs = sorted(t[panel.x].dropna().unique()) if panel.x else [None]
     width = 0.8 / max(len(series), 1)
@@ -65,7 +68,7 @@ def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) ->
         ax.bar(pos, heights, width, yerr=[0 if not math.isfinite(e) else e for e in errs], label=s, color=colors[s])
     ax.set_xticks(np.arange(len(xs)))
     ax.set_xticklabels(["" if x is None else f"{x:g}" if isinstance(x, float) else str(x) for x in xs])
-    if panel.normalize_to:
+    if panel.normalize_to or panel.normalize_at:
         ax.axhline(1.0, color="grey", linewidth=0.8)
 
 

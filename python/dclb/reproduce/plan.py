@@ -2,10 +2,11 @@
 
 Each figure's sweeps are expanded with :func:`dclb.sweeps.plan_sweep` — the same planning ``dclb sweep`` uses,
 so a point is validated by the same checks and gets the run id ``dclb run`` would give it. The overrides of a
-point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, the
-series' (scheme and its parameters), those its linked grid values imply (:attr:`Sweep.linked`), then the grid
-values. Points that several figures share (LBT's Figs. 6a-c are one sweep drawn three ways) are planned once:
-the run id is the identity.
+point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, those of
+the point's derived axes (:attr:`~dclb.reproduce.spec.Sweep.axes`), the series' (scheme and its parameters),
+those its linked grid values imply (:attr:`~dclb.reproduce.spec.Sweep.linked`), then the grid values. Points
+that several figures share (LBT's Figs. 6a-c are one sweep drawn three ways) are planned once: the run id is
+the identity.
 
 The result is a :class:`PaperPlan`: the merged :class:`~dclb.sweeps.Plan` and one :class:`Entry` per
 (figure, series, grid point, seed) saying which run it reads.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..errors import ScenarioError
 from ..sweeps import Plan, Point, normalize_grid, plan_sweep
@@ -45,6 +46,18 @@ class PaperPlan:
 
 def _trimmed(grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
     return {k: (v if len(v) <= 2 else [v[0], v[-1]]) for k, v in grid.items()}
+
+
+def _axis_points(axes: Mapping[str, Mapping[Any, tuple[str, ...]]], trim: bool) -> list[tuple[dict[str, Any], list[str]]]:
+    """(column values, overrides) of each point of a sweep's derived axes (one empty point without axes)."""
+    names = list(axes)
+    values = [list(axes[n]) for n in names]
+    if trim:
+        values = [v if len(v) <= 2 else [v[0], v[-1]] for v in values]
+    out = []
+    for combo in itertools.product(*values):
+        out.append((dict(zip(names, combo)), [o for n, v in zip(names, combo) for o in axes[n][v]]))
+    return out
 
 
 def _file_grid(path: Any) -> dict[str, list[Any]]:
@@ -88,13 +101,14 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
             if sc.trim:
                 grid = _trimmed(grid)
             base = [*sc.set, *sweep.set, *sweep.scale_set.get(scale, ())]
-            for series in sweep.series:
-                for sub_grid, linked in _linked_parts(grid, sweep.linked, fig.id):
-                    sub = plan_sweep(path, grid=sub_grid, seeds=sc.seeds, overrides=[*base, *series.set, *linked], grid_label=f"figure {fig.id}")
-                    for p in sub.points:
-                        if p.error is not None:
-                            raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")
-                        points.setdefault(p.run_id, p)
-                        entries.append(Entry(fig.id, series.label, dict(p.values), p.seed, p.run_id))
+            for tags, axis_set in _axis_points(sweep.axes, sc.trim):
+                for series in sweep.series:
+                    for sub_grid, linked in _linked_parts(grid, sweep.linked, fig.id):
+                        sub = plan_sweep(path, grid=sub_grid, seeds=sc.seeds, overrides=[*base, *axis_set, *series.set, *linked], grid_label=f"figure {fig.id}")
+                        for p in sub.points:
+                            if p.error is not None:
+                                raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")
+                            points.setdefault(p.run_id, p)
+                            entries.append(Entry(fig.id, series.label, {**tags, **p.values}, p.seed, p.run_id))
     plan = Plan(name=f"{paper.key}-{scale}", grid={}, seeds=[], points=list(points.values()))
     return PaperPlan(paper=paper, scale=scale, figures=figures, plan=plan, entries=entries)

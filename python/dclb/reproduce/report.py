@@ -38,7 +38,7 @@ def _series_table(pp: "PaperPlan", fig_id: str) -> str:
     fig = next(f for f in pp.figures if f.id == fig_id)
     rows = []
     for sw in fig.sweeps:
-        grid = ", ".join(f"{k} = {list(v)}" for k, v in sw.grid.items()) or "(the file's grid)"
+        grid = ", ".join(f"{k} = {list(v)}" for k, v in {**sw.axes, **sw.grid}.items()) or "(the file's grid)"
         for s in sw.series:
             rows.append(f"<tr><td>{_esc(s.label)}</td><td><code>{_esc(sw.scenario)}</code></td><td><code>{_esc(' '.join(s.set))}</code></td><td>{_esc(grid)}</td></tr>")
     return "<table><tr><th>series</th><th>scenario file</th><th>overrides</th><th>grid</th></tr>" + "".join(rows) + "</table>"

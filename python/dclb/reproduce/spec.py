@@ -55,7 +55,13 @@ class Sweep:
     ``scale_set`` adds overrides at one scale only (e.g. fewer flows for a heavy workload at ``quick``).
     ``linked`` maps a grid field to a function of its value that returns more overrides for the points at that
     value: fields that move with the axis, e.g. the loads of two sources that split one offered load (DAR's
-    deadline and non-deadline flows). They apply after the series' overrides, before the grid values."""
+    deadline and non-deadline flows). They apply after the series' overrides, before the grid values.
+
+    ``axes`` are x axes that no single scenario field carries: a name mapped to ``{value: overrides}``, e.g. TR's
+    bad-to-good RTT ratio, which sets the delay of ten links at once. Each value's overrides are applied (after
+    the sweep's, before the series'), and the value becomes a column of the figure's frame under that name, as a
+    grid field would; the points are the product of the axes and the grid, and ``trim`` keeps each axis's first
+    and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field."""
 
     scenario: str
     series: tuple[Series, ...]
@@ -63,6 +69,7 @@ class Sweep:
     set: tuple[str, ...] = ()
     scale_set: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     linked: Mapping[str, Callable[[Any], Sequence[str]]] = field(default_factory=dict)
+    axes: Mapping[str, Mapping[Any, tuple[str, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,9 @@ class Metric:
     """A number per run, from its summary or computed from its per-flow table.
 
     ``summary``: a key of the run summary; ``flows``: a function of the run's flow table (a DataFrame with
-    ``size_bytes``, ``fct_us``, ``completed``, ...) returning a number. ``factor`` scales the value (e.g. 1e-3
-    for µs to ms)."""
+    ``size_bytes``, ``fct_us``, ``completed``, ...) returning a number; ``switches``: a function of the run's
+    switch table (``kind``, ``index``, ``decisions``, ``state_bytes`` and the schemes' own counters, one row per
+    switch) returning a number. ``factor`` scales the value (e.g. 1e-3 for µs to ms)."""
 
     key: str
     label: str
@@ -79,6 +87,7 @@ class Metric:
     flows: Optional[Callable[[pd.DataFrame], float]] = None
     samples: Optional[Callable[[pd.DataFrame], pd.DataFrame]] = None
     factor: float = 1.0
+    switches: Optional[Callable[[pd.DataFrame], float]] = None
 
     @property
     def needs_flows(self) -> bool:
@@ -98,7 +107,8 @@ class Panel:
     columns per run; one line per series) or ``model`` (lines from ``model``, a function of the figure's data
     returning a frame with ``x``, ``value`` and ``series`` columns, drawn over the simulated points).
     ``where`` keeps runs whose grid values match; ``normalize_to`` divides by the same seed and point of that
-    series."""
+    series; ``normalize_at`` (grid values, e.g. ``{"lb.long_threshold_bytes": 100000}``) divides by the same
+    series and seed at that point of the grid, the other grid fields equal."""
 
     title: str
     y: Metric
@@ -109,6 +119,7 @@ class Panel:
     xlabel: Optional[str] = None
     logy: bool = False
     model: Optional[Callable[[pd.DataFrame], pd.DataFrame]] = None
+    normalize_at: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
