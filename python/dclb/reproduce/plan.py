@@ -3,7 +3,7 @@
 Each figure's sweeps are expanded with :func:`dclb.sweeps.plan_sweep` — the same planning ``dclb sweep`` uses,
 so a point is validated by the same checks and gets the run id ``dclb run`` would give it. The overrides of a
 point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, the
-series' (scheme and its parameters), then the grid values. Points that several figures share (LBT's Figs. 6a-c
+series' (scheme and its parameters), then the grid values. A sweep may set its own number of seeds at a scale. Points that several figures share (LBT's Figs. 6a-c
 are one sweep drawn three ways) are planned once: the run id is the identity.
 
 The result is a :class:`PaperPlan`: the merged :class:`~dclb.sweeps.Plan` and one :class:`Entry` per
@@ -71,7 +71,7 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
                 grid = _trimmed(grid)
             base = [*sc.set, *sweep.set, *sweep.scale_set.get(scale, ())]
             for series in sweep.series:
-                sub = plan_sweep(path, grid=grid, seeds=sc.seeds, overrides=[*base, *series.set], grid_label=f"figure {fig.id}")
+                sub = plan_sweep(path, grid=grid, seeds=sweep.seeds.get(scale, sc.seeds), overrides=[*base, *series.set], grid_label=f"figure {fig.id}")
                 for p in sub.points:
                     if p.error is not None:
                         raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")

@@ -52,13 +52,16 @@ class Series:
 class Sweep:
     """Runs of one scenario file: every series at every point of ``grid`` (a cartesian product).
 
-    ``scale_set`` adds overrides at one scale only (e.g. fewer flows for a heavy workload at ``quick``)."""
+    ``scale_set`` adds overrides at one scale only (e.g. fewer flows for a heavy workload at ``quick``);
+    ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. one seed
+    of the heavy runs at ``quick`` while the light ones get three)."""
 
     scenario: str
     series: tuple[Series, ...]
     grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     set: tuple[str, ...] = ()
     scale_set: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    seeds: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
