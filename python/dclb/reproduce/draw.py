@@ -67,7 +67,9 @@ def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) ->
         pos = np.arange(len(xs)) + (i - (len(series) - 1) / 2) * width
         ax.bar(pos, heights, width, yerr=[0 if not math.isfinite(e) else e for e in errs], label=s, color=colors[s])
     ax.set_xticks(np.arange(len(xs)))
-    ax.set_xticklabels(["" if x is None else f"{x:g}" if isinstance(x, float) else str(x) for x in xs])
+    ticks = ["" if x is None else f"{x:g}" if isinstance(x, float) else str(x) for x in xs]
+    long_ticks = sum(len(t) for t in ticks) > 40  # names that would overlap side by side (workloads)
+    ax.set_xticklabels(ticks, rotation=20 if long_ticks else 0, ha="right" if long_ticks else "center", fontsize=8 if long_ticks else None)
     if panel.normalize_to or panel.normalize_at:
         ax.axhline(1.0, color="grey", linewidth=0.8)
 

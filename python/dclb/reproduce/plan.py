@@ -6,7 +6,7 @@ point are applied in this order: the scale's (flow counts), the sweep's, the swe
 the point's derived axes (:attr:`~dclb.reproduce.spec.Sweep.axes`), the series' (scheme and its parameters),
 those its linked grid values imply (:attr:`~dclb.reproduce.spec.Sweep.linked`), then the grid values. Points
 that several figures share (LBT's Figs. 6a-c are one sweep drawn three ways) are planned once: the run id is
-the identity.
+the identity. A sweep may set its own number of seeds at a scale (:attr:`~dclb.reproduce.spec.Sweep.seeds`).
 
 The result is a :class:`PaperPlan`: the merged :class:`~dclb.sweeps.Plan` and one :class:`Entry` per
 (figure, series, grid point, seed) saying which run it reads.
@@ -104,7 +104,7 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
             for tags, axis_set in _axis_points(sweep.axes, sc.trim):
                 for series in sweep.series:
                     for sub_grid, linked in _linked_parts(grid, sweep.linked, fig.id):
-                        sub = plan_sweep(path, grid=sub_grid, seeds=sc.seeds, overrides=[*base, *axis_set, *series.set, *linked], grid_label=f"figure {fig.id}")
+                        sub = plan_sweep(path, grid=sub_grid, seeds=sweep.seeds.get(scale, sc.seeds), overrides=[*base, *axis_set, *series.set, *linked], grid_label=f"figure {fig.id}")
                         for p in sub.points:
                             if p.error is not None:
                                 raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")

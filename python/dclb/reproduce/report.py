@@ -39,6 +39,9 @@ def _series_table(pp: "PaperPlan", fig_id: str) -> str:
     rows = []
     for sw in fig.sweeps:
         grid = ", ".join(f"{k} = {list(v)}" for k, v in {**sw.axes, **sw.grid}.items()) or "(the file's grid)"
+        if pp.scale in sw.seeds:
+            n = sw.seeds[pp.scale]
+            grid += f"; {n} seed{'s' if n != 1 else ''} per point at this scale"
         for s in sw.series:
             rows.append(f"<tr><td>{_esc(s.label)}</td><td><code>{_esc(sw.scenario)}</code></td><td><code>{_esc(' '.join(s.set))}</code></td><td>{_esc(grid)}</td></tr>")
     return "<table><tr><th>series</th><th>scenario file</th><th>overrides</th><th>grid</th></tr>" + "".join(rows) + "</table>"
@@ -52,7 +55,8 @@ def build_report(result: "PaperResult", pp: "PaperPlan") -> str:
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>dclb reproduce {_esc(paper.key)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_esc(paper.title)}</h1><p class='note'>{_esc(paper.citation)}</p>",
-        f"<p><b>Scale</b> {_esc(result.scale)} ({scale.seeds} seed{'s' if scale.seeds != 1 else ''} per point; "
+        f"<p><b>Scale</b> {_esc(result.scale)} ({scale.seeds} seed{'s' if scale.seeds != 1 else ''} per point"
+        f"{' unless a figure says otherwise' if any(result.scale in sw.seeds for f in pp.figures for sw in f.sweeps) else ''}; "
         f"overrides <code>{_esc(' '.join(scale.set) or 'none')}</code>{'; every grid trimmed to its ends' if scale.trim else ''}). "
         f"{result.runs} runs ({result.ran} run now, {result.runs - result.ran} reused from the store, {result.failed} failed), "
         f"{result.wall_s:.0f} s.</p>",

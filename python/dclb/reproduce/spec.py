@@ -61,7 +61,10 @@ class Sweep:
     bad-to-good RTT ratio, which sets the delay of ten links at once. Each value's overrides are applied (after
     the sweep's, before the series'), and the value becomes a column of the figure's frame under that name, as a
     grid field would; the points are the product of the axes and the grid, and ``trim`` keeps each axis's first
-    and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field."""
+    and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field.
+
+    ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. one seed
+    of the heavy runs at ``quick`` while the light ones get three)."""
 
     scenario: str
     series: tuple[Series, ...]
@@ -70,6 +73,7 @@ class Sweep:
     scale_set: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     linked: Mapping[str, Callable[[Any], Sequence[str]]] = field(default_factory=dict)
     axes: Mapping[str, Mapping[Any, tuple[str, ...]]] = field(default_factory=dict)
+    seeds: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
