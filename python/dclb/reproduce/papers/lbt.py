@@ -47,9 +47,10 @@ is ECMP with DCTCP here [G].
 450 web-search and 180 data-mining flows per point, one seed. With so few flows a heavy-tailed workload does not
 reach its nominal load: its arrivals end before its largest flows have sent much. At quick scale, the leaf
 uplinks carry (between the first and the last arrival) about 0.1-0.5 of their capacity for web server at nominal
-0.1-0.7, 0.08-0.3 for web search and 0.04-0.07 for data mining, so the quick verdicts on Figs. 8-10 describe a
-lightly loaded fabric. Panel (d) of Figs. 6, 8 and 10 shows it, and the headline's verdict line prints it. The
-paper scale's 10,000 flows stretch the arrivals 5 (web server) to 55 (data mining) times.
+0.1-0.7, 0.08-0.3 for web search and 0.04-0.07 for data mining, so the quick verdicts on the web-search and
+data-mining figures (2, 3, 7-10) describe a lightly loaded fabric. Panel (d) of Figs. 6, 8 and 10 shows it, and
+the headline's verdict line prints it. The paper scale's 10,000 flows stretch the arrivals 5 (web server) to 55
+(data mining) times.
 
 **Not reproduced.** Nothing is left out. Limits: Table 1's W = 64 KB enters only LBT's model (dclb's senders
 have no window cap); the paper's flow counts and seeds are not given (paper scale: 10,000 flows per point and 5
