@@ -99,7 +99,7 @@ class _Store:
         return True
 
     def read_record(self, run_id):
-        return {"summary": {"short_afct_us": 250.0}}
+        return {"summary": {"short_afct_us": 250.0, "scheme_counters": '{"lbt_decisions_long": 900, "lbt_moves_long": 30}'}}
 
     def status(self, run_id):
         return "completed"
@@ -130,6 +130,7 @@ def test_metric_run_reads_the_port_and_sample_tables_once():
     reader = RunReader(store)
     assert reader.value("r1", lbt.UTIL) == pytest.approx(0.75)  # uplinks at 10 and 5 Gbps of 10
     assert reader.value("r1", lbt.LONGEST_Q) == pytest.approx(3.0)
+    assert reader.value("r1", lbt.GRANULARITY) == pytest.approx(30.0)  # LBT's counters, from the run summary
     seen = []
     probe = Metric("p", "p", run=lambda t: seen.append((t.run_id, t.summary["short_afct_us"], len(t.ports))) or 2.0, factor=0.5)
     assert reader.value("r1", probe) == 1.0 and seen == [("r1", 250.0, 3)]
