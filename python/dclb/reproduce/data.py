@@ -1,7 +1,7 @@
 """A figure's data: one row per (series, grid point, seed) with every metric its panels draw.
 
 Rows whose run failed or is missing from the store keep their place with ``status`` saying so and no metric
-values, so that the drawing skips them and a verdict that needs them says it cannot tell. Per-flow, switch and
+values, so that the drawing skips them and a verdict that needs them says it cannot tell. Per-flow, port, switch and
 sample tables are read only for metrics that need them, once per run.
 """
 
@@ -33,6 +33,7 @@ class RunReader:
         self._flows: dict[str, pd.DataFrame] = {}
         self._samples: dict[str, pd.DataFrame] = {}
         self._switches: dict[str, pd.DataFrame] = {}
+        self._ports: dict[str, pd.DataFrame] = {}
 
     def record(self, run_id: str) -> dict[str, Any] | None:
         if run_id not in self._records:
@@ -68,7 +69,42 @@ class RunReader:
             return float(metric.flows(self.flows(run_id))) * metric.factor
         if metric.switches is not None:
             return float(metric.switches(self.switches(run_id))) * metric.factor
-        raise ValueError(f"metric {metric.key} has neither a summary key nor a flow or switch function")
+        if metric.run is not None:
+            return float(metric.run(RunTables(self, run_id))) * metric.factor
+        raise ValueError(f"metric {metric.key} has neither a summary key nor a flow, switch or run function")
+
+    def ports(self, run_id: str) -> pd.DataFrame:
+        if run_id not in self._ports:
+            self._ports[run_id] = self.store.ports(run_id)
+        return self._ports[run_id]
+
+
+class RunTables:
+    """One run's record and tables for a :class:`~dclb.reproduce.spec.Metric` ``run`` function: ``record``,
+    ``summary``, ``flows``, ``ports`` and ``samples``, each read (once, through the reader) when first used."""
+
+    def __init__(self, reader: RunReader, run_id: str) -> None:
+        self.reader, self.run_id = reader, run_id
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return self.reader.record(self.run_id) or {}
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.record.get("summary") or {}
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self.reader.flows(self.run_id)
+
+    @property
+    def ports(self) -> pd.DataFrame:
+        return self.reader.ports(self.run_id)
+
+    @property
+    def samples(self) -> pd.DataFrame:
+        return self.reader.samples(self.run_id)
 
 
 def figure_frame(pp: PaperPlan, fig: Figure, reader: RunReader) -> pd.DataFrame:

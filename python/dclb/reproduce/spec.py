@@ -83,7 +83,10 @@ class Metric:
     ``summary``: a key of the run summary; ``flows``: a function of the run's flow table (a DataFrame with
     ``size_bytes``, ``fct_us``, ``completed``, ...) returning a number; ``switches``: a function of the run's
     switch table (``kind``, ``index``, ``decisions``, ``state_bytes`` and the schemes' own counters, one row per
-    switch) returning a number. ``factor`` scales the value (e.g. 1e-3 for µs to ms)."""
+    switch) returning a number; ``run``: a function of a
+    :class:`~dclb.reproduce.data.RunTables` (the run's record and its flow, port and sample tables, each read
+    on first use) returning a number, for numbers that need the port or sample tables (link utilisation, a
+    queue averaged over a window). ``factor`` scales the value (e.g. 1e-3 for µs to ms)."""
 
     key: str
     label: str
@@ -92,6 +95,7 @@ class Metric:
     samples: Optional[Callable[[pd.DataFrame], pd.DataFrame]] = None
     factor: float = 1.0
     switches: Optional[Callable[[pd.DataFrame], float]] = None
+    run: Optional[Callable[[Any], float]] = None
 
     @property
     def needs_flows(self) -> bool:
