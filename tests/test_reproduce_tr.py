@@ -154,7 +154,7 @@ def test_beats_trend_zero_steady():
     pts = tr.rho_points([1.5, 3.5])
     assert tr.beats(f, "s", "y", ["A"], ["B"], pts).holds is True
     out = tr.beats(f, "s", "y", ["A"], ["B", "C"], pts)
-    assert out.holds is False and "3 of 4" in out.text and "A vs C" in out.text
+    assert out.holds is False and "3 of 4" in out.text and "C at rtt_ratio 3.5 (C/A" in out.text
     assert tr.beats(f, "s", "y", ["B"], ["A"], pts, higher=True).holds is True
     assert tr.trend(f, "s", "y", ["A", "B"], tr.RHO, 1.5, 3.5, rises=True).holds is True
     assert tr.trend(f, "s", "y", ["A", "C"], tr.RHO, 1.5, 3.5, rises=True).holds is False

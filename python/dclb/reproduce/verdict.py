@@ -82,33 +82,36 @@ def ordering(
     frame: pd.DataFrame,
     subject: str,
     metric: str,
-    winner: str,
+    winner: str | Sequence[str],
     others: Sequence[str],
     points: Iterable[Mapping[str, Any]],
     higher_is_better: bool = False,
     need: str = "all",
 ) -> Verdict:
-    """``winner`` better than each of ``others`` at each of ``points``; ``need`` "all" or "any" of the pairs."""
+    """``winner`` (one series, or each of several) better than each of ``others`` at each of ``points``;
+    ``need`` "all" or "any" of the pairs. The line names the worst pair: the one the claim misses by most."""
+    winners = [winner] if isinstance(winner, str) else list(winner)
     wins, total, worst = 0, 0, None
     for where in points:
-        w = mean_of(frame, metric, winner, where)
-        for o in others:
-            v = mean_of(frame, metric, o, where)
-            if not (math.isfinite(w) and math.isfinite(v)):
-                continue
-            total += 1
-            better = w > v if higher_is_better else w < v
-            wins += better
-            ratio = v / w if w else math.nan
-            if not better and (worst is None or (ratio < worst[0] if not higher_is_better else ratio > worst[0])):
-                worst = (ratio, o, where)
+        for w_name in winners:
+            w = mean_of(frame, metric, w_name, where)
+            for o in others:
+                val = mean_of(frame, metric, o, where)
+                if not (math.isfinite(w) and math.isfinite(val)):
+                    continue
+                total += 1
+                better = w > val if higher_is_better else w < val
+                wins += better
+                ratio = val / w if w else math.nan
+                if not better and (worst is None or (ratio < worst[0] if not higher_is_better else ratio > worst[0])):
+                    worst = (ratio, w_name, o, where)
     if total == 0:
         return Verdict(f"{subject}: dclb: no data", None)
     holds = wins == total if need == "all" else wins > 0
-    text = f"{subject}: dclb {winner} better in {wins} of {total} comparisons"
+    text = f"{subject}: dclb {', '.join(winners)} better in {wins} of {total} comparisons"
     if worst is not None:
-        r, o, where = worst
-        text += f"; worst: {o} at {_fmt_where(where)} ({o}/{winner} = {r:.2f})"
+        r, w_name, o, where = worst
+        text += f"; worst: {o} at {_fmt_where(where)} ({o}/{w_name} = {r:.2f})"
     return Verdict(text, holds)
 
 

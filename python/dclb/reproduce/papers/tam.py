@@ -250,29 +250,7 @@ def between(frame: pd.DataFrame, subject: str, metric: str, series: str, a: str,
 
 def group_beats(frame: pd.DataFrame, subject: str, metric: str, winners: Sequence[str], losers: Sequence[str], x: str, at: Sequence[Any], higher_is_better: bool = False) -> Verdict:
     """Every one of ``winners`` beats every one of ``losers`` at every value ``at`` of ``x``."""
-    mm = _Means(frame, metric, x)
-    wins = total = 0
-    worst: tuple[float, str, str, Any] | None = None
-    for p in at:
-        for w in winners:
-            a = mm(w, p)
-            for lname in losers:
-                b = mm(lname, p)
-                if not (math.isfinite(a) and math.isfinite(b)) or a == 0:
-                    continue
-                total += 1
-                better = a > b if higher_is_better else a < b
-                wins += better
-                r = b / a
-                if not better and (worst is None or (r < worst[0] if not higher_is_better else r > worst[0])):
-                    worst = (r, w, lname, p)
-    if total == 0:
-        return Verdict(f"{subject}: dclb: no data", None)
-    text = f"{subject}: dclb: {wins} of {total} comparisons hold"
-    if worst is not None:
-        r, w, lname, p = worst
-        text += f"; worst: {w} vs {lname} at {x.split('.')[-1]} {_fmt(p)} ({lname}/{w} = {r:.2f})"
-    return Verdict(text, wins == total)
+    return v.ordering(frame, subject, metric, winners, losers, v.points(x, at), higher_is_better=higher_is_better)
 
 
 def best_case(frame: pd.DataFrame, subject: str, metric: str, series: str, others: Sequence[str], x: str, paper_pct: float, higher_is_better: bool = False) -> Verdict:

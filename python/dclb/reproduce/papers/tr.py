@@ -228,29 +228,7 @@ def _ok(x: float) -> bool:
 
 def beats(frame: pd.DataFrame, subject: str, metric: str, winners: Sequence[str], losers: Sequence[str], points: Sequence[Mapping[str, Any]], higher: bool = False) -> Verdict:
     """Every one of ``winners`` better than every one of ``losers`` at every point."""
-    wins = total = 0
-    worst = None
-    for where in points:
-        for w in winners:
-            a = v.mean_of(frame, metric, w, where)
-            for o in losers:
-                b = v.mean_of(frame, metric, o, where)
-                if not (_ok(a) and _ok(b)):
-                    continue
-                total += 1
-                better = a > b if higher else a < b
-                wins += better
-                if not better:
-                    r = b / a if a else math.inf
-                    if worst is None or (r > worst[0] if higher else r < worst[0]):
-                        worst = (r, w, o, where)
-    if total == 0:
-        return Verdict(f"{subject}: dclb: no data", None)
-    text = f"{subject}: dclb {', '.join(winners)} better than {', '.join(losers)} in {wins} of {total} comparisons"
-    if worst is not None:
-        r, w, o, where = worst
-        text += f"; worst: {w} vs {o} at {_where_text(where)} ({o}/{w} = {r:.2f})"
-    return Verdict(text, wins == total)
+    return v.ordering(frame, subject, metric, winners, losers, points, higher_is_better=higher)
 
 
 def trend(frame: pd.DataFrame, subject: str, metric: str, series: Sequence[str], axis: str, lo: Any, hi: Any, rises: bool) -> Verdict:
