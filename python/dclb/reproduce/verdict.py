@@ -78,6 +78,17 @@ def relative(
     return Verdict(f"{subject}: paper {paper}, dclb {pct:+.1f}% ({how})", holds)
 
 
+def growth(frame: pd.DataFrame, metric: str, x: str, lo: Any, hi: Any, fixed: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """Per series, the mean at ``x = hi`` over the mean at ``x = lo`` (other grid fields at ``fixed``); series
+    without both values, or with a zero at ``lo``, are left out."""
+    out: dict[str, float] = {}
+    for s in (list(dict.fromkeys(frame["series"])) if not frame.empty else []):
+        a, b = mean_of(frame, metric, s, {x: lo, **dict(fixed or {})}), mean_of(frame, metric, s, {x: hi, **dict(fixed or {})})
+        if math.isfinite(a) and math.isfinite(b) and a > 0:
+            out[s] = b / a
+    return out
+
+
 def ordering(
     frame: pd.DataFrame,
     subject: str,

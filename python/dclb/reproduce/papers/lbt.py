@@ -347,11 +347,7 @@ def flattest(subject: str, metric: str, x: str, lo: Any, hi: Any, fixed: Mapping
     """``series`` rises least (ratio ``hi``/``lo``) of all series."""
 
     def check(f: pd.DataFrame) -> Verdict:
-        ratios = {}
-        for s in _series(f):
-            a, b = v.mean_of(f, metric, s, {x: lo, **fixed}), v.mean_of(f, metric, s, {x: hi, **fixed})
-            if math.isfinite(a) and math.isfinite(b) and a > 0:
-                ratios[s] = b / a
+        ratios = v.growth(f, metric, x, lo, hi, fixed)
         if series not in ratios or len(ratios) < 2:
             return Verdict(f"{subject}: dclb: no data", None)
         order = sorted(ratios, key=ratios.get)
@@ -365,11 +361,7 @@ def steepest(subject: str, metric: str, x: str, lo: Any, hi: Any, fixed: Mapping
     """The series ``top`` have the largest rises (ratio ``hi``/``lo``) of all series."""
 
     def check(f: pd.DataFrame) -> Verdict:
-        ratios = {}
-        for s in _series(f):
-            a, b = v.mean_of(f, metric, s, {x: lo, **fixed}), v.mean_of(f, metric, s, {x: hi, **fixed})
-            if math.isfinite(a) and math.isfinite(b) and a > 0:
-                ratios[s] = b / a
+        ratios = v.growth(f, metric, x, lo, hi, fixed)
         if not all(s in ratios for s in top):
             return Verdict(f"{subject}: dclb: no data", None)
         order = sorted(ratios, key=lambda s: -ratios[s])
@@ -462,11 +454,7 @@ def ratio_over(subject: str, metric: str, x: str, lo: Any, hi: Any, fixed: Mappi
     0.1); holds when every ratio lies within a factor 2 of the paper's (dclb's reading of "about")."""
 
     def check(f: pd.DataFrame) -> Verdict:
-        ratios = {}
-        for s in _series(f):
-            a, b = v.mean_of(f, metric, s, {x: lo, **fixed}), v.mean_of(f, metric, s, {x: hi, **fixed})
-            if math.isfinite(a) and math.isfinite(b) and a > 0:
-                ratios[s] = b / a
+        ratios = v.growth(f, metric, x, lo, hi, fixed)
         if not ratios:
             return Verdict(f"{subject}: dclb: no data", None)
         each = ", ".join(f"{s} {r:.2f}" for s, r in ratios.items())
