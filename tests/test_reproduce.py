@@ -84,3 +84,19 @@ def test_reproduce_rejects_bad_input_with_one_line(tmp_path):
     assert r.returncode == 2 and "huge" in r.stderr
     r = dclb_cli("reproduce", key, "--list", "--scale", "ci")
     assert r.returncode == 0 and "Fig." in r.stdout
+
+
+def test_a_figure_says_when_its_runs_carried_well_under_the_nominal_load():
+    from dclb.reproduce.run import load_note
+
+    class Reader:
+        def __init__(self, ratios):
+            self.ratios = ratios
+
+        def record(self, run_id):
+            return {"summary": {"carried_load_ratio": self.ratios[run_id]}}
+
+    frame = pd.DataFrame({"run_id": ["a", "b", "c"], "status": ["completed", "completed", "failed"]})
+    assert load_note(frame, Reader({"a": 0.95, "b": 1.1, "c": 0.1})) is None  # the failed run does not count
+    note = load_note(frame, Reader({"a": 0.3, "b": 1.1, "c": 0.1}))
+    assert note is not None and "1 of 2 runs" in note and "30%" in note

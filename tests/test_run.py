@@ -188,3 +188,49 @@ def test_a_run_reads_each_file_once(tmp_path, monkeypatch):
     describe_load(sc)
     assert dclb.run(sc, out=None).flows.num_rows == 21
     assert reads == ["small.cdf", "flows.csv"]
+
+
+
+def test_offered_load_ratio_measures_the_drawn_sizes_against_the_workload_mean(tiny, tmp_path):
+    # A fixed size offers exactly its nominal load: the drawn mean is the workload's mean.
+    fixed = tmp_path / "fixed.toml"
+    fixed.write_text(tiny.read_text().replace('workload = "websearch"', "size_bytes = 20000"))
+    steady = dclb.run(load_scenario(fixed), out=None).summary
+    assert steady["offered_load_ratio"] == pytest.approx(1.0)
+    assert 0.8 < steady["carried_load_ratio"] < 1.2
+    # 60 data-mining flows: the drawn mean over the CDF's mean, recomputed here from the flows, is far below 1.
+    result = dclb.run(load_scenario(tiny, ["traffic.workload=datamining"]), out=None)
+    drawn = float(np.mean(result.flows["size_bytes"].to_numpy()))
+    cdf_mean = _core.describe_sources(json.dumps(engine_config(result.scenario)))[0]["mean_bytes"]
+    assert result.summary["offered_load_ratio"] == pytest.approx(drawn / cdf_mean)
+    assert result.summary["offered_load_ratio"] < 0.8
+
+
+def test_carried_load_ratio_counts_only_the_bytes_delivered_while_flows_arrive(tiny, tmp_path):
+    from dclb.runner import load_ratios
+
+    fixed = tmp_path / "fixed.toml"
+    fixed.write_text(tiny.read_text().replace('workload = "websearch"', "size_bytes = 20000"))
+    config = engine_config(load_scenario(fixed))
+    offered_bps = _core.describe_sources(json.dumps(config))[0]["offered_bps"]
+    # Arrivals at 0, 50 and 100 us: the window is 100 us. The first flow lives 0-40 us (all inside), the second
+    # 50-150 us (half inside), the third starts as the window ends and is unfinished (nothing inside).
+    flows = pa.table({
+        "source": [0, 0, 0], "size_bytes": [20000, 20000, 20000], "start_us": [0.0, 50.0, 100.0],
+        "finish_us": pa.array([40.0, 150.0, None], pa.float64()), "bytes_delivered": [20000, 20000, 10000],
+    })
+    ratios = load_ratios(config, flows, sim_time_us=1100.0)
+    carried_bits = (20000 + 10000 + 10000 * 0.0) * 8
+    assert ratios["offered_load_ratio"] == pytest.approx(1.0)
+    assert ratios["carried_load_ratio"] == pytest.approx(carried_bits / (offered_bps * 100e-6))
+
+
+def test_run_notes_when_the_drawn_flows_offer_well_under_the_nominal_load(tiny, tmp_path):
+    low = dclb_cli("run", str(tiny), "--set", "traffic.workload=datamining", "--no-store", "-q")
+    assert low.returncode == 0, low.stderr
+    assert "of the nominal load" in low.stderr
+    fixed = tmp_path / "fixed.toml"
+    fixed.write_text(tiny.read_text().replace('workload = "websearch"', "size_bytes = 20000"))
+    ok = dclb_cli("run", str(fixed), "--no-store", "-q")
+    assert ok.returncode == 0, ok.stderr
+    assert "of the nominal load" not in ok.stderr

@@ -89,7 +89,7 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
     from .store import Store
-    from .summary import summary_rows
+    from .summary import load_shortfall_note, summary_rows
 
     sc = load_scenario(scenario_file, list(overrides), seed)
     if dump_config is not None:
@@ -108,6 +108,8 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
         click.echo(json.dumps({"run_id": result.run_id, "path": str(result.path) if result.path else None, **result.summary}, default=float))
         return
     console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, HEADLINE_KEYS)))
+    if (note := load_shortfall_note(result.summary)) is not None:
+        err.print(note, soft_wrap=True, highlight=False)
     if result.path is not None:
         console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})")
 
@@ -396,6 +398,8 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
             for _, v in f.verdicts:
                 mark = {True: "holds", False: "does not hold", None: "cannot tell"}[v.holds]
                 console.print(f"  Fig. {f.figure.id}: {v.text} [{mark}]", highlight=False, soft_wrap=True, markup=False)
+            if f.load_note:
+                console.print(f"  Fig. {f.figure.id}: {f.load_note}", highlight=False, soft_wrap=True, markup=False)
             if f.error:
                 err.print(f"  Fig. {f.figure.id} could not be drawn: {f.error}", highlight=False, soft_wrap=True, markup=False)
                 failed = True

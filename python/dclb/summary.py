@@ -318,6 +318,23 @@ def summarize(
     return summary
 
 
+#: Below this share of the nominal load, a run's summary warns that its flows offered less than asked.
+LOAD_SHORTFALL = 0.8
+
+
+def load_shortfall_note(summary: Mapping[str, Any]) -> str | None:
+    """A warning when the fabric carried well under the nominal load while flows arrived (the summary's
+    ``carried_load_ratio``; see :func:`dclb.runner.load_ratios`), else None."""
+    carried, offered = summary.get("carried_load_ratio"), summary.get("offered_load_ratio")
+    if carried is None or _is_missing(carried) or carried >= LOAD_SHORTFALL:
+        return None
+    cause = f"; the flow sizes drawn offered {offered:.0%} of it" if offered is not None and not _is_missing(offered) else ""
+    return (
+        f"note: while flows arrived, the fabric carried about {carried:.0%} of the nominal load{cause}. Few flows "
+        "from a heavy-tailed workload never reach steady state: use more flows for load-dependent results"
+    )
+
+
 # --------------------------------------------------------------------------
 # human-readable rendering
 # --------------------------------------------------------------------------

@@ -70,6 +70,8 @@ def build_report(result: "PaperResult", pp: "PaperPlan") -> str:
         parts.append(f"<h2 id='{fig.slug}'>Fig. {_esc(fig.id)}: {_esc(fig.title)}</h2>")
         if fig.note:
             parts.append(f"<p class='note'>{_esc(fig.note)}</p>")
+        if fr.load_note:
+            parts.append(f"<p class='fails'>{_esc(fr.load_note)}</p>")
         if fr.verdicts:
             rows = "".join(f"<tr><td>{_esc(text)}</td><td>{_esc(v.text)}</td><td>{_mark(v.holds)}</td></tr>" for text, v in fr.verdicts)
             parts.append(f"<table><tr><th>the paper says</th><th>dclb</th><th>verdict</th></tr>{rows}</table>")

@@ -36,6 +36,8 @@ class FigureResult:
     runs: int
     failed: int
     error: Optional[str] = None
+    #: Set when some of the figure's runs offered well under their nominal load (see :func:`load_note`).
+    load_note: Optional[str] = None
 
 
 @dataclass
@@ -156,7 +158,31 @@ def _draw_and_judge(pp: PaperPlan, fig: Figure, reader: RunReader, where: Path) 
         image = save(draw_figure(pp, fig, frame, reader), where / f"{fig.slug}.png")
     except Exception as e:  # keep the rest of the report; the error is shown in place of the figure
         error = f"{type(e).__name__}: {e}"
-    return FigureResult(fig, image, data, verdicts, runs, failed, error)
+    return FigureResult(fig, image, data, verdicts, runs, failed, error, load_note(frame, reader))
+
+
+def load_note(frame: Any, reader: RunReader) -> Optional[str]:
+    """One sentence when the figure's runs carried well under their nominal load while flows arrived (the
+    summary's ``carried_load_ratio``): on heavy-tailed workloads a small scale's few flows never reach steady
+    state, so a "load 0.5" point may have run at a fraction of it."""
+    from ..summary import LOAD_SHORTFALL
+
+    if not len(frame):
+        return None
+    ratios = []
+    for run_id in frame.loc[frame["status"] == "completed", "run_id"]:
+        value = ((reader.record(run_id) or {}).get("summary") or {}).get("carried_load_ratio")
+        if isinstance(value, (int, float)) and value == value:
+            ratios.append(float(value))
+    low = [r for r in ratios if r < LOAD_SHORTFALL]
+    if not low:
+        return None
+    ratios.sort()
+    return (
+        f"load reached: in {len(low)} of {len(ratios)} runs the fabric carried under {LOAD_SHORTFALL:.0%} of the nominal "
+        f"load while flows arrived (all runs: {ratios[0]:.0%} to {ratios[-1]:.0%}, median {ratios[len(ratios) // 2]:.0%}); "
+        "too few flows to reach steady state, so load-dependent claims are weak at this scale"
+    )
 
 
 def reproduce(
