@@ -7,7 +7,7 @@
 
 mod common;
 use common::*;
-use dclb_core::config::TransportKind;
+use dclb_core::config::{LinkOverride, TransportKind};
 use dclb_core::lb::presto::Presto;
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::FlowView;
@@ -156,4 +156,48 @@ fn presto_with_flowcells_and_a_reorder_buffer_completes_poisson_web_search() {
         }
     }
     assert!(big > 20 && multi == big, "{multi} of {big} flows of four or more cells used all four uplinks");
+}
+
+/// A digest of everything a flow table says per flow (FCT bits, bytes sent, retransmissions, out-of-order
+/// arrivals, bytes per uplink) and of the run's drops: FNV-1a over the values in order.
+fn flow_digest(r: &dclb_core::Results) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |x: u64| {
+        for b in x.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    for x in fct_bits(r) {
+        eat(x.unwrap_or(u64::MAX));
+    }
+    for col in ["bytes_sent", "retransmissions", "out_of_order"] {
+        r.flows.u64s(col).iter().for_each(|&x| eat(x));
+    }
+    uplink_rows(r).iter().flatten().for_each(|&x| eat(x));
+    eat(port_sum(r, "drops"));
+    h
+}
+
+/// Plain round robin is unchanged, bit for bit, by the weighted variant: these digests were taken on the engine
+/// before `weights` existed (commit 63bfedc), on a symmetric fabric, on one with a 2.5 Gbps link and one with a
+/// failed link, with Presto's default parameters.
+#[test]
+fn equal_weights_reproduce_the_unweighted_presto_bit_for_bit() {
+    let cases: [(&str, Option<LinkOverride>, u64); 3] = [
+        ("symmetric", None, 0x9e87_fe33_a2f2_c260),
+        ("slow link", Some(LinkOverride { leaf: 2, spine: 1, rate_gbps: Some(2.5), ..Default::default() }), 0x3724_0d69_f520_13f9),
+        ("failed link", Some(LinkOverride { leaf: 1, spine: 3, failed: true, ..Default::default() }), 0x6182_829c_8ca4_2e32),
+    ];
+    let mut got = Vec::new();
+    for (name, link, _) in &cases {
+        let mut cfg = fabric(4, 4, 4);
+        cfg.lb.scheme = "presto".into();
+        cfg.topology.links.extend(link.clone());
+        cfg.sources = vec![poisson(16, 0.6, 150)];
+        let r = run(&cfg);
+        got.push((name, flow_digest(&r)));
+    }
+    for ((name, want), (_, _, pinned)) in got.iter().zip(cases.iter()) {
+        assert_eq!(want, pinned, "{name}");
+    }
 }
