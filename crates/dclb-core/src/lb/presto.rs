@@ -25,7 +25,7 @@
 //! * *Weights* (`weights`). `"equal"` (the default) is plain round robin over the working paths, as in the
 //!   paper's symmetric setting. `"capacity"` models the paper's answer to asymmetry: its controller gives each
 //!   path a weight proportional to its capacity and the vswitch sends flowcells in weighted round robin (He et
-//!   al. §3; baselines.md §4). The controller's knowledge is taken to be the configured link rates, a static
+//!   al., SIGCOMM'15, as baselines.md §4 recalls it, marked there as not checked against the paper body). The controller's knowledge is taken to be the configured link rates, a static
 //!   fact ([`FabricFacts::path_rate`]): a path's weight is its bottleneck, the smaller of the source leaf's
 //!   uplink rate and the rate of the spine's link down to the destination leaf. Weights are the rates
 //!   divided by their greatest common divisor (1 and 10 Gbps give 1:10); if they add up to more than
@@ -94,7 +94,7 @@ scheme_params! {
         random_start: bool = true,
         /// how the round robin weighs the working paths: equally, or by each path's configured bottleneck
         /// capacity (smooth weighted round robin)
-        #[source = "Presto paper §3: controller weights proportional to capacity under asymmetry (baselines.md §4); equal as in its symmetric setting"]
+        #[source = "Presto paper: controller weights proportional to path capacity under asymmetry (baselines.md §4, recalled); equal as in its symmetric setting"]
         weights: PrestoWeights = PrestoWeights::Equal,
     }
 }
