@@ -100,3 +100,28 @@ def test_a_figure_says_when_its_runs_carried_well_under_the_nominal_load():
     assert load_note(frame, Reader({"a": 0.95, "b": 1.1, "c": 0.1})) is None  # the failed run does not count
     note = load_note(frame, Reader({"a": 0.3, "b": 1.1, "c": 0.1}))
     assert note is not None and "1 of 2 runs" in note and "30%" in note
+
+
+def test_mdtlb_fig3_verdicts_follow_the_data():
+    from dclb.reproduce.papers import mdtlb as md
+
+    # A queue that fills and empties every millisecond for 5 ms refills 5 times (the first fill included); a
+    # queue that never empties does not oscillate by this measure.
+    t = [i * 10.0 for i in range(501)]
+    saw = pd.DataFrame({"time_us": t, "value": [60.0 * (1 - abs((x % 1000) - 500) / 500) for x in t]})
+    assert md._refills_per_ms(saw) == pytest.approx(1.0)
+    assert md._refills_per_ms(saw.assign(value=saw["value"] + 100)) == 0.0
+
+    series = md.WEIGHTED + (md.SCALED_K,)
+
+    def frame(**cols: float) -> pd.DataFrame:
+        return pd.DataFrame([{"series": s, "seed": 1, **cols} for s in series])
+
+    assert md._hetero_throughput(frame(a_gbps_mean=5.0)).holds is True
+    assert md._hetero_throughput(frame(a_gbps_mean=10.5)).holds is False
+    assert md._hetero_oscillation(frame(queue_s0_l2_refills_per_ms=1.0, queue_s0_l2_mean=15.0)).holds is True
+    assert md._hetero_oscillation(frame(queue_s0_l2_refills_per_ms=0.1, queue_s0_l2_mean=15.0)).holds is False
+    assert md._hetero_mechanism(frame(queue_s0_l2_peak_over_k=1.5, marks_share_s0_l2=0.8)).holds is True
+    below = md._hetero_mechanism(frame(queue_s0_l2_peak_over_k=0.63, marks_share_s0_l2=0.0))
+    assert below.holds is False and "peak 0.63 K, 0% of the marks" in below.text
+    assert md._hetero_throughput(pd.DataFrame(columns=["series", "a_gbps_mean"])).holds is None

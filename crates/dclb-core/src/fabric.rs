@@ -81,6 +81,8 @@ pub struct FabricFacts {
     /// Static facts of every spine's down links (configuration, not live state): index
     /// `spine * leaves * links_per_pair + slot`, slot `leaf * links_per_pair + link` as in [`PortLink::slot`].
     spine_down: Vec<LinkFacts>,
+    /// Static facts of every leaf's uplinks (configuration, not live state): index `leaf * uplinks + uplink`.
+    leaf_up: Vec<LinkFacts>,
     /// One-way propagation delay of every host link (host NIC to its leaf, and leaf down to the host).
     pub host_delay: Time,
     /// The smallest round-trip time between hosts on different leaves in an idle fabric: propagation on
@@ -148,6 +150,30 @@ impl FabricFacts {
     /// Static facts of spine `spine`'s down link `slot` (`leaf * links_per_pair + link`).
     pub fn spine_down(&self, spine: u32, slot: u32) -> LinkFacts {
         self.spine_down[(spine * self.leaves * self.links_per_pair + slot) as usize]
+    }
+    /// Static facts of leaf `leaf`'s uplink `uplink` (`spine * links_per_pair + link`).
+    pub fn leaf_up(&self, leaf: u32, uplink: u32) -> LinkFacts {
+        self.leaf_up[(leaf * self.uplinks + uplink) as usize]
+    }
+    /// The configured bottleneck rate of the path from leaf `leaf` through its uplink `uplink` to leaf
+    /// `dst_leaf`: the smaller of the uplink's rate and the rate of the spine's link down to `dst_leaf` that
+    /// a packet tagged with this uplink takes (the one with the same link number, as source routing does;
+    /// if that one has failed, the slowest working one, since the fallback may hash onto any of them).
+    /// What a central controller knows from configuration, not live state. `Rate(0)` if the path does not
+    /// work (failed uplink, no working link down, or `leaf == dst_leaf`).
+    pub fn path_rate(&self, leaf: u32, uplink: u32, dst_leaf: u32) -> Rate {
+        let up = self.leaf_up(leaf, uplink);
+        if leaf == dst_leaf || !up.up {
+            return Rate(0);
+        }
+        let (lpp, spine) = (self.links_per_pair, self.spine_of_uplink(uplink));
+        let same = self.spine_down(spine, dst_leaf * lpp + uplink % lpp);
+        let down = if same.up {
+            Some(same.rate)
+        } else {
+            (0..lpp).map(|k| self.spine_down(spine, dst_leaf * lpp + k)).filter(|l| l.up).map(|l| l.rate).min()
+        };
+        down.map_or(Rate(0), |d| up.rate.min(d))
     }
 }
 
@@ -306,6 +332,7 @@ impl Fabric {
                 path_delay: Vec::new(),
                 mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
                 spine_down: Vec::new(),
+                leaf_up: Vec::new(),
                 host_delay,
                 min_rtt: Time::ZERO,
                 ack_wire_bytes: tp.ack_bytes,
@@ -442,6 +469,15 @@ impl Fabric {
                 spine_down.push(LinkFacts { rate: p.rate, delay: p.delay, buffer_bytes, up: p.up });
             }
         }
+        let mut leaf_up = Vec::with_capacity((nl * ups) as usize);
+        for l in 0..nl {
+            for u in 0..ups {
+                let p = &self.ports[self.uplink_port(l, u) as usize];
+                let buffer_bytes = if p.cap_bytes != u64::MAX { p.cap_bytes } else { (p.cap_packets as u64).saturating_mul(mtu) };
+                leaf_up.push(LinkFacts { rate: p.rate, delay: p.delay, buffer_bytes, up: p.up });
+            }
+        }
+        self.facts.leaf_up = leaf_up;
         self.spine_routes = spine_routes;
         self.leaf_routes = leaf_routes;
         self.leaf_paths = leaf_paths;

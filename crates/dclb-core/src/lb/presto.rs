@@ -1,5 +1,5 @@
 //! Presto: the sending host cuts each flow into flowcells of at most 64 KB and sends consecutive flowcells
-//! round robin over the paths.
+//! round robin over the paths, equally or weighted by path capacity.
 //!
 //! **Rule.** Presto runs in the sender's virtual switch (He et al., SIGCOMM'15; baselines.md §4). For every
 //! flow it keeps a byte count of the current flowcell and the path that cell uses. A segment that would push
@@ -22,10 +22,28 @@
 //! * *Retransmissions.* Presto's vswitch sees segments, not sequence numbers: a retransmitted segment is
 //!   counted into the current cell and takes that cell's path, like any other segment. It is not sent back
 //!   on the path its bytes first took.
+//! * *Weights* (`weights`). `"equal"` (the default) is plain round robin over the working paths, as in the
+//!   paper's symmetric setting. `"capacity"` models the paper's answer to asymmetry: its controller gives each
+//!   path a weight proportional to its capacity and the vswitch sends flowcells in weighted round robin (He et
+//!   al., SIGCOMM'15, as baselines.md §4 recalls it, marked there as not checked against the paper body). The controller's knowledge is taken to be the configured link rates, a static
+//!   fact ([`FabricFacts::path_rate`]): a path's weight is its bottleneck, the smaller of the source leaf's
+//!   uplink rate and the rate of the spine's link down to the destination leaf. Weights are the rates
+//!   divided by their greatest common divisor (1 and 10 Gbps give 1:10); if they add up to more than
+//!   [`MAX_PERIOD`] they are scaled down to about that total (each at least 1), an approximation for rates
+//!   that share no large divisor. Which path each cell takes follows *smooth* weighted round robin (nginx's
+//!   `ngx_http_upstream_get_peer`, 2012): each turn every path's credit grows by its weight, the path with
+//!   the most credit (the first in path order on a tie) is picked and its credit drops by the total weight.
+//!   Over one period (the sum of the weights) path i gets exactly w_i cells, spread out rather than in a
+//!   run: with 1:10 the slow path carries one cell in 11, the sixth. The sequence for one destination leaf
+//!   is computed once, per host, and a flow's rotation counter walks it; `random_start` starts each flow at
+//!   a uniformly random position of the sequence (a random phase). The weights are those of the working
+//!   paths only: a failed path is not offered, so the others share its turns in proportion to their own
+//!   capacities, as a controller recomputing weights after a failure would have it. With equal
+//!   capacities `"capacity"` is the same as `"equal"`, bit for bit. The paper does not say how its WRR
+//!   interleaves (the Hermes authors' ns-3 driver lists a path several times in a row, which is not
+//!   smooth); smooth WRR is dclb's choice, as the even spread the paper's "near-uniform" flowcells aim for.
 //! * *Failures.* Only working paths are offered; if the current cell's path is no longer among them, the
-//!   cell continues on the path its rotation counter now names. The paper's controller-pushed weights for
-//!   asymmetric fabrics (weighted round robin) are not modelled: plain round robin, as in the paper's
-//!   symmetric setting.
+//!   cell continues on the path its rotation counter now names.
 //! * *ACKs* are not tagged and follow ECMP in the fabric, as in the Hermes authors' code.
 //! * *Receiver.* The paper's modified GRO holds data across flowcell-boundary gaps. dclb models it with the
 //!   transport's resequencing buffer, `transport.reseq_timeout_us`, which is off by default so that the
@@ -41,22 +59,26 @@
 //!   The Hermes authors' ns-3 code uses 10 packets of 1400 B = 14,000 bytes (`PRESTO_RATIO`); set that to
 //!   reproduce runs made with it.
 //! * `random_start` = true: baselines.md §4 and the Hermes authors' code start each flow at a random path.
+//! * `weights` = "equal": the paper's symmetric setting and what every reproduction used before weights
+//!   existed; "capacity" is for asymmetric fabrics (MDTLB's Fig. 3 spreads flowcells 1:10 on 1 and 10 Gbps
+//!   paths).
 
 use super::flowhash::FlowMap;
-use super::params::scheme_params;
+use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
 use super::{EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut};
+use crate::fabric::FabricFacts;
 use crate::packet::{Packet, PacketKind, NO_PATH};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "presto",
     placement: Placement::Edge,
     granularity: "flowcell",
-    summary: "sender cuts each flow into flowcells of at most 64 KB and sends them round robin over the paths",
+    summary: "sender cuts each flow into flowcells of at most 64 KB and sends them round robin over the paths (optionally weighted by capacity)",
     params: PrestoParams::SPECS,
     install: |cx, p| {
         let p = PrestoParams::from_params(p);
-        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start)) as Box<dyn EdgeBalancer>).collect())
+        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start).weighted(p.weights)) as Box<dyn EdgeBalancer>).collect())
     },
     reflect: reflect_path_and_class,
 };
@@ -70,6 +92,81 @@ scheme_params! {
         /// start each flow's round robin at a uniformly random path (false: at the first path)
         #[source = "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)"]
         random_start: bool = true,
+        /// how the round robin weighs the working paths: equally, or by each path's configured bottleneck
+        /// capacity (smooth weighted round robin)
+        #[source = "Presto paper: controller weights proportional to path capacity under asymmetry (baselines.md §4, recalled); equal as in its symmetric setting"]
+        weights: PrestoWeights = PrestoWeights::Equal,
+    }
+}
+
+param_choice! {
+    /// How Presto's round robin weighs the paths.
+    pub enum PrestoWeights {
+        /// Every working path gets one turn per round (plain round robin).
+        Equal = "equal",
+        /// Each working path gets turns in proportion to its configured bottleneck capacity.
+        Capacity = "capacity",
+    }
+}
+
+/// The largest number of turns in one round of weighted round robin; weights adding up to more are scaled
+/// down to about this total.
+pub const MAX_PERIOD: u64 = 1000;
+
+/// Integer weights proportional to `rates` (bits per second): divided by their greatest common divisor and,
+/// if they add up to more than [`MAX_PERIOD`], scaled down to about that total with every nonzero rate kept
+/// at weight 1 or more. A zero rate gets weight 0. All zero: all 1.
+pub fn capacity_weights(rates: &[u64]) -> Vec<u64> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    let g = rates.iter().fold(0, |g, &r| gcd(g, r));
+    if g == 0 {
+        return vec![1; rates.len()];
+    }
+    let w: Vec<u64> = rates.iter().map(|&r| r / g).collect();
+    let total: u64 = w.iter().sum();
+    if total <= MAX_PERIOD {
+        return w;
+    }
+    let scaled: Vec<u64> = w.iter().map(|&x| if x == 0 { 0 } else { ((x as f64 * MAX_PERIOD as f64 / total as f64).round() as u64).max(1) }).collect();
+    let g = scaled.iter().fold(0, |g, &r| gcd(g, r));
+    scaled.iter().map(|&x| x / g).collect()
+}
+
+/// One round of smooth weighted round robin over `weights` (nginx's rule, see the module doc): the index of
+/// the path for each turn, `sum(weights)` turns in all (empty if every weight is 0). Path i appears exactly
+/// `weights[i]` times.
+pub fn smooth_wrr(weights: &[u64]) -> Vec<usize> {
+    let total: i64 = weights.iter().sum::<u64>() as i64;
+    let mut credit = vec![0i64; weights.len()];
+    let mut order = Vec::with_capacity(total as usize);
+    for _ in 0..total {
+        let mut best = 0;
+        for (i, &w) in weights.iter().enumerate() {
+            credit[i] += w as i64;
+            if credit[i] > credit[best] {
+                best = i;
+            }
+        }
+        credit[best] -= total;
+        order.push(best);
+    }
+    order
+}
+
+/// The weighted rotation towards one destination leaf: the paths it was made for and the path of each turn.
+#[derive(Clone, Debug)]
+struct Rotation {
+    paths: Vec<u16>,
+    turns: Vec<u16>,
+}
+
+impl Rotation {
+    fn new(facts: &FabricFacts, src_leaf: u32, dst_leaf: u32, paths: &[u16]) -> Rotation {
+        let rates: Vec<u64> = paths.iter().map(|&u| facts.path_rate(src_leaf, u as u32, dst_leaf).bps()).collect();
+        let turns = smooth_wrr(&capacity_weights(&rates)).into_iter().map(|i| paths[i]).collect();
+        Rotation { paths: paths.to_vec(), turns }
     }
 }
 
@@ -78,7 +175,8 @@ scheme_params! {
 struct Cell {
     /// Payload bytes in the current flowcell.
     bytes: u64,
-    /// Round-robin position: the current cell uses `paths[rr % paths.len()]`.
+    /// Round-robin position: the current cell uses turn `rr % period` of the rotation (`paths[rr % paths.len()]`
+    /// with equal weights).
     rr: u32,
     /// Path tag of the current cell, `NO_PATH` before the first segment.
     tag: u16,
@@ -90,6 +188,9 @@ struct Cell {
 pub struct Presto {
     cell_bytes: u64,
     random_start: bool,
+    weights: PrestoWeights,
+    /// Weighted rotations by destination leaf (`weights = "capacity"` only), made on first use.
+    rotations: Vec<Option<Rotation>>,
     /// Per-flow state, by flow id.
     flows: FlowMap<Cell>,
     /// Flowcells opened by all flows of this host (run summary).
@@ -98,7 +199,13 @@ pub struct Presto {
 
 impl Presto {
     pub fn new(cell_bytes: u64, random_start: bool) -> Presto {
-        Presto { cell_bytes, random_start, flows: FlowMap::default(), cells_opened: 0 }
+        Presto { cell_bytes, random_start, weights: PrestoWeights::Equal, rotations: Vec::new(), flows: FlowMap::default(), cells_opened: 0 }
+    }
+
+    /// The same sender with `weights` (equal by default).
+    pub fn weighted(mut self, weights: PrestoWeights) -> Presto {
+        self.weights = weights;
+        self
     }
 
     /// Flowcells opened so far by `flow` (0 if the flow has no state).
@@ -109,7 +216,22 @@ impl Presto {
 
 impl EdgeBalancer for Presto {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        let n = paths.len();
+        // The rotation: the paths themselves with equal weights, else this destination's weighted turns.
+        let turns: &[u16] = match self.weights {
+            PrestoWeights::Equal => paths,
+            PrestoWeights::Capacity => {
+                let (src_leaf, dst_leaf) = (cx.facts.leaf_of_host(cx.host), cx.facts.leaf_of_host(flow.dst));
+                if self.rotations.len() <= dst_leaf as usize {
+                    self.rotations.resize(dst_leaf as usize + 1, None);
+                }
+                let slot = &mut self.rotations[dst_leaf as usize];
+                if slot.as_ref().is_none_or(|r| r.paths != paths) {
+                    *slot = Some(Rotation::new(cx.facts, src_leaf, dst_leaf, paths));
+                }
+                &slot.as_ref().unwrap().turns
+            }
+        };
+        let n = turns.len();
         let len = pkt.payload as u64;
         let random_start = self.random_start;
         let c = self.flows.entry(flow.flow as u128).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
@@ -118,18 +240,18 @@ impl EdgeBalancer for Presto {
             c.cells = 1;
             self.cells_opened += 1;
             c.bytes = len;
-            c.tag = paths[c.rr as usize % n];
+            c.tag = turns[c.rr as usize % n];
         } else if c.bytes + len > self.cell_bytes {
-            // This segment does not fit: it opens the next cell on the next path.
+            // This segment does not fit: it opens the next cell on the next turn's path.
             c.rr += 1;
             c.cells += 1;
             self.cells_opened += 1;
             c.bytes = len;
-            c.tag = paths[c.rr as usize % n];
+            c.tag = turns[c.rr as usize % n];
         } else {
             c.bytes += len;
             if !paths.contains(&c.tag) {
-                c.tag = paths[c.rr as usize % n];
+                c.tag = turns[c.rr as usize % n];
             }
         }
         let tag = c.tag;
@@ -146,7 +268,8 @@ impl EdgeBalancer for Presto {
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>())
+        let rotations: usize = self.rotations.iter().flatten().map(|r| (r.paths.len() + r.turns.len()) * std::mem::size_of::<u16>()).sum();
+        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>()) + rotations
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
