@@ -169,8 +169,13 @@ def _distinct(series: pd.Series) -> list[Any]:
 
 
 def varying_fields(runs: pd.DataFrame) -> list[str]:
-    """Scenario fields with more than one distinct (non-null) value among ``runs`` (seed not included)."""
-    return [c for c in scenario_columns(runs) if len(_distinct(runs[c])) > 1]
+    """Scenario fields with more than one distinct (non-null) value among ``runs`` (seed not included).
+
+    A list field has a column of its own (JSON text) and one per element (``topology.links.0.rate_gbps``,
+    see :mod:`dclb.store`); when an element varies, the element is the field that says how the runs differ
+    and the whole list, which would only repeat it less readably, is left out."""
+    varying = [c for c in scenario_columns(runs) if len(_distinct(runs[c])) > 1]
+    return [c for c in varying if not any(other.startswith(c + ".") for other in varying)]
 
 
 def field_values(runs: pd.DataFrame, fields: Sequence[str]) -> dict[str, list[Any]]:
@@ -196,7 +201,8 @@ def load_runs(store: Any, where: str | None = None, completed: bool = True) -> p
     return runs.reset_index(drop=True)
 
 
-_DOTTED = re.compile(r'(?<![\w".\'])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w"])')
+#: A dotted field name: a first part that starts with a letter, then parts that are names or list indices.
+_DOTTED = re.compile(r'(?<![\w".\'])([A-Za-z_]\w*(?:\.(?:[A-Za-z_]\w*|\d+))+)(?![\w"])')
 
 
 def _quote_dotted(condition: str) -> str:
