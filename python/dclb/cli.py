@@ -28,6 +28,7 @@ import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -170,16 +171,24 @@ def workloads_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(_json_text(rows, indent=1))
         return
-    # Names are typed back into scenarios: never wrapped or cut; the description wraps instead.
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("name", no_wrap=True)
-    table.add_column("mean", no_wrap=True, justify="right")
-    table.add_column("points", no_wrap=True, justify="right")
-    table.add_column("description", overflow="fold", min_width=20)
-    for r in rows:
-        table.add_row(r["name"], f"{r['mean_bytes'] / 1e6:.3f} MB", str(r["points"]), r["description"])
-    _wide_console().print(table)
-    _wide_console().print("Use a name, a path to your own CDF file, or a mixture such as {websearch = 0.5, datamining = 0.5} (weights by flow count).")
+    # Names are typed back into scenarios: never wrapped or cut; the description wraps instead. A terminal too
+    # narrow for the name, mean and points columns beside 20 characters of description gets one block each.
+    out = _wide_console()
+    cells = [(r["name"], f"{r['mean_bytes'] / 1e6:.3f} MB", str(r["points"]), r["description"]) for r in rows]
+    if max(len(c[0]) for c in cells) + 9 + 6 + 20 + 3 * _COLUMN_GAP <= out.width:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column("name", no_wrap=True)
+        table.add_column("mean", no_wrap=True, justify="right")
+        table.add_column("points", no_wrap=True, justify="right")
+        table.add_column("description", overflow="fold", min_width=20)
+        for c in cells:
+            table.add_row(*c)
+        out.print(table)
+    else:
+        for name, mean, points, description in cells:
+            out.print(f"{name}  (mean {mean}, {points} points)")
+            out.print(Padding(description, (0, 0, 0, 4)))
+    out.print("Use a name, a path to your own CDF file, or a mixture such as {websearch = 0.5, datamining = 0.5} (weights by flow count).")
 
 
 @cli.command("bench")
@@ -459,7 +468,7 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
             left_out.remove("error")
         _left_out_note(left_out, "--columns A,B,... picks the columns; --format csv shows them all.")
         counts = runs["status"].value_counts().to_dict()
-        console.print(f"{len(runs)} run{'' if len(runs) == 1 else 's'}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), highlight=False)
+        console.print(f"{len(runs)} run{'' if len(runs) == 1 else 's'}" + "".join(f"{': ' if i == 0 else ', '}{n} {s}" for i, (s, n) in enumerate(sorted(counts.items()))), highlight=False)
 
 
 @cli.command("plot")
