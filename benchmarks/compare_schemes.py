@@ -8,7 +8,7 @@ missing); the script prints Markdown tables, one per workload and transport.
 
 A scheme may carry suffixes that switch transport options on for it: `+reseq` the receiver resequencing buffer
 (100 µs hold), `+sack`, `+undo` (D-SACK undo, with SACK); `+noreseq` turns the buffer off. Presto and DRB are
-designed with a receive-side buffer (Presto's modified GRO, DRB's resequencing buffer; baselines.md §3, §4), so
+designed with a receive-side buffer (Presto's modified GRO, DRB's resequencing buffer: the Presto and DRB papers), so
 they run with `+reseq` unless `+noreseq` is given, and the tables name them by what ran (`presto+reseq`). Each cell is the mean over seeds of the overall mean
 FCT in ms, and in brackets the short flows' (< 100 KB) 99th percentile in ms; `×` marks the ratio of the mean
 FCT to ECMP's in the same column.

@@ -160,6 +160,8 @@ def test_report_is_one_self_contained_page_that_renders(pool_sweep, tmp_path):
     assert "<script" not in page.lower() and "@import" not in page and "url(" not in page
     n_images = page.count("<img ")
     assert n_images >= 5
+    for alt in ("FCT CDF", "slowdown per flow-size bin", "queue length over time"):  # the runs have a sampler
+        assert f'alt="{alt}"' in page, alt
 
     browser = _browser()
     if browser is None:

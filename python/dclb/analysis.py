@@ -10,6 +10,13 @@ scipy it is computed here: exactly for 1 and 2 degrees of freedom (closed forms)
 Cornish-Fisher expansion of the t quantile around the normal quantile (Abramowitz & Stegun 26.7.5, four
 terms), whose error is below 0.2 % from 3 degrees of freedom on.
 
+What a figure draws of it (the ``lo`` and ``hi`` columns of :func:`aggregate`) is that interval clipped to
+the values the metric can physically take (:func:`physical_range`: a slowdown is at least 1, a miss rate lies
+in [0, 1], times, throughputs, counts and ratios to a baseline are not negative), so a band never claims an
+FCT below zero. With fewer than ``MIN_SEEDS_FOR_CI`` = 3 seeds nothing is drawn: from 2 seeds the interval is
+``mean ± 12.7 · s / √2``, which says nothing about the metric (it reached a slowdown of -40), and the figure
+says that there is no interval instead.
+
 Normalisation
 -------------
 ``normalize(runs, metric, "lb.scheme=ecmp")`` divides each run's metric by that of the baseline run with
@@ -133,17 +140,44 @@ def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float,
     return float(x.mean()), half, n
 
 
-def aggregate(frame: pd.DataFrame, by: Sequence[str], y: str) -> pd.DataFrame:
-    """Mean, CI half-width and count of ``y`` for each combination of ``by`` (NaN keys kept)."""
+#: Fewest seeds for which a figure draws a confidence interval (see the module documentation).
+MIN_SEEDS_FOR_CI = 3
+
+
+def physical_range(name: str, ratio: bool = False) -> tuple[float, float]:
+    """(lowest, highest) value metric ``name`` can take: a slowdown (FCT / ideal FCT) is at least 1, a rate or
+    fraction or share (``deadline_miss_rate``) lies in [0, 1], anything else dclb reports (times, throughputs, counts,
+    bytes) is at least 0. With ``ratio`` (the metric divided by a baseline's) only the lower bound 0 holds."""
+    if ratio:
+        return 0.0, math.inf
+    if "slowdown" in name:
+        return 1.0, math.inf
+    if name.endswith(("_rate", "_fraction", "_share")):
+        return 0.0, 1.0
+    return 0.0, math.inf
+
+
+def clipped_interval(mean: float, half: float, n: int, bounds: tuple[float, float]) -> tuple[float, float]:
+    """The interval ``mean ± half`` clipped to ``bounds``; (NaN, NaN) when there is none worth drawing
+    (fewer than ``MIN_SEEDS_FOR_CI`` values, or no half-width)."""
+    if n < MIN_SEEDS_FOR_CI or not math.isfinite(half) or not math.isfinite(mean):
+        return math.nan, math.nan
+    return max(mean - half, bounds[0]), min(mean + half, bounds[1])
+
+
+def aggregate(frame: pd.DataFrame, by: Sequence[str], y: str, bounds: tuple[float, float] | None = None) -> pd.DataFrame:
+    """Mean, CI half-width and count of ``y`` for each combination of ``by`` (NaN keys kept), with ``lo`` and
+    ``hi``, the interval a figure draws: clipped to ``bounds`` (default: :func:`physical_range` of ``y``), NaN
+    with fewer than ``MIN_SEEDS_FOR_CI`` values."""
+    bounds = bounds or physical_range(y)
     rows = []
-    if not by:
-        mean, half, n = mean_ci(frame[y])
-        return pd.DataFrame([{"mean": mean, "ci": half, "n": n}])
-    for key, group in frame.groupby(list(by), dropna=False, sort=True):
+    groups = frame.groupby(list(by), dropna=False, sort=True) if by else [((), frame)]
+    for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         mean, half, n = mean_ci(group[y])
-        rows.append({**dict(zip(by, key)), "mean": mean, "ci": half, "n": n})
-    return pd.DataFrame(rows, columns=[*by, "mean", "ci", "n"])
+        lo, hi = clipped_interval(mean, half, n, bounds)
+        rows.append({**dict(zip(by, key)), "mean": mean, "ci": half, "n": n, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows, columns=[*by, "mean", "ci", "n", "lo", "hi"])
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -169,8 +203,13 @@ def _distinct(series: pd.Series) -> list[Any]:
 
 
 def varying_fields(runs: pd.DataFrame) -> list[str]:
-    """Scenario fields with more than one distinct (non-null) value among ``runs`` (seed not included)."""
-    return [c for c in scenario_columns(runs) if len(_distinct(runs[c])) > 1]
+    """Scenario fields with more than one distinct (non-null) value among ``runs`` (seed not included).
+
+    A list field has a column of its own (JSON text) and one per element (``topology.links.0.rate_gbps``,
+    see :mod:`dclb.store`); when an element varies, the element is the field that says how the runs differ
+    and the whole list, which would only repeat it less readably, is left out."""
+    varying = [c for c in scenario_columns(runs) if len(_distinct(runs[c])) > 1]
+    return [c for c in varying if not any(other.startswith(c + ".") for other in varying)]
 
 
 def field_values(runs: pd.DataFrame, fields: Sequence[str]) -> dict[str, list[Any]]:
@@ -196,7 +235,8 @@ def load_runs(store: Any, where: str | None = None, completed: bool = True) -> p
     return runs.reset_index(drop=True)
 
 
-_DOTTED = re.compile(r'(?<![\w".\'])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w"])')
+#: A dotted field name: a first part that starts with a letter, then parts that are names or list indices.
+_DOTTED = re.compile(r'(?<![\w".\'])([A-Za-z_]\w*(?:\.(?:[A-Za-z_]\w*|\d+))+)(?![\w"])')
 
 
 def _quote_dotted(condition: str) -> str:

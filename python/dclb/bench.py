@@ -14,7 +14,7 @@ from __future__ import annotations
 import resource
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .scenario import load_scenario
 
@@ -29,12 +29,14 @@ def _rss_mb() -> float:
     return pages * resource.getpagesize() / 1e6
 
 
-def run_bench(overrides: list[str] | None = None) -> dict[str, Any]:
+def run_bench(overrides: list[str] | None = None, progress: Callable[[float, int, int, int], None] | None = None) -> dict[str, Any]:
+    """Runs S1 (with ``overrides``) and returns the measurements; ``progress`` is called between chunks of
+    events as :func:`dclb.runner.simulate` does (``dclb bench`` draws its progress bar with it)."""
     from .runner import simulate
 
     sc = load_scenario(bench_scenario_path(), overrides or [])
     before = _rss_mb()
-    raw, wall = simulate(sc)
+    raw, wall = simulate(sc, progress)
     stats = raw["stats"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     return {

@@ -3,6 +3,16 @@
 Every command reports user mistakes as one line on stderr (``error: <field>: <what is wrong>``) and exits
 with status 2; an interrupted run (Ctrl-C) writes nothing and exits with 130. Tracebacks appear only for
 internal errors, and only with ``DCLB_DEBUG=1``.
+
+Output. Text a user wrote (scenario names and descriptions, paths, field values) is printed as written: the
+consoles interpret neither rich markup nor ``:emoji:`` codes, and the few styled words of dclb's own (bold
+scheme names, the red ``error:``) ask for markup explicitly around escaped text. ``--json`` prints strict
+JSON (RFC 8259): a missing number (NaN, an infinite bound) is ``null``, lists and objects are JSON values.
+Tables fit the terminal: a column name or value is never wrapped or cut (users type them back into
+``--columns``, ``--where`` and ``--set``); instead ``dclb results`` and the end-of-sweep table show the fields
+that tell the runs apart and as many headline metrics as fit, and name the columns left out; a table whose
+chosen columns cannot fit is printed one run per block instead. When stdout is not a terminal the width is
+``COLUMNS`` if set, else unlimited (a pipe or a file gets every column).
 """
 
 from __future__ import annotations
@@ -15,15 +25,18 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .errors import ScenarioError
 
-console = Console()
-err = Console(stderr=True)
+# No markup and no emoji on either console: user text (a scenario named "[x] :fire:") must print as written.
+console = Console(emoji=False, markup=False)
+err = Console(stderr=True, emoji=False, markup=False)
 
 
 def _progress_bar(total_flows: int, enabled: bool):
@@ -105,13 +118,16 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
     with bar:
         result = run(sc, out=None if no_store else out, progress=update)
     if as_json:
-        click.echo(json.dumps({"run_id": result.run_id, "path": str(result.path) if result.path else None, **result.summary}, default=float))
+        # The summary keeps the engine's lists and objects (source_mean_bytes, scheme_counters) as JSON text,
+        # as the catalog does; here they are JSON values again.
+        values = {key: result.stats[key] if isinstance(result.stats.get(key), (list, dict)) else value for key, value in result.summary.items()}
+        click.echo(_json_text({"run_id": result.run_id, "path": str(result.path) if result.path else None, **values}))
         return
     console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, HEADLINE_KEYS)))
     if (note := load_shortfall_note(result.summary)) is not None:
         err.print(note, soft_wrap=True, highlight=False)
     if result.path is not None:
-        console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})")
+        console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})", soft_wrap=True)
 
 
 @cli.command("schemes")
@@ -121,18 +137,27 @@ def schemes_cmd(as_json: bool) -> None:
     from . import _core
 
     schemes = _core.schemes()
+    for s in schemes:
+        for p in s["params"]:
+            if p.get("whole") and isinstance(p["default"], float) and p["default"].is_integer():
+                p["default"] = int(p["default"])  # a count: 2, not 2.0
     if as_json:
-        click.echo(json.dumps(schemes, indent=1))
+        click.echo(_json_text(schemes, indent=1))
         return
     for s in schemes:
-        console.print(f"[bold]{s['name']}[/bold]  ({s['placement']}, per {s['granularity']}): {escape(s['summary'])}")
+        console.print(f"[bold]{escape(s['name'])}[/bold]  ({s['placement']}, per {s['granularity']}): {escape(s['summary'])}", markup=True)
         if not s["params"]:
             console.print("    no parameters")
         for p in s["params"]:
             unit = f" {p['unit']}" if p["unit"] else ""
             choices = f" (one of {', '.join(p['choices'])})" if p["choices"] else ""
             scaled = f" [dim](at a base RTT of {p['rtt_us']:g} us; scaled to the fabric's, see lb.timing)[/dim]" if p.get("rtt_us") else ""
-            console.print(f"    lb.{p['name']} = {p['default']!r}{unit}{choices}{scaled}: {escape(p['doc'])}  [dim]{escape('[' + p['source'] + ']')}[/dim]")
+            default = p["default"]
+            if isinstance(default, (bool, str)):
+                default = json.dumps(default)  # as written in TOML: true, "switch"
+            elif isinstance(default, float):
+                default = str(int(default)) if default.is_integer() and abs(default) < 1e15 else repr(default)
+            console.print(f"    lb.{p['name']} = {escape(str(default))}{unit}{escape(choices)}{scaled}: {escape(p['doc'])}  [dim]{escape('[' + p['source'] + ']')}[/dim]", markup=True)
 
 
 @cli.command("workloads")
@@ -146,13 +171,26 @@ def workloads_cmd(as_json: bool) -> None:
         w = wl.load(name)
         rows.append({"name": name, "mean_bytes": w.mean_bytes, "points": len(w.points), "description": w.description, "source": w.source})
     if as_json:
-        click.echo(json.dumps(rows, indent=1))
+        click.echo(_json_text(rows, indent=1))
         return
-    table = Table("name", "mean", "points", "description")
-    for r in rows:
-        table.add_row(r["name"], f"{r['mean_bytes'] / 1e6:.3f} MB", str(r["points"]), r["description"])
-    console.print(table)
-    console.print("Use a name, a path to your own CDF file, or a mixture such as {websearch = 0.5, datamining = 0.5} (weights by flow count).")
+    # Names are typed back into scenarios: never wrapped or cut; the description wraps instead. A terminal too
+    # narrow for the name, mean and points columns beside 20 characters of description gets one block each.
+    out = _wide_console()
+    cells = [(r["name"], f"{r['mean_bytes'] / 1e6:.3f} MB", str(r["points"]), r["description"]) for r in rows]
+    if max(len(c[0]) for c in cells) + 9 + 6 + 20 + 3 * _COLUMN_GAP <= out.width:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column("name", no_wrap=True)
+        table.add_column("mean", no_wrap=True, justify="right")
+        table.add_column("points", no_wrap=True, justify="right")
+        table.add_column("description", overflow="fold", min_width=20)
+        for c in cells:
+            table.add_row(*c)
+        out.print(table)
+    else:
+        for name, mean, points, description in cells:
+            out.print(f"{name}  (mean {mean}, {points} points)")
+            out.print(Padding(description, (0, 0, 0, 4)))
+    out.print("Use a name, a path to your own CDF file, or a mixture such as {websearch = 0.5, datamining = 0.5} (weights by flow count).")
 
 
 @cli.command("bench")
@@ -162,9 +200,11 @@ def bench_cmd(overrides: tuple[str, ...], as_json: bool) -> None:
     """Run benchmark scenario S1 and report events/s, wall time and peak memory."""
     from .bench import run_bench
 
-    report = run_bench(list(overrides))
+    bar, update = _progress_bar(0, enabled=not as_json)
+    with bar:
+        report = run_bench(list(overrides), progress=update)
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(_json_text(report))
         return
     rows = [
         ("scenario", report["scenario"]),
@@ -186,36 +226,146 @@ def bench_cmd(overrides: tuple[str, ...], as_json: bool) -> None:
 
 
 def _wide_console() -> Console:
-    """stdout console; when stdout is not a terminal, wide enough that tables are never cut."""
-    return console if console.is_terminal else Console(width=1000)
+    """The stdout console for tables: the terminal's width; when stdout is not a terminal, ``COLUMNS`` if it is
+    set, else wide enough for any table (a pipe or a file gets every column)."""
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit():
+        return console
+    return Console(width=10_000, emoji=False, markup=False)
 
 
-def _render_frame(frame: "Any", fmt: str, title: str | None = None) -> None:
+def _plain_json(value: Any) -> Any:
+    """``value`` as plain JSON data: numpy and pandas scalars unwrapped, NaN, infinities and missing values as
+    None, arrays as lists, dates as ISO text, anything else as its text."""
+    import datetime as _dt
     import math as _math
 
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, float):
+        return value if _math.isfinite(value) else None
+    if isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    return str(value)
+
+
+def _json_text(value: Any, indent: int | None = None) -> str:
+    """Strict JSON text (no NaN or Infinity, which most JSON readers reject)."""
+    return json.dumps(_plain_json(value), indent=indent, allow_nan=False)
+
+
+def _json_records(frame: "Any") -> list[dict[str, Any]]:
+    """The rows of a frame as JSON objects. The catalog keeps lists and objects (a scenario's list fields, the
+    engine's per-source figures) as JSON text; a text column whose every value is a JSON list or object is
+    given back as those values."""
+    decoded = set()
+    for index, column in enumerate(frame.columns):
+        texts = [v for v in frame.iloc[:, index] if isinstance(v, str)]
+        if texts and len(texts) == int(frame.iloc[:, index].notna().sum()) and all(t[:1] in "[{" for t in texts):
+            try:
+                [json.loads(t) for t in texts]
+            except ValueError:
+                continue
+            decoded.add(index)
+    rows = []
+    for row in frame.itertuples(index=False, name=None):
+        rows.append({str(c): json.loads(v) if i in decoded and isinstance(v, str) else v for i, (c, v) in enumerate(zip(frame.columns, row))})
+    return rows
+
+
+def _cell(value: Any) -> str:
+    import math as _math
+
+    if value is None or (isinstance(value, float) and _math.isnan(value)) or str(value) in ("<NA>", "NaT"):
+        return "–"
+    if isinstance(value, float):
+        if abs(value) >= 1e3:
+            return f"{value:,.0f}"
+        return f"{value:.1f}" if value.is_integer() else f"{value:.4g}"
+    return str(value)
+
+
+#: Characters a SIMPLE_HEAD table without edges puts between two columns (padding, rule, padding).
+_COLUMN_GAP = 3
+
+
+def _render_frame(frame: "Any", fmt: str, title: str | None = None, required: "list[str] | None" = None, optional: "list[str] | None" = None) -> list[str]:
+    """Prints ``frame`` as a table, CSV or JSON; returns the columns a table left out.
+
+    A table shows the ``required`` columns (default: all) and then, in the priority order of ``optional``, each
+    optional column that still fits the console's width, in the frame's order. No name or value is ever
+    wrapped or cut: if the required columns alone are too wide, every column is printed, one row per block of
+    ``column value`` lines."""
     if fmt == "csv":
         click.echo(frame.to_csv(index=False), nl=False)
-        return
+        return []
     if fmt == "json":
-        click.echo(frame.to_json(orient="records", indent=1))
-        return
-    table = Table(title=title, show_lines=False)
-    for column in frame.columns:
-        table.add_column(str(column), overflow="fold")
-    for row in frame.itertuples(index=False):
-        cells = []
-        for value in row:
-            if value is None or (isinstance(value, float) and _math.isnan(value)):
-                cells.append("–")
-            elif isinstance(value, float):
-                if abs(value) >= 1e3:
-                    cells.append(f"{value:,.0f}")
-                else:
-                    cells.append(f"{value:.1f}" if value.is_integer() else f"{value:.4g}")
-            else:
-                cells.append(str(value))
-        table.add_row(*cells)
-    _wide_console().print(table)
+        click.echo(_json_text(_json_records(frame), indent=1))
+        return []
+    from rich.cells import cell_len
+
+    out = _wide_console()
+    names = [str(c) for c in frame.columns]
+    cells = [[_cell(v) for v in frame.iloc[:, i]] for i in range(len(names))]
+    widths = [max([cell_len(names[i]), *map(cell_len, cells[i])]) for i in range(len(names))]
+    wanted = list(range(len(names))) if required is None else [i for i, n in enumerate(names) if n in required]
+    used = sum(widths[i] for i in wanted) + _COLUMN_GAP * max(len(wanted) - 1, 0)
+    if used > out.width:
+        _render_blocks(out, names, cells, title)
+        return []
+    left_out = []
+    for name in optional or []:
+        i = names.index(name)
+        if i in wanted:
+            continue
+        if used + _COLUMN_GAP + widths[i] <= out.width:
+            wanted.append(i)
+            used += _COLUMN_GAP + widths[i]
+        else:
+            left_out.append(name)
+    shown = sorted(wanted)
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for i in shown:
+        numeric = frame.dtypes.iloc[i].kind in "iuf"
+        table.add_column(names[i], no_wrap=True, justify="right" if numeric else "left")
+    for r in range(len(frame)):
+        table.add_row(*(cells[i][r] for i in shown))
+    out.print(table)
+    return left_out
+
+
+def _render_blocks(out: Console, names: list[str], cells: list[list[str]], title: str | None) -> None:
+    """One block per row: each column's name and value on a line (long values wrap; names never do)."""
+    if title:
+        out.print(title)
+    for r in range(len(cells[0]) if cells else 0):
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for i, name in enumerate(names):
+            grid.add_row(name, cells[i][r])
+        out.print(grid)
+        out.print()
+
+
+def _left_out_note(left_out: list[str], how: str) -> None:
+    if left_out:
+        _wide_console().print(f"Not shown, to fit {_wide_console().width} columns: {', '.join(left_out)}. {how}")
+
+
+def _status_priority(statuses: "Any") -> tuple[list[str], list[str]]:
+    """(columns before the metrics, columns after): the status column matters when some run did not complete."""
+    return (["status"], []) if any(s != "completed" for s in statuses) else ([], ["status"])
 
 
 @cli.command("sweep")
@@ -264,17 +414,19 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
         err.print(f"interrupted: finished points are stored in {out}; run the same command again to do the rest")
         sys.exit(130)
     info = frame.attrs["sweep"]
-    shown = ["run_id", *plan.fields, "seed", "status", *[m for m in HEADLINE_METRICS if m in frame.columns]]
-    view = frame[shown].copy()
+    metrics = [m for m in HEADLINE_METRICS if m in frame.columns]
+    view = frame[["run_id", *plan.fields, "seed", "status", *metrics]].copy()
     view["status"] = [f"{s} (earlier)" if r else s for s, r in zip(frame["status"], frame["reused"])]
-    _render_frame(view, "table", title=f"sweep {plan.name}")
+    first, last = _status_priority(frame["status"])
+    left_out = _render_frame(view, "table", title=f"sweep {plan.name}", required=[*plan.fields, "seed"], optional=["run_id", *first, *metrics, *last])
+    _left_out_note(left_out, f"`dclb results {out} --columns ...` shows any column.")
     for row in frame[frame["status"] == "failed"].itertuples():
         err.print(f"failed {row.run_id}: {row.error}", highlight=False, soft_wrap=True, markup=False)
     completed = int((frame["status"] == "completed").sum())
     console.print(
         f"{len(frame)} points: {completed} completed ({int(frame['reused'].sum())} from earlier runs), {info['failed']} failed; "
         f"wall {info['wall_s']:.1f} s for {info['ran']} run(s), engine {info['sim_s']:.1f} s, in workers {info['worker_s']:.1f} s. Store: {out}",
-        highlight=False, soft_wrap=True,
+        highlight=False,
     )
     if info["failed"]:
         sys.exit(1)
@@ -297,19 +449,28 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
         _render_frame(store.sql(query), fmt)
         return
     runs = load_runs(store, where, completed=False)
+    required = optional = None
     if columns:
         chosen = [c.strip() for c in columns.split(",") if c.strip() and c.strip() != "run_id"]
         require_columns(runs, chosen, "column")
     else:
+        # By default: the fields that tell the runs apart, then as many headline metrics as the width allows.
         varying = varying_fields(runs)
-        chosen = [*varying, "seed", "status", *[m for m in HEADLINE_METRICS if m in runs.columns]]
-        if (runs["status"] == "failed").any():
-            chosen.append("error")
+        metrics = [m for m in HEADLINE_METRICS if m in runs.columns]
+        failed = bool((runs["status"] == "failed").any())
+        chosen = [*varying, "seed", "status", *metrics, *(["error"] if failed else [])]
+        first, last = _status_priority(runs["status"])
+        required, optional = [*varying, "seed"], ["run_id", *first, *metrics, *(["error"] if failed else []), *last]
         runs = runs.sort_values([*varying, "seed", "run_id"], kind="stable", key=lambda c: c.astype(str) if c.dtype == object else c)
-    _render_frame(runs[["run_id", *chosen]], fmt)
+    left_out = _render_frame(runs[["run_id", *chosen]], fmt, required=required, optional=optional)
     if fmt == "table":
+        if "error" in left_out:
+            for row in runs[runs["status"] == "failed"].itertuples():
+                _wide_console().print(f"failed {row.run_id}: {row.error}")
+            left_out.remove("error")
+        _left_out_note(left_out, "--columns A,B,... picks the columns; --format csv shows them all.")
         counts = runs["status"].value_counts().to_dict()
-        console.print(f"{len(runs)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), highlight=False)
+        console.print(f"{len(runs)} run{'' if len(runs) == 1 else 's'}" + "".join(f"{': ' if i == 0 else ', '}{n} {s}" for i, (s, n) in enumerate(sorted(counts.items()))), highlight=False)
 
 
 @cli.command("plot")
@@ -375,7 +536,7 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
         for key in keys:
             p = rp.get_paper(key)
             pp = plan_paper(p, scale, figures)
-            console.print(f"[bold]{p.key}[/bold]: {p.title} — {len(pp.plan.points)} runs at scale {scale}", highlight=False, soft_wrap=True)
+            console.print(f"[bold]{p.key}[/bold]: {escape(p.title)} — {len(pp.plan.points)} runs at scale {scale}", highlight=False, soft_wrap=True, markup=True)
             for f in pp.figures:
                 files = ", ".join(dict.fromkeys(sw.scenario for sw in f.sweeps))
                 console.print(f"  Fig. {f.id:<5} {f.title} ({len(pp.runs_of(f.id))} runs; {len(f.claims)} claims; {files})", highlight=False, soft_wrap=True, markup=False)
@@ -431,15 +592,15 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except ValueError as e:  # StoreError and engine errors are ValueErrors with a one-line message
-        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except OSError as e:
-        err.print(f"[red]error:[/red] {e.filename or ''}: {e.strerror}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(str(e.filename or ''))}: {escape(str(e.strerror))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except Exception as e:  # a bug in dclb, not a user mistake
         if os.environ.get("DCLB_DEBUG"):
             raise
-        err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, soft_wrap=True)
+        err.print(f"[red]internal error:[/red] {type(e).__name__}: {escape(str(e))} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, markup=True, soft_wrap=True)
         sys.exit(3)
 
 

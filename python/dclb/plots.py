@@ -4,7 +4,9 @@ Kinds (``dclb plot DIR --kind ...``):
 
 * ``line`` -- a metric of the catalog (``--y short_afct_us``) against a scenario field (``--x traffic.load``),
   one line per ``--hue`` value: the mean over seeds with a 95 % confidence interval (see
-  :mod:`dclb.analysis`). A non-numeric ``--x`` is drawn at category positions. The points of different
+  :mod:`dclb.analysis`), clipped to the values the metric can take and drawn only from 3 seeds on; the
+  figure's note says how many seeds each point averages (each point is labelled with its count when they
+  differ) and, below 3, that there is no interval. A non-numeric ``--x`` is drawn at category positions. The points of different
   lines are shifted sideways by about 1 % of the x range so that their error bars do not hide each other.
 * ``cdf`` -- the empirical CDF of a per-flow column (``--y fct_us`` by default, or ``slowdown``) over the
   completed TCP flows, pooled over seeds, one line per hue.
@@ -31,12 +33,14 @@ import numpy as np
 import pandas as pd
 
 from .analysis import (
+    MIN_SEEDS_FOR_CI,
     aggregate,
     field_values,
     is_numeric,
     label_of,
     load_runs,
     normalize,
+    physical_range,
     require_columns,
     varying_fields,
 )
@@ -137,7 +141,10 @@ def _finish(fig, axes, legend_title: str | None, title: str | None) -> None:
 # line: metric vs parameter
 
 
-def _draw_points(ax, table: pd.DataFrame, x: str, split: list[str], hue: str | None, styles: _Styles, categories: list[Any] | None) -> None:
+def _draw_points(ax, table: pd.DataFrame, x: str, split: list[str], hue: str | None, styles: _Styles, categories: list[Any] | None) -> list[tuple[Any, Any, int]]:
+    """Draws one line per key of ``split`` with its clipped interval (``lo``, ``hi`` of
+    :func:`~dclb.analysis.aggregate`; none where they are NaN); returns (axes, (x, y), n) of every point."""
+    points = []
     keys = [k if isinstance(k, tuple) else (k,) for k, _ in table.groupby(split, dropna=False, sort=True)] if split else [()]
     n = max(len(keys), 1)
     span = 0.0
@@ -158,15 +165,37 @@ def _draw_points(ax, table: pd.DataFrame, x: str, split: list[str], hue: str | N
             dodge = (i - (n - 1) / 2) * min(0.5 / n, 0.12)
             part = part.assign(__pos=[position[str(v)] for v in part[x]]).sort_values("__pos")
             xs = part["__pos"].to_numpy(dtype=float) + dodge
-        ci = part["ci"].to_numpy(dtype=float)
+        means = part["mean"].to_numpy(dtype=float)
+        # Asymmetric bars from the clipped interval; NaN (fewer than 3 seeds) draws no bar at that point.
+        below, above = means - part["lo"].to_numpy(dtype=float), part["hi"].to_numpy(dtype=float) - means
         ax.errorbar(
-            xs, part["mean"].to_numpy(dtype=float), yerr=np.where(np.isfinite(ci), ci, 0.0),
+            xs, means, yerr=np.vstack([below, above]),
             label=label, capsize=3, markersize=6, linewidth=1.4, elinewidth=1.0,
             linestyle=style["linestyle"] if categories is None else "none",
             marker=style["marker"], color=style["color"],
         )
+        points.extend((ax, (px, py), int(n)) for px, py, n in zip(xs, means, part["n"]) if np.isfinite(py))
     if categories is not None:
         ax.set_xticks(range(len(categories)), [_fmt(c) for c in categories], fontsize=8)
+    return points
+
+
+def _seeds_note(points: list[tuple[Any, Any, int]], prefix: str = "") -> str:
+    """The figure's note on how many seeds its points average (n); labels each point with its n when they
+    differ; says when there are too few seeds for an interval."""
+    counts = sorted({n for _, _, n in points})
+    if not counts:
+        return prefix
+    if len(counts) > 1:
+        for ax, xy, n in points:
+            ax.annotate(f"n={n}", xy, xytext=(4, 4), textcoords="offset points", fontsize=7, color="0.35")
+    seeds = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    text = f"{prefix}mean over n = {seeds} seed{'s' if counts[-1] > 1 else ''} per point"
+    if counts[-1] < MIN_SEEDS_FOR_CI:
+        return f"{text}; fewer than {MIN_SEEDS_FOR_CI} seeds: no confidence interval"
+    if counts[0] < MIN_SEEDS_FOR_CI:
+        return f"{text}; 95% CI where n ≥ {MIN_SEEDS_FOR_CI}"
+    return f"{text}, 95% CI"
 
 
 def plot_line(store: Any, x: str, y: str, hue: str | None = None, facet: str | None = None, normalize_to: str | None = None, where: str | None = None):
@@ -185,9 +214,11 @@ def plot_line(store: Any, x: str, y: str, hue: str | None = None, facet: str | N
     panels = _facets(runs, facet)
     fig, axes = _figure(len(panels), sharey=True)
     styles = _Styles()
+    points = []
+    bounds = physical_range(y, ratio=bool(normalize_to))
     for ax, (value, frame) in zip(axes, panels):
-        table = aggregate(frame, [*split, x], y)
-        _draw_points(ax, table, x, split, hue, styles, categories)
+        table = aggregate(frame, [*split, x], y, bounds)
+        points += _draw_points(ax, table, x, split, hue, styles, categories)
         ax.set_xlabel(label_of(x))
         if facet:
             ax.set_title(f"{facet} = {_fmt(value)}", fontsize=10)
@@ -197,7 +228,7 @@ def plot_line(store: Any, x: str, y: str, hue: str | None = None, facet: str | N
     if normalize_to:
         for ax in axes:
             ax.axhline(1.0, color="0.5", linewidth=0.8, linestyle=":")
-    _finish(fig, axes, hue or (", ".join(split) if split else None), "mean over seeds, 95% CI")
+    _finish(fig, axes, hue or (", ".join(split) if split else None), _seeds_note(points))
     return fig
 
 
@@ -276,9 +307,11 @@ def plot_bins(store: Any, y: str = "slowdown", hue: str | None = None, facet: st
     panels = _facets(per_run, facet)
     fig, axes = _figure(len(panels), sharey=True)
     styles = _Styles()
+    points = []
+    bounds = physical_range(metric, ratio=bool(normalize_to))
     for ax, (value, frame) in zip(axes, panels):
-        table = aggregate(frame, [*split, "size bin"], metric)
-        _draw_points(ax, table, "size bin", split, hue, styles, categories)
+        table = aggregate(frame, [*split, "size bin"], metric, bounds)
+        points += _draw_points(ax, table, "size bin", split, hue, styles, categories)
         ax.set_xlabel("Flow size")
         if normalize_to:
             ax.axhline(1.0, color="0.5", linewidth=0.8, linestyle=":")
@@ -290,7 +323,7 @@ def plot_bins(store: Any, y: str = "slowdown", hue: str | None = None, facet: st
         ylabel = f"{ylabel}\nrelative to {normalize_to}"
     for ax in axes[:: min(len(axes), 3)]:
         ax.set_ylabel(ylabel)
-    _finish(fig, axes, hue or (", ".join(split) if split else None), f"{stat} per size bin, mean over seeds, 95% CI")
+    _finish(fig, axes, hue or (", ".join(split) if split else None), _seeds_note(points, f"per-run {stat} per size bin; "))
     return fig
 
 

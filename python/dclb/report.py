@@ -7,11 +7,16 @@ offline. Sections:
 1. what the store holds (runs completed and failed, dclb version);
 2. the grid: each scenario field that varies with its values, the seeds, and (folded) the fields that are
    the same in every run;
-3. a summary table with one row per grid point (mean ± 95 % CI over seeds of the headline metrics), the
+3. a summary table with one row per grid point (the mean over seeds of the headline metrics with its 95 %
+   confidence interval, clipped to the metric's range, from 3 seeds on; the seed count of each point), the
    failed runs with their errors, and (folded) one row per run;
 4. figures: each headline metric against the varying numeric field (``traffic.load`` when it varies) with
-   one line per scheme (or per value of the first non-numeric varying field), and FCT CDFs per scheme, one
-   panel per value of the numeric field.
+   one line per scheme (or per value of the first non-numeric varying field); FCT CDFs per scheme, one
+   panel per value of the numeric field; the mean slowdown per flow-size bin, panelled the same way; and,
+   when the runs recorded sampler series (``[run.sampler]``), the mean switch-port queue length over time.
+
+List fields appear by their element columns (``topology.links.0.rate_gbps``, see :mod:`dclb.store`), never
+as one JSON blob, in the grid, the tables and the figure titles.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from . import __version__
-from .analysis import aggregate, field_values, is_numeric, label_of, scenario_columns, varying_fields
+from .analysis import MIN_SEEDS_FOR_CI, aggregate, field_values, is_numeric, label_of, physical_range, scenario_columns, varying_fields
 from .errors import ScenarioError
 
 #: Metrics in the report's tables and figures (those present in the store).
@@ -59,6 +64,17 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (list, dict)):
         return str(value)
     return str(value)
+
+
+def _fmt_interval(a: Any, bounds: tuple[float, float]) -> str:
+    """A point's mean with its interval: ``m ± h`` when the interval lies within ``bounds``, ``m [lo, hi]``
+    clipped when it does not, the mean alone below ``MIN_SEEDS_FOR_CI`` seeds."""
+    mean, half, lo, hi = (float(a[k]) for k in ("mean", "ci", "lo", "hi"))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return _fmt(mean)
+    if mean - half >= bounds[0] and mean + half <= bounds[1]:
+        return f"{_fmt(mean)} ± {_fmt(half)}"
+    return f"{_fmt(mean)} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
 def _table(frame: pd.DataFrame, text_columns: Sequence[str] = ()) -> str:
@@ -99,6 +115,8 @@ def build_report(store: Any, title: str | None = None) -> str:
     failed = all_runs[all_runs["status"] == "failed"].reset_index(drop=True)
     varying = varying_fields(all_runs)
     metrics = [m for m in REPORT_METRICS if m in runs.columns]
+    # A list field's whole-list column (JSON text) is left out where its element columns say the same.
+    elements = {".".join(c.split(".")[:i]) for c in all_runs.columns for i, part in enumerate(c.split(".")) if part.isdigit()}
     title = title or f"dclb results: {store.path.resolve().name}"
     out: list[str] = [
         "<!DOCTYPE html>",
@@ -116,7 +134,7 @@ def build_report(store: Any, title: str | None = None) -> str:
     grid_rows.append({"field": "seed", "values": ", ".join(map(str, seeds))})
     out.append(_table(pd.DataFrame(grid_rows), text_columns=["field", "values"]))
     fixed_source = runs if not runs.empty else all_runs
-    fixed = [(c, fixed_source[c].dropna().iloc[0]) for c in scenario_columns(fixed_source) if c not in varying and fixed_source[c].notna().any()]
+    fixed = [(c, fixed_source[c].dropna().iloc[0]) for c in scenario_columns(fixed_source) if c not in varying and c not in elements and fixed_source[c].notna().any()]
     if fixed:
         out.append("<details><summary>Fields with the same value in every run</summary>")
         out.append(_table(pd.DataFrame(fixed, columns=["field", "value"]), text_columns=["field", "value"]))
@@ -134,9 +152,15 @@ def build_report(store: Any, title: str | None = None) -> str:
             row["seeds"] = len(group)
             for m in metrics:
                 a = aggregate(group, [], m).iloc[0]
-                row[m] = _fmt(a["mean"]) + ("" if not math.isfinite(a["ci"]) else f" ± {_fmt(a['ci'])}")
+                row[m] = _fmt_interval(a, physical_range(m))
             points.append(row)
-        out.append('<p class="muted">One row per grid point: mean ± half-width of the 95% confidence interval over seeds (t distribution).</p>')
+        out.append(
+            '<p class="muted">One row per grid point: the mean over its seeds and, from '
+            f"{MIN_SEEDS_FOR_CI} seeds on, ± the half-width of the 95% confidence interval (t distribution), or "
+            "[low, high] where that interval reaches past what the metric can be (a slowdown below 1, a time "
+            f"below 0). With fewer than {MIN_SEEDS_FOR_CI} seeds the mean stands alone: from 2 seeds the interval "
+            "is too wide to say anything.</p>"
+        )
         out.append(_table(pd.DataFrame(points), text_columns=keys))
     if not failed.empty:
         out.append(f"<h3>Failed runs ({len(failed)})</h3>")
@@ -164,10 +188,31 @@ def build_report(store: Any, title: str | None = None) -> str:
                 out.append(_img(plots.png_bytes(fig), f"{m} vs {x}", f"{label_of(m)} against {x}" + (f", per {hue}" if hue else "") + (f", one panel per {facet}" if facet else "") + "; mean over seeds with 95% CI."))
             out.append("</div>")
         cdf_facet = x if x is not None and is_numeric(runs[x]) and len(field_values(runs, [x])[x]) <= MAX_CDF_PANELS else facet
+        per = (f", per {hue}" if hue else "") + (f", one panel per {cdf_facet}" if cdf_facet else "")
+        out.append('<div class="figures">')
         fig = plots.plot_cdf(store, "fct_us", hue=hue, facet=cdf_facet)
-        out.append(_img(plots.png_bytes(fig), "FCT CDF", "CDF of the flow completion time of completed TCP flows" + (f", per {hue}" if hue else "") + (f", one panel per {cdf_facet}" if cdf_facet else "") + "; seeds pooled."))
+        out.append(_img(plots.png_bytes(fig), "FCT CDF", "CDF of the flow completion time of completed TCP flows" + per + "; seeds pooled."))
+        fig = plots.plot_bins(store, "slowdown", hue=hue, facet=cdf_facet)
+        out.append(_img(plots.png_bytes(fig), "slowdown per flow-size bin", "Mean slowdown (FCT / ideal FCT) of completed TCP flows per flow-size bin" + per + "; mean over seeds."))
+        if _has_samples(store, runs):
+            fig = plots.plot_timeseries(store, "queue_bytes", hue=hue, facet=cdf_facet)
+            out.append(_img(plots.png_bytes(fig), "queue length over time", "Queue length over time, mean over the sampled switch ports" + per + "; mean over seeds."))
+        else:
+            out.append('<p class="muted">No time series: the runs recorded no sampler series (add <code>[run.sampler]</code> to the scenario).</p>')
+        out.append("</div>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def _has_samples(store: Any, runs: pd.DataFrame) -> bool:
+    """Whether any completed run recorded switch-port samples (the sampler is optional)."""
+    from .store import StoreError
+
+    try:
+        kinds = store.samples(list(runs["run_id"]), columns=["kind"])
+    except StoreError:
+        return False
+    return "kind" in kinds.columns and bool((kinds["kind"] == "port").any())
 
 
 def write_report(store: Any, out: str | Path | None = None, title: str | None = None) -> Path:

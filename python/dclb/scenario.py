@@ -92,7 +92,8 @@ class Topology(_Strict):
 
 
 class Transport(_Strict):
-    """TCP/DCTCP constants. Defaults: baselines.md §10-11 (IW 10, dupACK 3, minRTO 5 ms, g = 1/16, alpha0 = 1)."""
+    """TCP/DCTCP constants. Defaults: the DCTCP paper, the TCP RFCs and the Hermes authors' ns-3 settings (IW 10,
+    dupACK 3, minRTO 5 ms, g = 1/16, alpha0 = 1; docs/references.md)."""
 
     mss_bytes: int = Field(_TRANSPORT["mss_bytes"], ge=1, le=65000)
     header_bytes: int = Field(_TRANSPORT["header_bytes"], ge=0)

@@ -41,13 +41,22 @@ written as ``run.json`` and it is what a catalog row is made of.
 ``wall_s`` and ``error``, then every scenario field flattened to dotted
 names (``"lb.scheme"``,
 ``"traffic.load"``; lists and empty dicts as JSON text), then every summary
-metric under its own name (``"short_afct_us"``).  A scenario or summary key
+metric under its own name (``"short_afct_us"``).  A scenario list of at most
+``MAX_FLATTENED_LIST`` elements is also spread over one column per element,
+named by its index as ``--set`` and ``--grid`` name it
+(``"topology.links.0.rate_gbps"``, ``"traffic.senders.1"``), so a sweep over
+a list element can be selected, plotted and titled by that column; the
+whole list stays in its own column as well, which tells runs with and
+without the list apart.  A scenario or summary key
 that would clash with an earlier column is prefixed with ``scenario.`` or
 ``summary.`` (for example the summary's ``wall_s`` becomes
 ``"summary.wall_s"``).  Columns are added when a new key appears.  A column
 keeps one type, widened only when a value needs it along
 BOOLEAN -> BIGINT -> DOUBLE -> VARCHAR (integers beyond 64 bits are text);
-a null never creates a column by itself.  (After a fall-back to text,
+a null never creates a column by itself, except a summary metric's: a
+missing measurement (NaN, such as ``deadline_miss_rate`` without deadline
+flows) is a float, so it creates a DOUBLE column and every metric a run
+prints is a column of the catalog.  (After a fall-back to text,
 earlier numbers keep DuckDB's spelling, e.g. ``1.0``, which a rebuild may
 spell ``1``.)  Column names are matched
 case-insensitively, as DuckDB does.  Non-finite floats (NaN, inf) are stored
@@ -216,20 +225,30 @@ RECORD_COLUMNS: dict[str, str] = {
     f.name: f.metadata["catalog"] for f in dataclasses.fields(RunRecord) if "catalog" in f.metadata
 }
 
+#: Longest scenario list whose elements also get a catalog column each (a long explicit flow list stays one
+#: text column instead of becoming thousands of columns).
+MAX_FLATTENED_LIST = 16
 
-def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+
+def flatten(d: Mapping[str, Any], prefix: str = "", lists: bool = False) -> dict[str, Any]:
     """Nested mappings to one level with dotted keys.
 
     ``{"lb": {"scheme": "ecmp"}}`` becomes ``{"lb.scheme": "ecmp"}``.  Lists
-    and empty mappings are kept as values.
+    and empty mappings are kept as values.  With ``lists=True`` a list of at
+    most :data:`MAX_FLATTENED_LIST` elements is also spread over one key per
+    element, named by its index: ``{"links": [{"rate": 2}]}`` gives
+    ``{"links": [{"rate": 2}], "links.0.rate": 2}``.
     """
     flat: dict[str, Any] = {}
     for key, value in d.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping) and value:
-            flat.update(flatten(value, prefix=f"{name}."))
+            flat.update(flatten(value, prefix=f"{name}.", lists=lists))
         else:
             flat[name] = value
+            if lists and isinstance(value, list) and 0 < len(value) <= MAX_FLATTENED_LIST:
+                elements = {str(index): item for index, item in enumerate(value)}
+                flat.update(flatten(elements, prefix=f"{name}.", lists=True))
     return flat
 
 
@@ -260,15 +279,18 @@ def _normalized_record(record: RecordLike, run_id: str | None = None) -> dict[st
 
 
 def catalog_row(record: RecordLike) -> dict[str, Any]:
-    """The catalog row of a run record (column name -> plain value)."""
+    """The catalog row of a run record (column name -> plain value; a
+    missing summary measurement is NaN, see the module documentation)."""
     clean = _normalized_record(record)
     row = {column: clean.get(column) for column in RECORD_COLUMNS}
     taken = {column.lower() for column in row}
     for section in ("scenario", "summary"):
-        for key, value in flatten(clean.get(section) or {}).items():
+        for key, value in flatten(clean.get(section) or {}, lists=section == "scenario").items():
             name = f"{section}.{key}" if key.lower() in taken else key
             if name and name.lower() not in taken:
-                row[name] = value
+                # run.json holds a missing measurement as null (JSON has no NaN); as NaN, a float, it still
+                # makes its DOUBLE column, so a metric that is n/a in every run is a column all the same.
+                row[name] = math.nan if section == "summary" and value is None else value
                 taken.add(name.lower())
     return row
 
@@ -354,7 +376,7 @@ def _wider_type(first: str | None, second: str | None) -> str | None:
 
 
 def _column_value(value: Any, column_type: str) -> Any:
-    if value is None:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
     if column_type == "VARCHAR":
         return value if isinstance(value, str) else json.dumps(value, sort_keys=True)

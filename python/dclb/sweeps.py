@@ -27,7 +27,7 @@ no point at all is valid, the sweep is an error.
 with one process per core (``jobs`` to limit). With ``dask="tcp://HOST:8786"`` the same tasks go to an
 existing Dask cluster; ``dask="local"`` starts a :class:`distributed.LocalCluster` with ``jobs`` single-
 threaded worker processes. A task carries the validated scenario and its engine config (CDF files and flow
-lists already read), so workers need only ``pip install dclb`` -- but they write the run folders
+lists already read), so workers need only the same dclb (a wheel, see the README) -- but they write the run folders
 themselves, so the store directory must be reachable at the same path from every worker (a shared file
 system for a remote cluster).
 

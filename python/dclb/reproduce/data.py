@@ -178,16 +178,18 @@ def panel_table(
 ) -> pd.DataFrame:
     """Mean over seeds, 95% CI half-width and count of ``metric`` per ``series`` (and ``x``), after the
     filter ``where`` and the normalisation to ``normalize_to`` (a series) or ``normalize_at`` (a grid point)."""
-    from ..analysis import aggregate
+    from ..analysis import aggregate, physical_range
 
     if frame.empty:
-        return pd.DataFrame(columns=["series", *([x] if x else []), "mean", "ci", "n"])
+        return pd.DataFrame(columns=["series", *([x] if x else []), "mean", "ci", "n", "lo", "hi"])
     f = frame[_matches(frame, dict(where or {}))] if where else frame
     if normalize_to is not None:
         f = normalized(f, metric, normalize_to)
     if normalize_at:
         f = normalized_at(f, metric, dict(normalize_at))
     order = list(dict.fromkeys(frame["series"]))
-    table = aggregate(f, ["series", *([x] if x else [])], metric)
+    # A ratio to another series or point is only known to be >= 0; otherwise the metric's own range holds.
+    bounds = physical_range(metric, ratio=normalize_to is not None or bool(normalize_at))
+    table = aggregate(f, ["series", *([x] if x else [])], metric, bounds)
     table["_order"] = table["series"].map(order.index)
     return table.sort_values(["_order", *([x] if x else [])]).drop(columns="_order").reset_index(drop=True)

@@ -1,7 +1,8 @@
 """Draws a figure's panels side by side: the paper's axes, its schemes as series, its units.
 
-Line panels show the mean over seeds with a 95% confidence band (t distribution) once there are two seeds;
-bar panels group one bar per series at each x value, with the interval as an error bar. A model panel draws the
+Line panels show the mean over seeds with a 95% confidence band (t distribution) from three seeds on, clipped
+to what the metric can be (``lo``, ``hi`` of :func:`dclb.analysis.aggregate`; the report states the seeds per
+point); bar panels group one bar per series at each x value, with the interval as an error bar. A model panel draws the
 model's curves as lines and the simulated means as markers of the same colour. Time-series panels draw every
 series of the first seed.
 """
@@ -45,11 +46,12 @@ def _line(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], ma
         g = g.dropna(subset=["mean"])
         if g.empty:
             continue
-        xs, ys, ci = g[panel.x].to_numpy(), g["mean"].to_numpy(), g["ci"].to_numpy()
+        xs, ys = g[panel.x].to_numpy(), g["mean"].to_numpy()
+        lo, hi = g["lo"].to_numpy(dtype=float), g["hi"].to_numpy(dtype=float)
         style = dict(marker="o", linestyle="none" if markers_only else "-", color=colors[series])
         ax.plot(xs, ys, label=None if markers_only else series, **style)
-        if np.isfinite(ci).any():
-            ax.fill_between(xs, ys - np.nan_to_num(ci), ys + np.nan_to_num(ci), alpha=0.15, color=colors[series])
+        if np.isfinite(lo).any():
+            ax.fill_between(xs, np.where(np.isfinite(lo), lo, ys), np.where(np.isfinite(hi), hi, ys), alpha=0.15, color=colors[series])
 
 
 def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) -> None:
@@ -59,13 +61,16 @@ def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) ->
     width = 0.8 / max(len(series), 1)
     for i, s in enumerate(series):
         g = t[t["series"] == s]
-        heights, errs = [], []
+        heights, below, above = [], [], []
         for x in xs:
             row = g if x is None else g[g[panel.x] == x]
-            heights.append(float(row["mean"].iloc[0]) if len(row) else math.nan)
-            errs.append(float(row["ci"].iloc[0]) if len(row) else math.nan)
+            mean = float(row["mean"].iloc[0]) if len(row) else math.nan
+            lo, hi = (float(row["lo"].iloc[0]), float(row["hi"].iloc[0])) if len(row) else (math.nan, math.nan)
+            heights.append(mean)
+            below.append(mean - lo if math.isfinite(lo) else 0.0)
+            above.append(hi - mean if math.isfinite(hi) else 0.0)
         pos = np.arange(len(xs)) + (i - (len(series) - 1) / 2) * width
-        ax.bar(pos, heights, width, yerr=[0 if not math.isfinite(e) else e for e in errs], label=s, color=colors[s])
+        ax.bar(pos, heights, width, yerr=[below, above], label=s, color=colors[s])
     ax.set_xticks(np.arange(len(xs)))
     ticks = ["" if x is None else f"{x:g}" if isinstance(x, float) else str(x) for x in xs]
     long_ticks = sum(len(t) for t in ticks) > 40  # names that would overlap side by side (workloads)

@@ -4,7 +4,7 @@ rate, AFCT and 99th-percentile FCT against load, per workload).
 Setup (scenario files ``websearch.toml``, ``webserver.toml``, ``datamining.toml``, every choice commented there):
 the paper's 3 x 3 leaf-spine with 32 hosts per leaf, 100 Gbps links, 256-packet buffers (L96); its "5ms" link
 latency read as 5 us (spec §10.1). The paper gives no transport, deadlines, load basis or flow counts; the
-implementation spec's guesses ([G], ``shared/reference/seed-schemes/dar.md`` §9-§10) are used: DCTCP with K = 48
+guesses of dclb's implementation notes ([G], §9-§10; docs/references.md) are used: DCTCP with K = 48
 packets, loads of the senders' leaf uplinks, pairs on different leaves, and deadlines on every flow of at most
 100 KB, uniform in [2, 12] base RTTs (81-486 us). Each workload's CDF is split at 100 KB into two Poisson sources
 (short flows with deadlines, long ones without), whose loads split the offered load by the short flows' share of
@@ -351,7 +351,8 @@ FIG6A_4A = Figure(
 PAPER = Paper(
     key="dar",
     title="DAR: deadline-aware rerouting for mix-flows in datacenter networks (IEEE conference 2024)",
-    citation="Hu, Zhi, Rao, Liu, Wang, IEEE conference 2024; full text in the project's shared papers (dar.txt), motivation §II.B (L39-L46), evaluation §IV (L94-L156).",
+    citation="Hu, Zhi, Rao, Liu, Wang, DAR: Deadline-Aware Rerouting for Mix-flows in Datacenter Networks, IEEE conference 2024; "
+    "motivation §II.B (L39-L46), evaluation §IV (L94-L156); line numbers: docs/references.md.",
     setup=(
         "3 x 3 leaf-spine, 32 hosts per leaf, 100 Gbps links of 5 us (the paper's '5ms' read as 5 us), 256-packet "
         "buffers counted in packets, DCTCP marking at 48 packets [G]. Poisson arrivals between hosts on different "

@@ -1,8 +1,8 @@
 """LBT (J. Netw. Comput. Appl. 2023): Figs. 2, 3 (motivation), 5-10 (three workloads), 11 (incast), and the
 threshold model beside LBT's queues.
 
-Lnnn = line nnn of the paper's text (shared/papers/lbt.txt); the spec's evaluation section
-(shared/reference/seed-schemes/lbt.md § 8) tags every setting [P] (the paper's) or [G] (a guess). Scenario files:
+Lnnn = line nnn of the paper's text; the evaluation section of dclb's implementation notes (§ 8; both in
+docs/references.md) tags every setting [P] (the paper's) or [G] (a guess). Scenario files:
 ``main.toml`` (Figs. 2, 3, 5-10 and the model figure) and ``incast.toml`` (Fig. 11); every choice is commented
 there.
 
@@ -709,8 +709,9 @@ FIGURES = (
 PAPER = Paper(
     key="lbt",
     title="LBT: load balancing for heterogeneous traffic in datacenter networks (J. Netw. Comput. Appl. 2023)",
-    citation="Wang, Rao, Liu, Sharma, Hu, J. Netw. Comput. Appl. 2023 (doi 10.1016/j.jnca.2023.103692); full text in the "
-    "project's shared papers (lbt.txt), motivation §2 (L86-L98), evaluation §6 (L275-L356).",
+    citation="Wang, Rao, Liu, Sharma, Hu, Load balancing for heterogeneous traffic in datacenter networks, J. Netw. Comput. "
+    "Appl. 2023 (doi 10.1016/j.jnca.2023.103692); motivation §2 (L86-L98), evaluation §6 (L275-L356); line numbers: "
+    "docs/references.md.",
     setup=(
         "Leaf-spine of 8 leaves x 9 spines (3, 5, 7, 9 spines in the paths figures), 9 hosts per leaf [G], 10 Gbps links, "
         "100 us round-trip propagation (12.5 us per link), 256-packet drop-tail buffers, DCTCP marking at 65 packets [G]. "

@@ -2,8 +2,8 @@
 
 The paper sets its two queue thresholds from an M/G/1 model of the switch's candidate links: Q1 for long flows
 from the load of short and long traffic, Q2 for best-effort (BE) traffic from the load of all three classes,
-recomputed every t = 500 µs. The printed equations are dimensionally broken and, repaired, ill-posed (the
-spec, shared/reference/seed-schemes/lbt.md §5.2-§5.5; docs/assumptions.md § LBT, items 8-15). dclb's engine
+recomputed every t = 500 µs. The printed equations are dimensionally broken and, repaired, ill-posed (dclb's
+implementation notes §5.2-§5.5; docs/assumptions.md § LBT, items 8-15). dclb's engine
 implements two bounded readings, and this module restates both so that a figure can show what they give:
 
 * :func:`mg1_backlog` (dclb's default, ``lb.threshold_model = "mg1_backlog"``): the threshold is the mean

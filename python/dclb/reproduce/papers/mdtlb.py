@@ -317,7 +317,8 @@ FIGURES = (
 PAPER = Paper(
     key="mdtlb",
     title="MDTLB: multi-level dynamic traffic load balancing (Electronics 2019)",
-    citation="Electronics 2019; full text in the project's shared papers (mdtlb.txt), evaluation §5 (L230-L338).",
+    citation="Memon, Huang, Saajid, Khuda Bux, Saleem, Aljeroudi, Novel Multi-Level Dynamic Traffic Load-Balancing Protocol "
+    "for Data Center, Electronics 2019; evaluation §5 (L230-L338; line numbers: docs/references.md).",
     setup=(
         "Symmetric 4 x 4 leaf-spine, 8 hosts per leaf (2:1 oversubscription), 10 Gbps links of 10 us; 600-packet "
         "drop-tail buffers, no ECN marking. Poisson arrivals between hosts on different leaves for 0.1 s at loads "

@@ -1,8 +1,8 @@
 """TAM (Hindawi 2022): the motivation (Figs. 3, 4), the microbenchmarks (Figs. 6-9) and the large-scale runs
 (Figs. 10-12).
 
-"L" numbers are lines of the paper (``tam.txt``); [P]/[G] refer to the spec's evaluation section
-(``seed-schemes/tam.md`` §7): [P] the paper states it, [G] a guess. Each scenario file comments every setting.
+"L" numbers are lines of the paper's text and [P]/[G] tags those of dclb's implementation notes (§7), see
+docs/references.md: [P] the paper states it, [G] a guess. Each scenario file comments every setting.
 
 **Microbenchmarks** (``micro.toml``, ``micro_asym.toml``): 2 leaves (groups A and B, 20 hosts each) x 10 spines,
 1 Gbps and 25 us per link, 192 KB = 128-packet buffers [P]; DCTCP. Group A sends N_long long flows and N_short short
@@ -590,7 +590,8 @@ FIG12 = Figure(
 PAPER = Paper(
     key="tam",
     title="TAM: coarse-grained load balancing with traffic-aware marking (Hindawi 2022)",
-    citation="Huang et al., Hindawi 2022; full text in the project's shared papers (tam.txt), motivation §1.2 (L65-L90) and evaluation §4 (L240-L296).",
+    citation="Huang et al., Coarse-Grained Load Balancing with Traffic-Aware Marking in Data Center Networks, Hindawi 2022; "
+    "motivation §1.2 (L65-L90) and evaluation §4 (L240-L296); line numbers: docs/references.md.",
     setup=(
         "Microbenchmarks (Figs. 3, 4, 6-9): 2 leaves x 10 spines, 20 hosts per leaf, 1 Gbps links of 25 us (RTPD 200 us), "
         "128-packet (192 KB) buffers, DCTCP K 20 packets; group A sends N_long 10 MB flows (starts uniform over 10 ms) and "

@@ -1,7 +1,7 @@
 """TR (J. Cloud Computing 2021): Figs. 2, 3 and 6-15 except the CDFs of Fig. 10 — every evaluation figure.
 
-What runs (scenario files in ``dclb/data/papers/tr/``, every choice commented there; spec
-``seed-schemes/tr.md`` §8):
+What runs (scenario files in ``dclb/data/papers/tr/``, every choice commented there; "spec"
+is dclb's implementation notes, see docs/references.md):
 
 * **Figs. 2, 3, 7, 8** (``motivation.toml``): 2 leaves x 10 spines, 10 hosts each, 1 Gbps, 25 µs links,
   250-packet buffers; five bad spines whose two leaf-spine links are slowed so that the bad round trip is ρ =
@@ -701,7 +701,8 @@ FIGURES = (FIG2, FIG3, FIG6, FIG7, FIG8, FIG9, FIG11, FIG12, FIG13, FIG14, FIG15
 PAPER = Paper(
     key="tr",
     title="TR: fine-grained load balancing with traffic-aware rerouting (J. Cloud Computing 2021)",
-    citation="T. Zhang et al., Journal of Cloud Computing 10:37 (2021); full text in the project's shared papers (tr.txt), evaluation L35-L49, L118-L156, L165-L240.",
+    citation="T. Zhang et al., Fine-grained load balancing with traffic-aware rerouting in datacenter networks, Journal of Cloud "
+    "Computing 10:37 (2021); evaluation L35-L49, L118-L156, L165-L240 (line numbers: docs/references.md).",
     setup=(
         "Motivation and microbenchmarks: 2 leaves x 10 spines, 10 hosts per leaf, 1 Gbps, 25 µs links, 250-packet buffers, five "
         "bad spines with leaf-spine delay 25 (2ρ - 1) µs (RTT ratio ρ = 1.5-3.5), 100 DCTCP data-mining flows at load 0.3 [G]. "

@@ -1,5 +1,5 @@
 """TR's analytic model of one flow's completion time under RPS and under TR (paper §"Model analysis", L118-L156,
-Eqs. 2-8; spec ``seed-schemes/tr.md`` §5), drawn in Fig. 6 against dclb's simulated points.
+Eqs. 2-8; dclb's implementation notes §5, see docs/references.md), drawn in Fig. 6 against dclb's simulated points.
 
 N flows of S packets start together on n parallel paths, n_g good (round-trip propagation d_g) and n_b bad
 (d_b); every switch port holds B packets, a packet takes t to serialise, and H duplicate ACKs trigger a fast
