@@ -201,7 +201,7 @@ fn flows_below_s_or_faster_than_r_stay_put() {
     assert!(!leaves_bad_path(&[], PAST_S, 1_000_000), "a flow sending 1 MB per 100 µs = 80 Gbps > R stays");
 }
 
-/// The size gate's direction: by default (the paper per baselines.md §8.1, and [LB]) flows that have sent at
+/// The size gate's direction: by default (the [Hermes] paper, and [LB]) flows that have sent at
 /// least S may move and smaller ones never do; `size_gate = "below"` (MDTLB's rule) is the opposite. Flows
 /// just below, at and well past S; S = 600,000 B.
 #[test]

@@ -1,6 +1,6 @@
 //! Clove-ECN: flowlet switching at the sending host, with per-path weights that ECN echoes push around.
 //!
-//! **Rule (Katta et al., CoNEXT'17; baselines.md §9).** The sending host (in the paper, its hypervisor
+//! **Rule (Katta et al., CoNEXT'17, [Clove]).** The sending host (in the paper, its hypervisor
 //! vSwitch) keeps, per destination, a weight for every path. A flow's packets stay on one path while they
 //! keep coming; after a gap of at least the flowlet timeout, the next packet starts a new flowlet, which takes
 //! a path by weighted round robin over the weights. Switches mark CE as usual (DCTCP's threshold); the
@@ -51,8 +51,8 @@
 //!   `flowlet_timeout_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
 //!
 //! **Defaults.** Flowlet timeout 500 µs ([LB] driver `cloveFlowletTimeout=500` and README; the class default
-//! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 (baselines.md
-//! §9: ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
+//! is 40 µs and the constructor's 200 µs); reaction limit 40 µs ([LB] `HalfRTT`); weight cut 1/3 ([Clove]:
+//! ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
 //! (paper); recovery none ([LB]); ECT set at the edge (paper).
 
 use super::flowtable::{Clock, FlowTable, Timeout};
@@ -91,7 +91,7 @@ scheme_params! {
         #[rtt_us = LB_FABRIC_RTT_US]
         react_gap_us: Time = 40.0,
         /// fraction of a marked path's weight moved to other paths
-        #[source = "baselines.md §9 (x 2/3); [LB] 0.67/0.33"]
+        #[source = "[Clove] (x 2/3); [LB] 0.67/0.33"]
         weight_cut: f64 in 0.0..=1.0 = 1.0 / 3.0,
         /// who receives the removed weight: every other path, or those without an ECN reaction in the last
         /// react_gap

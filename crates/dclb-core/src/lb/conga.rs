@@ -1,5 +1,5 @@
 //! CONGA: congestion-aware flowlet switching at the source leaf, driven by leaf-to-leaf feedback that rides
-//! in the packets themselves (Alizadeh et al., SIGCOMM'14; baselines.md §6 and §0.4a,b).
+//! in the packets themselves (Alizadeh et al., SIGCOMM'14, [CONGA]; public code: [LB], [CW]).
 //!
 //! **Rule.** Every fabric egress port (each leaf uplink, each spine downlink) runs a Discounting Rate
 //! Estimator: a byte register `X` that grows by the wire size of every packet the port finishes sending and
@@ -29,7 +29,7 @@
 //!   last one; if none is present the feedback pair is marked invalid (the paper's null `FB_LBTag`).
 //! * *Ties.* Among the uplinks of minimum cost, the uplink of the flow's previous (expired) flowlet is kept
 //!   if it is one of them, so a flow moves only to a strictly better uplink; otherwise one is drawn
-//!   uniformly (the paper's rule, also baselines.md §6).
+//!   uniformly (the paper's rule, [CONGA]).
 //! * *Flowlet table.* Exact per-5-tuple entries with timestamps ([`FlowTable`]), as both public simulators
 //!   do, rather than the hardware's hashed table with age bits: a packet continues its flowlet when
 //!   `now − last_seen ≤ T_fl`. ACKs are flows of their own (reversed 5-tuple). Entries idle longer than
@@ -40,7 +40,7 @@
 //!   checked exactly when an entry is read, instead of by a sweep every `aging/4` as in the Hermes authors'
 //!   code ([LB]), so an entry expires at `stale_us` rather than somewhere in `[aging, 1.25·aging]`.
 //! * *Quantisation* uses each port's own rate `C` (a slowed link saturates at its own capacity, as [LB] does
-//!   with `congaAwareAsym`) and is clamped to `2^Q − 1` as baselines.md §0.4b requires; neither public
+//!   with `congaAwareAsym`) and is clamped to `2^Q − 1`, to fit the paper's Q-bit field; neither public
 //!   simulator clamps.
 //! * *Spines* with parallel links down to a leaf pick one by 5-tuple hash (ECMP), as [LB] does; the paper's
 //!   LBTag names only the source uplink.
@@ -48,7 +48,7 @@
 //! * `feedback = false` is an ablation, not CONGA: destination leaves send no feedback and the source leaf
 //!   balances on its local uplink metrics alone (the local-only design the CONGA paper argues against).
 //!
-//! **Defaults and sources.** `Q = 3`, `τ = 160 µs`, `T_fl = 500 µs`: the paper's values (baselines.md §6,
+//! **Defaults and sources.** `Q = 3`, `τ = 160 µs`, `T_fl = 500 µs`: the paper's values ([CONGA],
 //! via the replication report [CONGA-rep]; the [LB] driver also uses `T_fl = 500 µs` and `Q = 3`).
 //! `α = 0.2` as in both [LB] and [CW]; with `τ = 160 µs` that gives `T_dre = α·τ = 32 µs` (the [LB] driver uses
 //! 30 µs with α = 0.2, i.e. τ = 150 µs). `stale_us` 10 ms, the [LB] metric aging ([CW] uses 500 µs).
@@ -82,17 +82,17 @@ scheme_params! {
     /// CONGA's parameters.
     pub struct CongaParams {
         /// idle gap after which a flow's next packet starts a new flowlet (T_fl)
-        #[source = "CONGA paper via baselines.md §6 [CONGA-rep]; [LB] driver 500 us"]
+        #[source = "[CONGA] paper via [CONGA-rep]; [LB] driver 500 us"]
         #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// Q: bits of the quantised congestion metric (metric in 0..2^Q-1)
-        #[source = "CONGA paper (baselines.md §6); [LB] m_Q = 3; [CW] 3"]
+        #[source = "[CONGA] paper; [LB] m_Q = 3; [CW] 3"]
         metric_bits: u32 in 1..=8 = 3,
         /// DRE time constant tau = T_dre / alpha
-        #[source = "CONGA paper via baselines.md §6 [CONGA-rep]"]
+        #[source = "[CONGA] paper via [CONGA-rep]"]
         dre_tau_us: Time in 1.0..=1e7 = 160.0,
         /// DRE decay factor alpha; X <- X(1-alpha) every T_dre = alpha * tau
-        #[source = "[LB] and [CW] alpha = 0.2 (baselines.md §6)"]
+        #[source = "[LB] and [CW] alpha = 0.2"]
         dre_alpha: f64 in 0.001..=1.0 = 0.2,
         /// a remote metric not refreshed for this long counts as 0 and is no longer fed back
         #[source = "[LB] 10 ms aging (the paper only says stale metrics decay)"]

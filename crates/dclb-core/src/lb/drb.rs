@@ -5,15 +5,15 @@
 //! packet goes through the "bouncing" switch named by the counter's digits read in reverse, then the counter
 //! advances. Reversing the digits makes the first hop change on every packet. In a two-tier leaf-spine the
 //! bouncing switch is a spine (and, with parallel links, a link to it), so DRB is per-packet round robin over
-//! the uplinks, spine digit fastest (baselines.md §3, Cao et al., CoNEXT'13).
+//! the uplinks, spine digit fastest (Cao et al., CoNEXT'13, [DRB]).
 //!
 //! **Choices.**
 //! * *Where.* DRB runs at the source leaf, on behalf of the source host: a leaf uplink names the spine (and
 //!   the parallel link), so the leaf's choice is the one the host would make by tagging its packets, and no
 //!   tag is needed.
 //! * *Counter scope.* One counter per (source host, destination host) pair, kept at the source leaf, as the
-//!   design has it (baselines.md §3: "one counter `c` per (source, destination)"). The Hermes authors' ns-3
-//!   code keeps a counter per destination; baselines.md §0.3 counts their DRB among the host-based schemes,
+//!   design has it ([DRB]: one counter per (source, destination)). The Hermes authors' ns-3 code ([LB])
+//!   keeps a counter per destination and runs its DRB in the sending hosts (installed on the servers),
 //!   and a per-destination counter in each sending host is the same thing. A counter per destination at the
 //!   leaf, shared by all its hosts (dclb's first version), is not: the sources of a rack then take turns in
 //!   one rotation, each sees an arbitrary subsequence of it, and one source's consecutive packets may cross
@@ -31,7 +31,7 @@
 //!   small ACKs the rest. (Measured: two 2,000-packet flows in opposite directions between the same hosts,
 //!   four spines: one shared rotation put 996 and 995 of a flow's packets on two uplinks and 4 and 5 on the
 //!   others; two rotations put 500 on each.) The Hermes authors' host-based schemes send ACKs by per-flow
-//!   ECMP instead (baselines.md §0.3).
+//!   ECMP instead ([LB]).
 //! * *Rotations in step.* Each counter advances by one per packet, so two sources sending at the same rate
 //!   whose rotations happen to be in the same phase hit the same uplink (or spine downlink) with every
 //!   packet, for as long as both keep sending: a persistent collision that random spraying would not have.
@@ -65,8 +65,8 @@
 //!   reordering cost; `benchmarks/compare_schemes.py` runs DRB with the buffer (100 µs), the paper's setting,
 //!   unless asked not to.
 //!
-//! **Defaults.** `counter_scope = "pair"`: the design's one counter per (source, destination) (baselines.md
-//! §3).
+//! **Defaults.** `counter_scope = "pair"`: the design's one counter per (source, destination)
+//! ([DRB]).
 
 use super::flowhash::FlowMap;
 use super::params::{param_choice, scheme_params};
@@ -94,7 +94,7 @@ scheme_params! {
     pub struct DrbParams {
         /// what one round-robin counter serves: each (source, destination) host pair (the design), or each
         /// destination, shared by all hosts of the source leaf (DRB run by the top-of-rack switch)
-        #[source = "baselines.md §3 (per source-destination pair); dclb's first version per destination at the leaf"]
+        #[source = "[DRB] (per source-destination pair); dclb's first version per destination at the leaf"]
         counter_scope: CounterScope = CounterScope::Pair,
     }
 }

@@ -1,5 +1,5 @@
 //! DRILL: per-packet choice among a few sampled egress queues plus the best one remembered from the last
-//! decision, using only the switch's own queue lengths (Ghorbani et al., SIGCOMM'17; baselines.md §7).
+//! decision, using only the switch's own queue lengths (Ghorbani et al., SIGCOMM'17, [DRILL]).
 //!
 //! **Rule.** DRILL(d, m): for every packet at a switch with several equal-cost egress ports, draw `d`
 //! distinct ports uniformly at random (all of them if there are no more than `d`), add the `m` ports kept in
@@ -54,8 +54,8 @@
 //! The defaults stay those of the public simulators (their tie rule, the paper's per-engine memory), so that
 //! dclb's DRILL is theirs; a comparison under asymmetry should say which tie rule it used.
 //!
-//! **Defaults and sources.** `d = 2`, `m = 1`: the paper's recommended DRILL(2, 1) (baselines.md §7: the
-//! DRILL talk summary; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is a whole number in
+//! **Defaults and sources.** `d = 2`, `m = 1`: the paper's recommended DRILL(2, 1) ([DRILL], as its
+//! talk summarises it; [LB] attribute `d` = 2; ConWeave `m_drill_candidate` = 2). `d` is a whole number in
 //! 1..=64 and `m` one in 0..=64. `ties = "memory"`: the rule of [LB] and ConWeave (a sampled port must be
 //! strictly shorter to replace the remembered one); the paper gives none.
 
@@ -82,10 +82,10 @@ scheme_params! {
     /// DRILL's parameters.
     pub struct DrillParams {
         /// random egress ports sampled per packet
-        #[source = "DRILL paper DRILL(2,1) (baselines.md §7); [LB] d = 2; [CW] 2"]
+        #[source = "[DRILL] paper DRILL(2,1); [LB] d = 2; [CW] 2"]
         d: usize in 1..=64 = 2,
         /// least-loaded ports remembered from the previous decision
-        #[source = "DRILL paper DRILL(2,1) (baselines.md §7)"]
+        #[source = "[DRILL] paper DRILL(2,1)"]
         m: usize in 0..=64 = 1,
         /// what one memory serves: the whole switch (the paper's per-engine memory), each destination leaf, or
         /// each destination host (the public simulators)

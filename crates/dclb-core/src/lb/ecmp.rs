@@ -5,8 +5,8 @@
 //! the choice is a pure function of the flow and the switch.
 //!
 //! **Choices.** The salt differs per switch (derived from the scenario seed and the switch id), which avoids
-//! hash polarisation between tiers (baselines.md §1: per-switch seeds as in the ConWeave code; the Hermes
-//! ns-3 code perturbs with the TTL instead, to the same effect). ACKs hash their own, reversed, 5-tuple, as a
+//! hash polarisation between tiers (per-switch seeds as in the ConWeave code [CW]; the Hermes ns-3 code [LB]
+//! perturbs with the TTL instead, to the same effect). ACKs hash their own, reversed, 5-tuple, as a
 //! real switch would. With a failed uplink the candidate list shrinks and flows rehash over what is left.
 //!
 //! **Defaults.** None: ECMP has no parameters.

@@ -1,6 +1,6 @@
 //! Hermes: host-side sensing of every path, and cautious rerouting of flows only when it clearly pays.
 //!
-//! **Rule (Zhang et al., SIGCOMM'17; baselines.md §8.1).** Each sending host keeps a table of path conditions
+//! **Rule (Zhang et al., SIGCOMM'17, [Hermes]).** Each sending host keeps a table of path conditions
 //! per (destination leaf, uplink), shared by all its flows. It fills the table passively from the ACKs of its
 //! own flows (a delay sample and the ECN echo, attributed to the path the acknowledged packet took) and
 //! actively from probes: every probe interval it probes two random paths plus the best path it knows to each
@@ -19,7 +19,7 @@
 //! `R`; and some good (else gray) path is *notably better*, with a delay lower by at least `ΔRTT` and an ECN
 //! fraction lower by at least `ΔECN`. Among those it takes the one with the smallest local sending rate.
 //!
-//! **The size gate.** The paper as baselines.md §8.1 describes it, and [LB] (`size >= S`, its acknowledged
+//! **The size gate.** The paper ([Hermes]), and [LB] (`size >= S`, its acknowledged
 //! bytes on the current path), let only flows that have sent at least `S` move: a small flow finishes soon
 //! and gains little from a move that may reorder it. `size_gate = "at_least"` (default) does that, counting
 //! the bytes the flow has sent over its whole life ([LB] counts acknowledged bytes since the flow's last
@@ -27,7 +27,7 @@
 //! prose) has the opposite direction; it is MDTLB's algorithm, not a quotation of Hermes' Algorithm 1, so it
 //! is only the option `"below"` (dclb's default until this was noticed: it rested on that source alone).
 //!
-//! **Where the authors' ns-3 code ([LB], baselines.md §8.2) differs, dclb follows the paper:**
+//! **Where the authors' ns-3 code ([LB]) differs, dclb follows the paper:**
 //! * the rate gate is the flow's own rate (`cwnd / srtt` from the host's TCP state), not [LB]'s per-path DRE;
 //! * candidates are ranked by the local sending rate `r_p` of the path (a discounted byte counter, as the
 //!   paper says), not by [LB]'s RTT level and flow count; a good candidate must also be notably better than
@@ -79,7 +79,7 @@
 //! * Local sending rate `r_p`: bytes this host put on the path, discounted with time constant `dre_tau_us`
 //!   (150 µs = [LB]'s `T_dre` 30 µs / α 0.2).
 //!
-//! **Defaults** (`preset = "readme"`, the [LB] README's recommended set, baselines.md §8.2 table):
+//! **Defaults** (`preset = "readme"`, the [LB] README's recommended set):
 //! `T_RTT_low` 60 µs, `T_RTT_high` 180 µs, `ΔRTT` 100 µs, `S` 600,000 B, `T1` 60 µs, probing every 500 µs
 //! (authors' scripts; README gives 100–500 µs), flowlet 500 µs ([LB] driver default and the authors' runs;
 //! the README text says 5 ms). Not in the README:
@@ -136,7 +136,7 @@ scheme_params! {
     #[preset = HermesParams::with_preset]
     pub struct HermesParams {
         /// parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5
-        #[source = "baselines.md §8.2; MDTLB Table 5"]
+        #[source = "[LB] README; MDTLB Table 5"]
         preset: Preset = Preset::Readme,
         /// T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40; moved to this fabric's base
         /// delay under lb.timing = fabric: module doc)
@@ -157,12 +157,12 @@ scheme_params! {
         /// S: sent-bytes gate of cautious rerouting (preset: readme 600000, mdtlb 64000)
         #[source = "[LB] README; MDTLB Table 5"]
         size_bytes: u64 (bytes) = 600_000,
-        /// which flows S lets move: those that sent at least S bytes (paper per baselines.md §8.1, [LB] code)
+        /// which flows S lets move: those that sent at least S bytes ([Hermes] paper, [LB] code)
         /// or fewer than S (MDTLB's own rule)
-        #[source = "baselines.md §8.1; [LB] ipv4-tlb.cc; 'below': MDTLB pseudocode two"]
+        #[source = "[Hermes] paper; [LB] ipv4-tlb.cc; 'below': MDTLB pseudocode two"]
         size_gate: SizeGate = SizeGate::AtLeast,
         /// R: only flows sending slower than this (cwnd/srtt) are rerouted off a bad path
-        #[source = "[LB] DREMultiply 5 x 1 Gbps DRE base (baselines.md §8.2)"]
+        #[source = "[LB] DREMultiply 5 x 1 Gbps DRE base"]
         rate_gbps: f64 (Gbps) = 5.0,
         /// T1: time constant of the ECN-fraction window (preset: readme 60, mdtlb 100)
         #[source = "[LB] README T1; MDTLB Table 5"]
@@ -232,7 +232,7 @@ param_choice! {
     pub enum SizeGate {
         /// Fewer than S bytes sent (MDTLB's rerouting rule).
         Below = "below",
-        /// At least S bytes (the paper per baselines.md §8.1, and [LB]).
+        /// At least S bytes (the [Hermes] paper, and [LB]).
         AtLeast = "at_least",
     }
 }

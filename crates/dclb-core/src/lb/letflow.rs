@@ -3,7 +3,7 @@
 //! **Rule.** A switch with several next hops remembers, per flow, the port of the flow's current flowlet and
 //! when it last saw a packet of the flow. A packet that follows the flow's previous packet within the
 //! flowlet timeout continues the flowlet on the same port; after a longer gap the packet starts a new
-//! flowlet on a port drawn uniformly at random (Vanini et al., NSDI'17; baselines.md §5 and §0.4a). LetFlow
+//! flowlet on a port drawn uniformly at random (Vanini et al., NSDI'17, [LetFlow]). LetFlow
 //! needs no feedback: flowlets on a congested path see larger gaps (TCP slows down, packets are lost), so
 //! they end sooner and are redrawn, while flowlets on good paths keep going. Load drifts away from bad paths.
 //!
@@ -30,11 +30,11 @@
 //!
 //! **Defaults.**
 //! * `flowlet_timeout_us` = 500: the Hermes authors' ns-3 driver (`letFlowFlowletTimeout`) and README, and
-//!   the value TR uses for LetFlow (baselines.md §5). Other values in use: 50 µs (the ns-3 class default),
+//!   the value TR uses for LetFlow. Other values in use: 50 µs (the ns-3 class default),
 //!   100 µs (ConWeave's code, at 100 Gbps). MDTLB's Table 5 lists a 5 ms flowlet timeout for its runs (as an
 //!   MDTLB parameter; it does not say whether its LetFlow used it): a reproduction of MDTLB sets it here.
 //! * `table_size` = 0 (exact per-5-tuple table), as both public simulators key on the exact flow.
-//! * `flowlet_clock` = "timestamp", as both public simulators do (baselines.md §0.4a).
+//! * `flowlet_clock` = "timestamp", as both public simulators do ([LB], [CW]).
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{scheme_params, LB_FABRIC_RTT_US};
@@ -59,16 +59,16 @@ scheme_params! {
     /// LetFlow's parameters.
     pub struct LetFlowParams {
         /// a gap longer than this since the flow's previous packet starts a new flowlet
-        #[source = "Hermes authors' ns-3 driver and README (500 us), TR's LetFlow setting; baselines.md §5"]
+        #[source = "[LB] driver and README (500 us); TR's LetFlow setting"]
         #[rtt_us = LB_FABRIC_RTT_US]
         flowlet_timeout_us: Time = 500.0,
         /// flowlet table entries indexed by a 5-tuple hash (colliding flows share an entry); 0 = exact per-flow
         /// table
-        #[source = "public simulators key on the exact flow (baselines.md §0.4a)"]
+        #[source = "[LB] and [CW] key on the exact flow"]
         table_size: usize in 0..=100_000_000 = 0,
         /// timestamp: gap <= timeout continues; age_bit: valid+age bits swept every timeout (ends after 1-2
         /// timeouts)
-        #[source = "public simulators use timestamps; hardware age bits as in CONGA (baselines.md §0.4a)"]
+        #[source = "[LB] and [CW] use timestamps; hardware age bits as in [CONGA]"]
         flowlet_clock: Clock = Clock::Timestamp,
     }
 }

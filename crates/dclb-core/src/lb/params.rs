@@ -236,7 +236,7 @@ impl<T: Choice> ParamType for T {
     }
 }
 
-/// Base RTT in microseconds of the fabric on which the Hermes authors' ns-3 code ([LB], baselines.md) runs
+/// Base RTT in microseconds of the fabric on which the Hermes authors' ns-3 code ([LB]) runs
 /// its experiments, the source of most baselines' timing defaults: 10 Gbps links of 10 us, a 1,500 B data
 /// packet out and a 40 B ACK back ([`Config::base_rtt`](crate::config::Config::base_rtt) of that fabric).
 pub const LB_FABRIC_RTT_US: f64 = 84.93;

@@ -1,7 +1,7 @@
 //! Presto: the sending host cuts each flow into flowcells of at most 64 KB and sends consecutive flowcells
 //! round robin over the paths, equally or weighted by path capacity.
 //!
-//! **Rule.** Presto runs in the sender's virtual switch (He et al., SIGCOMM'15; baselines.md §4). For every
+//! **Rule.** Presto runs in the sender's virtual switch (He et al., SIGCOMM'15, [Presto]). For every
 //! flow it keeps a byte count of the current flowcell and the path that cell uses. A segment that would push
 //! the cell past the flowcell size opens a new cell: the count restarts with that segment and the flow moves
 //! to the next path in its rotation. Every other segment joins the current cell and follows its path. A cell
@@ -14,7 +14,7 @@
 //!   dclb's 1460-byte MSS a 64,000-byte cell is 43 segments (62,780 bytes); with an MSS that divides the cell
 //!   size, cells are exactly `flowcell_bytes` long. "64 KB" is taken as 64,000 bytes, dclb's decimal KB
 //!   (the paper's bound is the largest TSO segment, 64 KiB; set 65,536 to follow that reading). Payload
-//!   bytes are counted, not wire bytes, as baselines.md recommends.
+//!   bytes are counted, not wire bytes (dclb's choice).
 //! * *Counter scope.* The rotation is kept per flow (the paper's per-flow flowcell state; the Hermes authors'
 //!   ns-3 code does the same), starting at a uniformly random path for each flow (`random_start`), so short
 //!   flows, which fit in one cell, spread like ECMP. The rotation follows the order of the path list the
@@ -25,7 +25,8 @@
 //! * *Weights* (`weights`). `"equal"` (the default) is plain round robin over the working paths, as in the
 //!   paper's symmetric setting. `"capacity"` models the paper's answer to asymmetry: its controller gives each
 //!   path a weight proportional to its capacity and the vswitch sends flowcells in weighted round robin (He et
-//!   al., SIGCOMM'15, as baselines.md §4 recalls it, marked there as not checked against the paper body). The controller's knowledge is taken to be the configured link rates, a static
+//!   al., SIGCOMM'15, [Presto], as dclb's notes recall it, not checked against the paper body). The
+//!   controller's knowledge is taken to be the configured link rates, a static
 //!   fact ([`FabricFacts::path_rate`]): a path's weight is its bottleneck, the smaller of the source leaf's
 //!   uplink rate and the rate of the spine's link down to the destination leaf. Weights are the rates
 //!   divided by their greatest common divisor (1 and 10 Gbps give 1:10); if they add up to more than
@@ -47,18 +48,18 @@
 //! * *ACKs* are not tagged and follow ECMP in the fabric, as in the Hermes authors' code.
 //! * *Receiver.* The paper's modified GRO holds data across flowcell-boundary gaps. dclb models it with the
 //!   transport's resequencing buffer, `transport.reseq_timeout_us`, which is off by default so that the
-//!   reordering cost stays visible. A reproduction of Presto's own setting should turn it on: baselines.md
-//!   §0.4c recommends sweeping 50, 100 and 500 µs; the Hermes authors' driver uses 100 µs for out-of-order
+//!   reordering cost stays visible. A reproduction of Presto's own setting should turn it on; dclb
+//!   suggests sweeping 50, 100 and 500 µs; the Hermes authors' driver uses 100 µs for out-of-order
 //!   data (their README says 500 µs). `benchmarks/compare_schemes.py` compares Presto with it (100 µs)
 //!   unless asked for `presto+noreseq`. Of the papers dclb reproduces, TR and TAM state the 64 KB cell but not
 //!   the receiver, and MDTLB's Table 5 states neither (it leaves `enableLargeDupAck` off).
 //! * State is dropped when the last byte of a flow is acknowledged (TCP) or sent (UDP).
 //!
 //! **Defaults.**
-//! * `flowcell_bytes` = 64,000: the paper's 64 KB flowcell (baselines.md §4; TR and TAM also use 64 KB).
+//! * `flowcell_bytes` = 64,000: the paper's 64 KB flowcell ([Presto]; TR and TAM also use 64 KB).
 //!   The Hermes authors' ns-3 code uses 10 packets of 1400 B = 14,000 bytes (`PRESTO_RATIO`); set that to
 //!   reproduce runs made with it.
-//! * `random_start` = true: baselines.md §4 and the Hermes authors' code start each flow at a random path.
+//! * `random_start` = true: [Presto] and the Hermes authors' code ([LB]) start each flow at a random path.
 //! * `weights` = "equal": the paper's symmetric setting and what every reproduction used before weights
 //!   existed; "capacity" is for asymmetric fabrics (MDTLB's Fig. 3 spreads flowcells 1:10 on 1 and 10 Gbps
 //!   paths).
@@ -87,14 +88,14 @@ scheme_params! {
     /// Presto's parameters.
     pub struct PrestoParams {
         /// largest flowcell, in payload bytes; a cell holds whole segments up to this size
-        #[source = "Presto paper 64 KB (baselines.md §4), read as 64,000 B; the Hermes authors' ns-3 code uses 14,000 B"]
+        #[source = "[Presto] paper 64 KB, read as 64,000 B; the Hermes authors' ns-3 code [LB] uses 14,000 B"]
         flowcell_bytes: u64 (bytes) in 1..=1_000_000_000_000 = 64_000,
         /// start each flow's round robin at a uniformly random path (false: at the first path)
-        #[source = "baselines.md §4; Hermes authors' ns-3 code (random initial index per flow)"]
+        #[source = "[Presto]; Hermes authors' ns-3 code [LB] (random initial index per flow)"]
         random_start: bool = true,
         /// how the round robin weighs the working paths: equally, or by each path's configured bottleneck
         /// capacity (smooth weighted round robin)
-        #[source = "Presto paper: controller weights proportional to path capacity under asymmetry (baselines.md §4, recalled); equal as in its symmetric setting"]
+        #[source = "[Presto] paper: controller weights proportional to path capacity under asymmetry (recalled, not checked); equal as in its symmetric setting"]
         weights: PrestoWeights = PrestoWeights::Equal,
     }
 }

@@ -1,7 +1,7 @@
 //! RPS, random packet spraying: every packet independently takes a uniformly random next hop.
 //!
 //! **Rule.** At every switch with several equal-cost next hops, pick one uniformly at random for each
-//! packet, ACKs included (baselines.md §2, after Dixit et al., INFOCOM'13).
+//! packet, ACKs included (Dixit et al., INFOCOM'13, [RPS]).
 //!
 //! **Choices.** Plain TCP at the receiver by default (dupACK threshold 3, no resequencing buffer), since the
 //! paper's point is that stock TCP copes on symmetric fabrics; `transport.reseq_timeout_us` adds a buffer.

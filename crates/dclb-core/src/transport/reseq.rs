@@ -2,8 +2,9 @@
 //!
 //! In-order data passes straight through. A segment that arrives beyond the next expected byte is held until
 //! the gap before it fills. Retransmissions and duplicates (data at or below the next expected byte) pass at
-//! once. This follows baselines.md §0.4c: deliver in-order data immediately, hold out-of-order data, and
-//! flush everything held once `timeout` has passed *with no progress*.
+//! once. The rule is dclb's, an outline of the Hermes authors' buffer ([LB] `tcp-resequence-buffer.cc`, which
+//! also batches in-order data): deliver in-order data immediately, hold out-of-order data, and flush everything
+//! held once `timeout` has passed *with no progress*.
 //!
 //! **Progress** means the next expected byte advanced: an arriving segment reached past it, with whatever held
 //! data became contiguous. Nothing else counts: a segment filling a gap between two held segments, a duplicate
