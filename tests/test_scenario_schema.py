@@ -31,6 +31,11 @@ def dclb_main(*args: str) -> subprocess.CompletedProcess:
             code = 0
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException as e:  # noqa: BLE001 -- a Rust panic is a BaseException; report it as a crash would
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            print(f"Traceback: uncaught {type(e).__name__}: {e} (the engine panicked?)", file=sys.stderr)
+            code = 99
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 

@@ -55,6 +55,11 @@ _SOURCE, _SAMPLER = _PARTS["source"], _PARTS["sampler"]
 #: The engine's integer widths (``crates/dclb-core/src/config.rs``): counts and indices are u32, byte counts u64.
 U32 = 2**32 - 1
 U64 = 2**64 - 1
+#: Times: the engine's clock counts picoseconds in a u64, so a time above this many microseconds (213 days)
+#: cannot be held. Rates: whole bits per second in a u64, so a rate must be at least 1 bit per second (a lower
+#: one rounds to 0 and nothing could be sent) and at most 2^64 - 1 bits per second.
+MAX_US = U64 / 1e6
+MIN_GBPS, MAX_GBPS = 1e-9, U64 / 1e9
 
 
 def _shown(value: Any) -> str:
@@ -114,8 +119,8 @@ class LinkOverride(_Strict):
     leaf: Int = Field(ge=0, le=U32)
     spine: Int = Field(ge=0, le=U32)
     link: Optional[Int] = Field(None, ge=0, le=U32)
-    rate_gbps: Optional[Float] = Field(None, gt=0)
-    delay_us: Optional[Float] = Field(None, ge=0)
+    rate_gbps: Optional[Float] = Field(None, ge=MIN_GBPS, le=MAX_GBPS)
+    delay_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
     failed: StrictBool = False
     blackhole: StrictBool = False
     loss_rate: Float = Field(0.0, ge=0, le=1)
@@ -127,10 +132,10 @@ class Topology(_Strict):
     spines: Int = Field(_TOPOLOGY["spines"], ge=1, le=U32)
     hosts_per_leaf: Int = Field(_TOPOLOGY["hosts_per_leaf"], ge=1, le=U32)
     links_per_pair: Int = Field(_TOPOLOGY["links_per_pair"], ge=1, le=U32)
-    host_rate_gbps: Float = Field(_TOPOLOGY["host_rate_gbps"], gt=0)
-    fabric_rate_gbps: Float = Field(_TOPOLOGY["fabric_rate_gbps"], gt=0)
-    host_delay_us: Float = Field(_TOPOLOGY["host_delay_us"], ge=0)
-    fabric_delay_us: Float = Field(_TOPOLOGY["fabric_delay_us"], ge=0)
+    host_rate_gbps: Float = Field(_TOPOLOGY["host_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
+    fabric_rate_gbps: Float = Field(_TOPOLOGY["fabric_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
+    host_delay_us: Float = Field(_TOPOLOGY["host_delay_us"], ge=0, le=MAX_US)
+    fabric_delay_us: Float = Field(_TOPOLOGY["fabric_delay_us"], ge=0, le=MAX_US)
     queue_unit: Literal["bytes", "packets"] = _TOPOLOGY["queue_unit"]
     buffer_bytes: Optional[Int] = Field(_TOPOLOGY["buffer_bytes"], ge=1, le=U64)
     buffer_packets: Optional[Int] = Field(_TOPOLOGY["buffer_packets"], ge=1, le=U32)
@@ -154,17 +159,17 @@ class Transport(_Strict):
     init_cwnd_packets: Int = Field(_TRANSPORT["init_cwnd_packets"], ge=1, le=U32)
     init_ssthresh_bytes: Optional[Int] = Field(_TRANSPORT["init_ssthresh_bytes"], ge=1, le=U64)
     dupack_threshold: Int = Field(_TRANSPORT["dupack_threshold"], ge=1, le=U32)
-    min_rto_us: Float = Field(_TRANSPORT["min_rto_us"], gt=0)
-    init_rto_us: Float = Field(_TRANSPORT["init_rto_us"], gt=0)
-    max_rto_us: Float = Field(_TRANSPORT["max_rto_us"], gt=0)
-    rto_granularity_us: Float = Field(_TRANSPORT["rto_granularity_us"], ge=0)
+    min_rto_us: Float = Field(_TRANSPORT["min_rto_us"], gt=0, le=MAX_US)
+    init_rto_us: Float = Field(_TRANSPORT["init_rto_us"], gt=0, le=MAX_US)
+    max_rto_us: Float = Field(_TRANSPORT["max_rto_us"], gt=0, le=MAX_US)
+    rto_granularity_us: Float = Field(_TRANSPORT["rto_granularity_us"], ge=0, le=MAX_US)
     dctcp_g: Float = Field(_TRANSPORT["dctcp_g"], gt=0, le=1)
     dctcp_alpha_init: Float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
     nic_queue_packets: Int = Field(_TRANSPORT["nic_queue_packets"], ge=1, le=U32)
     host_queue_limit_bytes: Optional[Int] = Field(_TRANSPORT["host_queue_limit_bytes"], ge=0, le=U64)
     host_ack_priority: StrictBool = _TRANSPORT["host_ack_priority"]
     handshake: StrictBool = _TRANSPORT["handshake"]
-    reseq_timeout_us: Float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
+    reseq_timeout_us: Float = Field(_TRANSPORT["reseq_timeout_us"], ge=0, le=MAX_US)
     sack: StrictBool = _TRANSPORT["sack"]
     dsack_undo: StrictBool = _TRANSPORT["dsack_undo"]
     cwnd_validation: StrictBool = _TRANSPORT["cwnd_validation"]
@@ -188,9 +193,9 @@ class Deadline(_Strict):
     """How deadlines are drawn: none; fixed (``us``); uniform in [``lo_us``, ``hi_us``]; slack (``factor`` x ideal FCT)."""
 
     kind: Literal["none", "fixed", "uniform", "slack"] = _SOURCE["deadline"]["kind"]
-    us: Optional[Float] = Field(None, gt=0)
-    lo_us: Optional[Float] = Field(None, gt=0)
-    hi_us: Optional[Float] = Field(None, gt=0)
+    us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    lo_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    hi_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
     factor: Optional[Float] = Field(None, gt=0)
 
     @model_validator(mode="after")
@@ -205,11 +210,11 @@ class Deadline(_Strict):
 
 
 class ListedFlow(_Strict):
-    start_us: Float = Field(ge=0)
+    start_us: Float = Field(ge=0, le=MAX_US)
     src: Int = Field(ge=0, le=U32)
     dst: Int = Field(ge=0, le=U32)
     size_bytes: Int = Field(ge=1, le=U64)
-    deadline_us: Optional[Float] = Field(None, gt=0)
+    deadline_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
 
 
 def _workload_spec(value: Any) -> Any:
@@ -256,13 +261,13 @@ class Source(_Strict):
     flows: Optional[Int] = Field(None, ge=1, le=U64)
     senders: HostSet = "all"
     receivers: HostSet = "all"
-    start_us: Float = Field(_SOURCE["start_us"], ge=0)
-    duration_us: Optional[Float] = Field(None, gt=0)
-    spread_us: Float = Field(_SOURCE["spread_us"], ge=0)
+    start_us: Float = Field(_SOURCE["start_us"], ge=0, le=MAX_US)
+    duration_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    spread_us: Float = Field(_SOURCE["spread_us"], ge=0, le=MAX_US)
     rounds: Int = Field(_SOURCE["rounds"], ge=1, le=U32)
-    period_us: Float = Field(_SOURCE["period_us"], ge=0)
+    period_us: Float = Field(_SOURCE["period_us"], ge=0, le=MAX_US)
     transport: Literal["dctcp", "newreno", "udp"] = _SOURCE["transport"]
-    udp_rate_gbps: Float = Field(_SOURCE["udp_rate_gbps"], gt=0)
+    udp_rate_gbps: Float = Field(_SOURCE["udp_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
     best_effort: StrictBool = _SOURCE["best_effort"]
     deadline: Deadline = Deadline()
     inter_leaf_only: StrictBool = _SOURCE["inter_leaf_only"]
@@ -295,13 +300,13 @@ class Traffic(Source):
 
 
 class Sampler(_Strict):
-    interval_us: Float = Field(_SAMPLER["interval_us"], gt=0)
+    interval_us: Float = Field(_SAMPLER["interval_us"], gt=0, le=MAX_US)
     ports: Optional[list[EngineId]] = None
     flows: list[EngineId] = []
 
 
 class Run(_Strict):
-    horizon_us: Optional[Float] = Field(_RUN["horizon_us"], gt=0)
+    horizon_us: Optional[Float] = Field(_RUN["horizon_us"], gt=0, le=MAX_US)
     short_threshold_bytes: Int = Field(100_000, ge=1, le=U64)
     sampler: Optional[Sampler] = None
 
@@ -408,6 +413,14 @@ class Scenario(_Strict):
 # Errors
 
 
+#: The upper limits that come from how the engine holds a value, and how to say so.
+_ENGINE_LIMITS = {
+    U32: f"{U32:,} (the engine holds it in 32 bits)",
+    U64: f"{U64:,} (the engine holds it in 64 bits)",
+    MAX_US: f"{MAX_US:,.0f} us (the engine's clock counts picoseconds in 64 bits)",
+    MAX_GBPS: f"{MAX_GBPS:,.0f} Gbps (the engine counts bits per second in 64 bits)",
+}
+
 _TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict"}
 
 
@@ -466,10 +479,11 @@ def _format_validation(err: ValidationError, prefix: str = "", model: type[BaseM
         given_text = f"{given:.3g}"
     else:
         given_text = repr(given)
-    limit = (first.get("ctx") or {}).get("le")
-    if first.get("type") == "less_than_equal" and limit in (U32, U64):
-        bits = 32 if limit == U32 else 64
-        return f"{path}: must be at most {limit:,} (the engine holds it in {bits} bits), got {given_text}"
+    ctx = first.get("ctx") or {}
+    if first.get("type") == "less_than_equal" and ctx.get("le") in _ENGINE_LIMITS:
+        return f"{path}: must be at most {_ENGINE_LIMITS[ctx['le']]}, got {given_text}"
+    if first.get("type") == "greater_than_equal" and ctx.get("ge") == MIN_GBPS:
+        return f"{path}: must be at least 1e-09 Gbps (1 bit per second, the engine's unit), got {given_text}"
     shown = f" (got {given_text})" if given is not None and not isinstance(given, dict) and f"got {given!r}" not in msg else ""
     return f"{path}: {msg[0].lower() + msg[1:]}{shown}"
 
