@@ -149,6 +149,9 @@ def test_duplicate_grid_values_are_refused(tiny, tmp_path):
     (("traffic.workload={websearch=inf}",), ("traffic.workload.websearch.weight",)),
     (("transport.init_ssthresh_bytes=1e30",), ("transport.init_ssthresh_bytes", "64 bits")),
     (("lb.scheme=\"letflow\"", "lb.flowlet_timeout_us=inf"), ("lb.flowlet_timeout_us", "finite")),
+    # Found by the property test: a rate that rounds to 0 bits per second made the engine divide by zero.
+    (("topology.host_rate_gbps=1e-12",), ("topology.host_rate_gbps", "at least 1e-09 Gbps")),
+    (("topology.fabric_delay_us=1e30",), ("topology.fabric_delay_us", "picoseconds in 64 bits")),
 ])
 def test_values_the_engine_cannot_read_are_named(tiny, settings, needles):
     refused(dry_run(tiny, *settings), *needles)

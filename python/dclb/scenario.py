@@ -12,13 +12,20 @@ A scenario has five tables (every field has a documented default; see ``docs/sce
 
 Validation has two owners. Here, pydantic checks syntax and types (unknown fields, wrong types, a value out
 of its own range) and the files a scenario names are read (CDFs, flow-list CSVs, with file and line in their
-messages). Everything that relates one value to another -- whether links stay connected, a scheme's
-parameters, whether a load can be carried, whether a source can make a flow at all -- is decided by the
-engine's one check (``Config::check``), asked through ``_core.check_config``. Both raise
-:class:`~dclb.errors.ScenarioError` with one line that names the field as the user wrote it.
+messages). Types are strict where pydantic would convert: text or a boolean is never a number, a number never
+a boolean, a fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be
+finite and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole
+bits per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
+(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too, and,
+as the one relation checked here, an RTO cap below the minimum or initial RTO. Everything else that relates
+one value to another -- whether links stay connected, a scheme's parameters, whether a load can be carried,
+whether a source can make a flow at all -- is decided by the engine's one check (``Config::check``), asked
+through ``_core.check_config``. Both raise :class:`~dclb.errors.ScenarioError` with one line that names the
+field as the user wrote it.
 
-A validated scenario is resolved once (:func:`resolve`): host sets expanded, workloads and flow lists read,
-the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that resolution,
+A validated scenario is resolved once (:func:`resolve`): host sets expanded (a long-lived source without
+``receivers`` pairs each sender with the host at its position on the next leaf), workloads and flow lists
+read, the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that resolution,
 so a run reads each file once; scenarios are immutable so that it cannot go stale. Overrides
 (``--set a.b=value``) are applied to the raw TOML first, so they are validated exactly like the file.
 """
