@@ -961,6 +961,9 @@ def describe_load(sc: Scenario) -> list[str]:
     for i, (src, fact) in enumerate(zip(resolution.sources, facts)):
         s = src.source
         text = f"source {i}: {s.pattern}, {len(src.senders)} senders, {s.transport}"
+        if s.pattern == "long_lived":
+            paired = "receivers" in s.model_fields_set
+            text += f", sender i to receiver i mod {len(src.receivers)}" if paired else ", each to the host at its position on the next leaf"
         if src.workloads:
             label = s.workload if isinstance(s.workload, str) else " + ".join(f"{w:g}x{n}" for n, w in s.workload.items())
             text += f", workload {label} (mean {fact['mean_bytes'] / 1e6:.3f} MB)"
