@@ -67,7 +67,8 @@ HEADLINE_KEYS = [
     "short_afct_us", "short_p99_fct_us", "long_afct_us", "long_goodput_gbps",
     "fct_0_100k_avg_us", "fct_0_100k_p99_us", "fct_100k_1m_avg_us", "fct_100k_1m_p99_us", "fct_1m_inf_avg_us", "fct_1m_inf_p99_us",
     "mean_slowdown", "deadline_miss_rate",
-    "long_lived_flows", "long_lived_goodput_gbps", "long_lived_goodput_min_gbps", "long_lived_goodput_max_gbps", "long_lived_goodput_total_gbps",
+    "long_lived_flows", "long_lived_goodput_gbps", "long_lived_goodput_min_gbps", "long_lived_goodput_max_gbps",
+    "long_lived_goodput_total_gbps",
     "drops", "ecn_marks", "retransmissions", "spurious_retransmissions", "timeouts", "out_of_order",
     "events", "events_per_s", "sim_time_us", "wall_s", "fct_policy",
 ]
@@ -148,7 +149,8 @@ def _print_dry_run(sc: "Any", out: Path | None, as_json: bool) -> None:
         click.echo(_json_text({"valid": True, "run_id": run_id, "stored": stored, **facts.as_dict()}))
         return
     where = "" if out is None else f" (already complete in {out})" if stored else f" (not yet in {out})"
-    console.print(f"valid: run id {run_id}{where}; nothing was simulated (--dry-run)", highlight=False, soft_wrap=True, markup=False)
+    text = f"valid: run id {run_id}{where}; nothing was simulated (--dry-run)"
+    console.print(text, highlight=False, soft_wrap=True, markup=False)
     for line in facts.lines():
         console.print("  " + line, highlight=False, soft_wrap=True, markup=False)
 

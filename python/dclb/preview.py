@@ -63,7 +63,8 @@ class Preview:
         else:
             time = f"about {_time(self.sim_time_us)} (estimate: the last arrival plus the mean flow alone at the host rate)"
         return [
-            f"fabric: {self.hosts:,} hosts, {self.leaves + self.spines:,} switches ({self.leaves:,} leaves, {self.spines:,} spines), "
+            f"fabric: {self.hosts:,} hosts, {self.leaves + self.spines:,} switches "
+            f"({self.leaves:,} leaves, {self.spines:,} spines), "
             f"{self.ports:,} ports ({self.host_ports:,} host NICs, {self.switch_ports:,} switch ports)",
             f"flows: {flows}",
             f"simulated time: {time}",
@@ -142,6 +143,6 @@ def preview(sc: Scenario) -> Preview:
     sim_time = horizon if horizon is not None else last_end
     return Preview(
         hosts=hosts, leaves=t.leaves, spines=t.spines, ports=host_ports + switch_ports, host_ports=host_ports,
-        switch_ports=switch_ports, flows=flows_total, flows_exact=exact, flows_note="; ".join(notes), sim_time_us=float(sim_time),
-        horizon=horizon is not None, events=float(math.ceil(packets * EVENTS_PER_PACKET)),
+        switch_ports=switch_ports, flows=flows_total, flows_exact=exact, flows_note="; ".join(notes),
+        sim_time_us=float(sim_time), horizon=horizon is not None, events=float(math.ceil(packets * EVENTS_PER_PACKET)),
     )

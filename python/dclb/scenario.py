@@ -44,7 +44,9 @@ from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator,
+)
 
 from . import _core
 from . import workloads as wl
@@ -185,10 +187,11 @@ class Transport(_Strict):
     def _rto_order(self) -> "Transport":
         # The engine caps the RTO with max_rto after raising it to min_rto, so a cap below either would win
         # silently (and an initial RTO above the cap would shrink on its first back-off).
+        cap = _number_text(self.max_rto_us)
         if self.max_rto_us < self.min_rto_us:
-            raise ValueError(f"max_rto_us: {_number_text(self.max_rto_us)} is below min_rto_us ({_number_text(self.min_rto_us)}); the cap must be at least the minimum")
+            raise ValueError(f"max_rto_us: {cap} is below min_rto_us ({_number_text(self.min_rto_us)}); the cap must be at least the minimum")
         if self.max_rto_us < self.init_rto_us:
-            raise ValueError(f"max_rto_us: {_number_text(self.max_rto_us)} is below init_rto_us ({_number_text(self.init_rto_us)}); the cap must be at least the initial RTO")
+            raise ValueError(f"max_rto_us: {cap} is below init_rto_us ({_number_text(self.init_rto_us)}); the cap must be at least the initial RTO")
         return self
 
 
@@ -235,7 +238,9 @@ def _workload_spec(value: Any) -> Any:
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
                 raise ValueError(f"{name}.weight: must be a positive number (a mixture weight), got {_shown(weight)}")
         return value
-    raise ValueError(f"expected a workload name or CDF file, or a mixture such as {{websearch = 0.5, datamining = 0.5}}; got {_shown(value)}")
+    raise ValueError(
+        f"expected a workload name or CDF file, or a mixture such as {{websearch = 0.5, datamining = 0.5}}; got {_shown(value)}"
+    )
 
 
 def _host_set(value: Any) -> Any:
@@ -292,11 +297,15 @@ class Source(_Strict):
     def _one_size_model(self) -> "Source":
         # The engine takes size_bytes over the workload; given both, the workload would be ignored unsaid.
         if self.size_bytes is not None and self.workload is not None:
-            raise ValueError("size_bytes: give either size_bytes (one size for every flow) or workload (sizes drawn from a CDF), not both")
+            raise ValueError(
+                "size_bytes: give either size_bytes (one size for every flow) or workload (sizes drawn from a CDF), not both"
+            )
         # Only a list source reads explicit flows; any other pattern would ignore them.
         for name in ("flows_csv", "flow_list"):
             if getattr(self, name) and self.pattern != "list":
-                raise ValueError(f'{name}: only a list source reads explicit flows (pattern = "list"), and this source\'s pattern is {self.pattern}')
+                raise ValueError(
+                    f'{name}: only a list source reads explicit flows (pattern = "list"), and this source\'s pattern is {self.pattern}'
+                )
         return self
 
 

@@ -255,8 +255,10 @@ def _long_lived_stats(flows: pd.DataFrame, sim_time_us: float) -> dict[str, Scal
     end = long_lived["finish_us"].to_numpy(dtype=float, na_value=np.nan)
     end = np.where(np.isnan(end), sim_time_us, end)
     active = end - start
-    column = long_lived["bytes_delivered"] if "bytes_delivered" in long_lived.columns else pd.Series(np.nan, index=long_lived.index)
-    delivered = column.to_numpy(dtype=float)
+    if "bytes_delivered" in long_lived.columns:
+        delivered = long_lived["bytes_delivered"].to_numpy(dtype=float)
+    else:
+        delivered = np.full(len(long_lived), np.nan)
     # bits per microsecond is Mbit/s; a further /1000 gives Gbit/s
     goodput = _finite(np.divide(delivered * 8.0, active, out=np.full(len(active), np.nan), where=active > 0) / 1_000.0)
     return {
