@@ -142,7 +142,7 @@ def test_dry_run_asks_the_engines_check(tiny):
 @pytest.mark.parametrize("settings, needles", [
     (["traffic.senders=3", "traffic.receivers=3", "traffic.inter_leaf_only=false"], ("traffic.receivers", "two different hosts")),
     (["traffic.senders=\"leaf:1\"", "traffic.receivers=\"leaf:1\""], ("traffic.receivers", "on leaf 1", "inter_leaf_only = false")),
-    (["traffic.pattern=\"long_lived\"", "run.horizon_us=100"], ("traffic.receivers", "always the sender itself")),
+    (["traffic.pattern=\"long_lived\"", "traffic.receivers=\"all\"", "run.horizon_us=100"], ("traffic.receivers", "paired with itself")),
     (["traffic.pattern=\"incast\"", "traffic.senders=[2]", "traffic.receivers=[2]"], ("traffic.senders", "every sender is the receiver")),
     (["traffic.deadline={kind=\"uniform\", lo_us=5, hi_us=2}"], ("traffic.deadline.hi_us", "at least lo_us")),
     (["traffic.workload={websearch=1, datamining=-1}"], ("traffic.workload.datamining.weight", "positive")),

@@ -67,6 +67,8 @@ HEADLINE_KEYS = [
     "short_afct_us", "short_p99_fct_us", "long_afct_us", "long_goodput_gbps",
     "fct_0_100k_avg_us", "fct_0_100k_p99_us", "fct_100k_1m_avg_us", "fct_100k_1m_p99_us", "fct_1m_inf_avg_us", "fct_1m_inf_p99_us",
     "mean_slowdown", "deadline_miss_rate",
+    "long_lived_flows", "long_lived_goodput_gbps", "long_lived_goodput_min_gbps", "long_lived_goodput_max_gbps",
+    "long_lived_goodput_total_gbps",
     "drops", "ecn_marks", "retransmissions", "spurious_retransmissions", "timeouts", "out_of_order",
     "events", "events_per_s", "sim_time_us", "wall_s", "fct_policy",
 ]
@@ -113,6 +115,7 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
         for line in describe_load(sc):
             err.print("  " + line, soft_wrap=True, highlight=False)
     if dry_run:
+        _print_dry_run(sc, None if no_store else out, as_json)
         return
     bar, update = _progress_bar(0, enabled=not quiet and not as_json)
     with bar:
@@ -123,11 +126,33 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
         values = {key: result.stats[key] if isinstance(result.stats.get(key), (list, dict)) else value for key, value in result.summary.items()}
         click.echo(_json_text({"run_id": result.run_id, "path": str(result.path) if result.path else None, **values}))
         return
-    console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, HEADLINE_KEYS)))
+    # Long-lived rows only when the run had such flows (they are n/a otherwise, and always in run.json).
+    keys = [k for k in HEADLINE_KEYS if result.summary.get("long_lived_flows") or not k.startswith("long_lived_")]
+    console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, keys)))
     if (note := load_shortfall_note(result.summary)) is not None:
         err.print(note, soft_wrap=True, highlight=False)
     if result.path is not None:
         console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})", soft_wrap=True)
+
+
+def _print_dry_run(sc: "Any", out: Path | None, as_json: bool) -> None:
+    """What `dclb run --dry-run` prints once the scenario has passed every check: that it is valid, its run id
+    (and whether the store already has it) and the sizes of the run (:mod:`dclb.preview`)."""
+    from .preview import preview
+    from .runner import run_id_for
+    from .store import Store
+
+    facts = preview(sc)
+    run_id = run_id_for(sc)
+    stored = out is not None and Store(out).is_complete(run_id)
+    if as_json:
+        click.echo(_json_text({"valid": True, "run_id": run_id, "stored": stored, **facts.as_dict()}))
+        return
+    where = "" if out is None else f" (already complete in {out})" if stored else f" (not yet in {out})"
+    text = f"valid: run id {run_id}{where}; nothing was simulated (--dry-run)"
+    console.print(text, highlight=False, soft_wrap=True, markup=False)
+    for line in facts.lines():
+        console.print("  " + line, highlight=False, soft_wrap=True, markup=False)
 
 
 @cli.command("schemes")
@@ -402,6 +427,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
         store_done = {p.run_id for p in plan.points if p.error is None and store.is_complete(p.run_id)}
         rows = [{"run_id": p.run_id, **p.values, "seed": p.seed, "state": "complete" if p.run_id in store_done else ("invalid: " + p.error if p.error else "to run")} for p in plan.points]
         _render_frame(pd.DataFrame(rows), "table")
+        _print_sweep_dry_run(plan, store_done)
         return
 
     def started(total: int, todo: int, where: str) -> None:
@@ -430,6 +456,27 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
     )
     if info["failed"]:
         sys.exit(1)
+
+
+def _print_sweep_dry_run(plan: "Any", store_done: set[str]) -> None:
+    """The totals of `dclb sweep --dry-run`: how many points are valid and the sizes of those still to run."""
+    from .preview import _count, _time, preview
+
+    valid = [p for p in plan.points if p.error is None]
+    todo = [preview(p.scenario) for p in valid if p.run_id not in store_done]
+    invalid = len(plan.points) - len(valid)
+    text = f"valid: {len(valid)} of {len(plan.points)} points" + (f" ({invalid} invalid, listed above)" if invalid else "")
+    if todo:
+        flows = sum(f.flows for f in todo)
+        events = sum(f.events for f in todo)
+        longest = max(f.sim_time_us for f in todo)
+        text += (
+            f"; {len(todo)} to run: {'' if all(f.flows_exact for f in todo) else 'about '}{flows:,.0f} flows, "
+            f"about {_count(events)} events in all (rough estimate), up to {_time(longest)} simulated per point"
+        )
+    else:
+        text += "; none to run"
+    console.print(text + "; nothing was simulated (--dry-run)", highlight=False, soft_wrap=True, markup=False)
 
 
 @cli.command("results")

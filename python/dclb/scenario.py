@@ -12,13 +12,20 @@ A scenario has five tables (every field has a documented default; see ``docs/sce
 
 Validation has two owners. Here, pydantic checks syntax and types (unknown fields, wrong types, a value out
 of its own range) and the files a scenario names are read (CDFs, flow-list CSVs, with file and line in their
-messages). Everything that relates one value to another -- whether links stay connected, a scheme's
-parameters, whether a load can be carried, whether a source can make a flow at all -- is decided by the
-engine's one check (``Config::check``), asked through ``_core.check_config``. Both raise
-:class:`~dclb.errors.ScenarioError` with one line that names the field as the user wrote it.
+messages). Types are strict where pydantic would convert: text or a boolean is never a number, a number never
+a boolean, a fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be
+finite and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole
+bits per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
+(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too, and,
+as the one relation checked here, an RTO cap below the minimum or initial RTO. Everything else that relates
+one value to another -- whether links stay connected, a scheme's parameters, whether a load can be carried,
+whether a source can make a flow at all -- is decided by the engine's one check (``Config::check``), asked
+through ``_core.check_config``. Both raise :class:`~dclb.errors.ScenarioError` with one line that names the
+field as the user wrote it.
 
-A validated scenario is resolved once (:func:`resolve`): host sets expanded, workloads and flow lists read,
-the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that resolution,
+A validated scenario is resolved once (:func:`resolve`): host sets expanded (a long-lived source without
+``receivers`` pairs each sender with the host at its position on the next leaf), workloads and flow lists
+read, the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that resolution,
 so a run reads each file once; scenarios are immutable so that it cannot go stale. Overrides
 (``--set a.b=value``) are applied to the raw TOML first, so they are validated exactly like the file.
 """
@@ -28,15 +35,18 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import math
 import re
 import tomllib
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator,
+)
 
 from . import _core
 from . import workloads as wl
@@ -51,39 +61,96 @@ _TOPOLOGY, _TRANSPORT, _RUN = _ENGINE["topology"], _ENGINE["transport"], _ENGINE
 _SOURCE, _SAMPLER = _PARTS["source"], _PARTS["sampler"]
 
 
+#: The engine's integer widths (``crates/dclb-core/src/config.rs``): counts and indices are u32, byte counts u64.
+U32 = 2**32 - 1
+U64 = 2**64 - 1
+#: Times: the engine's clock counts picoseconds in a u64, so a time above this many microseconds (213 days)
+#: cannot be held. Rates: whole bits per second in a u64, so a rate must be at least 1 bit per second (a lower
+#: one rounds to 0 and nothing could be sent) and at most 2^64 - 1 bits per second.
+MAX_US = U64 / 1e6
+MIN_GBPS, MAX_GBPS = 1e-9, U64 / 1e9
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it in TOML (``true``, not ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
+def _number_text(value: float) -> str:
+    """``1000000.0`` as ``1,000,000``; other numbers as Python writes them."""
+    return f"{int(value):,}" if float(value).is_integer() else repr(value)
+
+
+def _whole_number(value: Any) -> Any:
+    """Before pydantic's int: text and booleans are refused (``leaves = "4"``, ``flows = true``), never coerced;
+    an integral float (``flows = 1e4``, what TOML and ``--set`` give for a number written with an exponent) is
+    taken as its exact integer, a fractional or non-finite one is refused."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {str(value).lower()}")
+    if isinstance(value, str):
+        raise ValueError(f"expected a whole number, got the text {value!r} (write numbers without quotes)")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite whole number, got {value}")
+        if not value.is_integer():
+            raise ValueError(f"expected a whole number, got {value}")
+        return int(value)
+    return value
+
+
+def _real_number(value: Any) -> Any:
+    """Before pydantic's float: text and booleans are refused (``load = true`` is not 1.0); ints are numbers.
+    Non-finite values are refused by ``allow_inf_nan=False`` on every model."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {str(value).lower()}")
+    if isinstance(value, str):
+        raise ValueError(f"expected a number, got the text {value!r} (write numbers without quotes)")
+    return value
+
+
+#: A whole number as the user must write it (see :func:`_whole_number`); bounds come with each field.
+Int = Annotated[int, BeforeValidator(_whole_number)]
+#: A finite real number; an int is accepted (``load = 1``, ``host_rate_gbps = 10``).
+Float = Annotated[float, BeforeValidator(_real_number)]
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Base of every table: unknown fields are errors, values are never coerced from another type (text or a
+    boolean for a number, a number for a boolean), and numbers are finite (JSON, the engine's input, has no
+    inf or nan)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class LinkOverride(_Strict):
     """A change to one leaf-spine link (or all parallel links of a pair when ``link`` is omitted)."""
 
-    leaf: int = Field(ge=0)
-    spine: int = Field(ge=0)
-    link: Optional[int] = Field(None, ge=0)
-    rate_gbps: Optional[float] = Field(None, gt=0)
-    delay_us: Optional[float] = Field(None, ge=0)
-    failed: bool = False
-    blackhole: bool = False
-    loss_rate: float = Field(0.0, ge=0, le=1)
+    leaf: Int = Field(ge=0, le=U32)
+    spine: Int = Field(ge=0, le=U32)
+    link: Optional[Int] = Field(None, ge=0, le=U32)
+    rate_gbps: Optional[Float] = Field(None, ge=MIN_GBPS, le=MAX_GBPS)
+    delay_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
+    failed: StrictBool = False
+    blackhole: StrictBool = False
+    loss_rate: Float = Field(0.0, ge=0, le=1)
     direction: Literal["both", "up", "down"] = "both"
 
 
 class Topology(_Strict):
-    leaves: int = Field(_TOPOLOGY["leaves"], ge=1)
-    spines: int = Field(_TOPOLOGY["spines"], ge=1)
-    hosts_per_leaf: int = Field(_TOPOLOGY["hosts_per_leaf"], ge=1)
-    links_per_pair: int = Field(_TOPOLOGY["links_per_pair"], ge=1)
-    host_rate_gbps: float = Field(_TOPOLOGY["host_rate_gbps"], gt=0)
-    fabric_rate_gbps: float = Field(_TOPOLOGY["fabric_rate_gbps"], gt=0)
-    host_delay_us: float = Field(_TOPOLOGY["host_delay_us"], ge=0)
-    fabric_delay_us: float = Field(_TOPOLOGY["fabric_delay_us"], ge=0)
+    leaves: Int = Field(_TOPOLOGY["leaves"], ge=1, le=U32)
+    spines: Int = Field(_TOPOLOGY["spines"], ge=1, le=U32)
+    hosts_per_leaf: Int = Field(_TOPOLOGY["hosts_per_leaf"], ge=1, le=U32)
+    links_per_pair: Int = Field(_TOPOLOGY["links_per_pair"], ge=1, le=U32)
+    host_rate_gbps: Float = Field(_TOPOLOGY["host_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
+    fabric_rate_gbps: Float = Field(_TOPOLOGY["fabric_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
+    host_delay_us: Float = Field(_TOPOLOGY["host_delay_us"], ge=0, le=MAX_US)
+    fabric_delay_us: Float = Field(_TOPOLOGY["fabric_delay_us"], ge=0, le=MAX_US)
     queue_unit: Literal["bytes", "packets"] = _TOPOLOGY["queue_unit"]
-    buffer_bytes: Optional[int] = Field(_TOPOLOGY["buffer_bytes"], ge=1)
-    buffer_packets: Optional[int] = Field(_TOPOLOGY["buffer_packets"], ge=1)
-    ecn_k_bytes: Optional[int] = Field(_TOPOLOGY["ecn_k_bytes"], ge=0)
-    ecn_k_packets: Optional[float] = Field(_TOPOLOGY["ecn_k_packets"], ge=0)
-    ecn_k_by_role: dict[Literal["host_up", "leaf_up", "leaf_down", "spine_down"], float] = {}
+    buffer_bytes: Optional[Int] = Field(_TOPOLOGY["buffer_bytes"], ge=1, le=U64)
+    buffer_packets: Optional[Int] = Field(_TOPOLOGY["buffer_packets"], ge=1, le=U32)
+    ecn_k_bytes: Optional[Int] = Field(_TOPOLOGY["ecn_k_bytes"], ge=0, le=U64)
+    ecn_k_packets: Optional[Float] = Field(_TOPOLOGY["ecn_k_packets"], ge=0)
+    ecn_k_by_role: dict[Literal["host_up", "leaf_up", "leaf_down", "spine_down"], Float] = {}
     links: list[LinkOverride] = []
 
     @property
@@ -95,26 +162,37 @@ class Transport(_Strict):
     """TCP/DCTCP constants. Defaults: the DCTCP paper, the TCP RFCs and the Hermes authors' ns-3 settings (IW 10,
     dupACK 3, minRTO 5 ms, g = 1/16, alpha0 = 1; docs/references.md)."""
 
-    mss_bytes: int = Field(_TRANSPORT["mss_bytes"], ge=1, le=65000)
-    header_bytes: int = Field(_TRANSPORT["header_bytes"], ge=0)
-    ack_bytes: int = Field(_TRANSPORT["ack_bytes"], ge=1)
-    init_cwnd_packets: int = Field(_TRANSPORT["init_cwnd_packets"], ge=1)
-    init_ssthresh_bytes: Optional[int] = Field(_TRANSPORT["init_ssthresh_bytes"], ge=1)
-    dupack_threshold: int = Field(_TRANSPORT["dupack_threshold"], ge=1)
-    min_rto_us: float = Field(_TRANSPORT["min_rto_us"], gt=0)
-    init_rto_us: float = Field(_TRANSPORT["init_rto_us"], gt=0)
-    max_rto_us: float = Field(_TRANSPORT["max_rto_us"], gt=0)
-    rto_granularity_us: float = Field(_TRANSPORT["rto_granularity_us"], ge=0)
-    dctcp_g: float = Field(_TRANSPORT["dctcp_g"], gt=0, le=1)
-    dctcp_alpha_init: float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
-    nic_queue_packets: int = Field(_TRANSPORT["nic_queue_packets"], ge=1)
-    host_queue_limit_bytes: Optional[int] = Field(_TRANSPORT["host_queue_limit_bytes"], ge=0)
-    host_ack_priority: bool = _TRANSPORT["host_ack_priority"]
-    handshake: bool = _TRANSPORT["handshake"]
-    reseq_timeout_us: float = Field(_TRANSPORT["reseq_timeout_us"], ge=0)
-    sack: bool = _TRANSPORT["sack"]
-    dsack_undo: bool = _TRANSPORT["dsack_undo"]
-    cwnd_validation: bool = _TRANSPORT["cwnd_validation"]
+    mss_bytes: Int = Field(_TRANSPORT["mss_bytes"], ge=1, le=65000)
+    header_bytes: Int = Field(_TRANSPORT["header_bytes"], ge=0, le=U32)
+    ack_bytes: Int = Field(_TRANSPORT["ack_bytes"], ge=1, le=U32)
+    init_cwnd_packets: Int = Field(_TRANSPORT["init_cwnd_packets"], ge=1, le=U32)
+    init_ssthresh_bytes: Optional[Int] = Field(_TRANSPORT["init_ssthresh_bytes"], ge=1, le=U64)
+    dupack_threshold: Int = Field(_TRANSPORT["dupack_threshold"], ge=1, le=U32)
+    min_rto_us: Float = Field(_TRANSPORT["min_rto_us"], gt=0, le=MAX_US)
+    init_rto_us: Float = Field(_TRANSPORT["init_rto_us"], gt=0, le=MAX_US)
+    max_rto_us: Float = Field(_TRANSPORT["max_rto_us"], gt=0, le=MAX_US)
+    rto_granularity_us: Float = Field(_TRANSPORT["rto_granularity_us"], ge=0, le=MAX_US)
+    dctcp_g: Float = Field(_TRANSPORT["dctcp_g"], gt=0, le=1)
+    dctcp_alpha_init: Float = Field(_TRANSPORT["dctcp_alpha_init"], ge=0, le=1)
+    nic_queue_packets: Int = Field(_TRANSPORT["nic_queue_packets"], ge=1, le=U32)
+    host_queue_limit_bytes: Optional[Int] = Field(_TRANSPORT["host_queue_limit_bytes"], ge=0, le=U64)
+    host_ack_priority: StrictBool = _TRANSPORT["host_ack_priority"]
+    handshake: StrictBool = _TRANSPORT["handshake"]
+    reseq_timeout_us: Float = Field(_TRANSPORT["reseq_timeout_us"], ge=0, le=MAX_US)
+    sack: StrictBool = _TRANSPORT["sack"]
+    dsack_undo: StrictBool = _TRANSPORT["dsack_undo"]
+    cwnd_validation: StrictBool = _TRANSPORT["cwnd_validation"]
+
+    @model_validator(mode="after")
+    def _rto_order(self) -> "Transport":
+        # The engine caps the RTO with max_rto after raising it to min_rto, so a cap below either would win
+        # silently (and an initial RTO above the cap would shrink on its first back-off).
+        cap = _number_text(self.max_rto_us)
+        if self.max_rto_us < self.min_rto_us:
+            raise ValueError(f"max_rto_us: {cap} is below min_rto_us ({_number_text(self.min_rto_us)}); the cap must be at least the minimum")
+        if self.max_rto_us < self.init_rto_us:
+            raise ValueError(f"max_rto_us: {cap} is below init_rto_us ({_number_text(self.init_rto_us)}); the cap must be at least the initial RTO")
+        return self
 
 
 #: The fields each deadline kind needs.
@@ -125,10 +203,10 @@ class Deadline(_Strict):
     """How deadlines are drawn: none; fixed (``us``); uniform in [``lo_us``, ``hi_us``]; slack (``factor`` x ideal FCT)."""
 
     kind: Literal["none", "fixed", "uniform", "slack"] = _SOURCE["deadline"]["kind"]
-    us: Optional[float] = Field(None, gt=0)
-    lo_us: Optional[float] = Field(None, gt=0)
-    hi_us: Optional[float] = Field(None, gt=0)
-    factor: Optional[float] = Field(None, gt=0)
+    us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    lo_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    hi_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    factor: Optional[Float] = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _complete(self) -> "Deadline":
@@ -142,15 +220,43 @@ class Deadline(_Strict):
 
 
 class ListedFlow(_Strict):
-    start_us: float = Field(ge=0)
-    src: int = Field(ge=0)
-    dst: int = Field(ge=0)
-    size_bytes: int = Field(ge=1)
-    deadline_us: Optional[float] = Field(None, gt=0)
+    start_us: Float = Field(ge=0, le=MAX_US)
+    src: Int = Field(ge=0, le=U32)
+    dst: Int = Field(ge=0, le=U32)
+    size_bytes: Int = Field(ge=1, le=U64)
+    deadline_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
 
 
-WorkloadSpec = Union[str, dict[str, float]]
-HostSet = Union[str, int, list[Union[int, str]]]
+def _workload_spec(value: Any) -> Any:
+    """A workload is a name or CDF file, or a mixture ``{name = weight, ...}`` with positive, finite weights."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        if not value:
+            raise ValueError("the mixture is empty; give at least one {name = weight}")
+        for name, weight in value.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
+                raise ValueError(f"{name}.weight: must be a positive number (a mixture weight), got {_shown(weight)}")
+        return value
+    raise ValueError(
+        f"expected a workload name or CDF file, or a mixture such as {{websearch = 0.5, datamining = 0.5}}; got {_shown(value)}"
+    )
+
+
+def _host_set(value: Any) -> Any:
+    """A host set is a string, a host number, or a list of those (see :mod:`dclb.hosts`); nothing else is
+    read as one (``true`` is not host 1, ``1.5`` is not a host)."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise ValueError(f"expected 'all', 'leaf:A-B', 'A-B', a host number or a list of them; got {_shown(item)}")
+    return value
+
+
+WorkloadSpec = Annotated[Union[str, dict[str, float]], BeforeValidator(_workload_spec)]
+HostSet = Annotated[Union[str, int, list[Union[int, str]]], BeforeValidator(_host_set)]
+#: A port or flow id of the engine (u32).
+EngineId = Annotated[Int, Field(ge=0, le=U32)]
 
 
 class Source(_Strict):
@@ -161,22 +267,22 @@ class Source(_Strict):
 
     pattern: Literal["poisson", "group", "incast", "long_lived", "list"] = _SOURCE["pattern"]
     workload: Optional[WorkloadSpec] = None
-    size_bytes: Optional[int] = Field(None, ge=1)
-    load: Optional[float] = None
+    size_bytes: Optional[Int] = Field(None, ge=1, le=U64)
+    load: Optional[Float] = None
     load_basis: Literal["access", "fabric"] = _SOURCE["load_basis"]
-    flows: Optional[int] = Field(None, ge=1)
+    flows: Optional[Int] = Field(None, ge=1, le=U64)
     senders: HostSet = "all"
     receivers: HostSet = "all"
-    start_us: float = Field(_SOURCE["start_us"], ge=0)
-    duration_us: Optional[float] = Field(None, gt=0)
-    spread_us: float = Field(_SOURCE["spread_us"], ge=0)
-    rounds: int = Field(_SOURCE["rounds"], ge=1)
-    period_us: float = Field(_SOURCE["period_us"], ge=0)
+    start_us: Float = Field(_SOURCE["start_us"], ge=0, le=MAX_US)
+    duration_us: Optional[Float] = Field(None, gt=0, le=MAX_US)
+    spread_us: Float = Field(_SOURCE["spread_us"], ge=0, le=MAX_US)
+    rounds: Int = Field(_SOURCE["rounds"], ge=1, le=U32)
+    period_us: Float = Field(_SOURCE["period_us"], ge=0, le=MAX_US)
     transport: Literal["dctcp", "newreno", "udp"] = _SOURCE["transport"]
-    udp_rate_gbps: float = Field(_SOURCE["udp_rate_gbps"], gt=0)
-    best_effort: bool = _SOURCE["best_effort"]
+    udp_rate_gbps: Float = Field(_SOURCE["udp_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
+    best_effort: StrictBool = _SOURCE["best_effort"]
     deadline: Deadline = Deadline()
-    inter_leaf_only: bool = _SOURCE["inter_leaf_only"]
+    inter_leaf_only: StrictBool = _SOURCE["inter_leaf_only"]
     flows_csv: Optional[str] = None
     flow_list: list[ListedFlow] = []
 
@@ -187,6 +293,21 @@ class Source(_Strict):
             raise ValueError(f"must be in (0, 1] of its load_basis capacity, got {v}")
         return v
 
+    @model_validator(mode="after")
+    def _one_size_model(self) -> "Source":
+        # The engine takes size_bytes over the workload; given both, the workload would be ignored unsaid.
+        if self.size_bytes is not None and self.workload is not None:
+            raise ValueError(
+                "size_bytes: give either size_bytes (one size for every flow) or workload (sizes drawn from a CDF), not both"
+            )
+        # Only a list source reads explicit flows; any other pattern would ignore them.
+        for name in ("flows_csv", "flow_list"):
+            if getattr(self, name) and self.pattern != "list":
+                raise ValueError(
+                    f'{name}: only a list source reads explicit flows (pattern = "list"), and this source\'s pattern is {self.pattern}'
+                )
+        return self
+
 
 class Traffic(Source):
     """A source (used when ``sources`` is empty), and the defaults every entry of ``sources`` inherits."""
@@ -195,14 +316,14 @@ class Traffic(Source):
 
 
 class Sampler(_Strict):
-    interval_us: float = Field(_SAMPLER["interval_us"], gt=0)
-    ports: Optional[list[int]] = None
-    flows: list[int] = []
+    interval_us: Float = Field(_SAMPLER["interval_us"], gt=0, le=MAX_US)
+    ports: Optional[list[EngineId]] = None
+    flows: list[EngineId] = []
 
 
 class Run(_Strict):
-    horizon_us: Optional[float] = Field(_RUN["horizon_us"], gt=0)
-    short_threshold_bytes: int = Field(100_000, ge=1)
+    horizon_us: Optional[Float] = Field(_RUN["horizon_us"], gt=0, le=MAX_US)
+    short_threshold_bytes: Int = Field(100_000, ge=1, le=U64)
     sampler: Optional[Sampler] = None
 
 
@@ -214,6 +335,24 @@ class Lb(BaseModel):
     #: ``fabric``: timing defaults (flowlet timeouts, delay thresholds) scaled to this fabric's base RTT;
     #: ``published``: as their sources give them, whatever the fabric.
     timing: Literal["fabric", "published"] = _ENGINE["lb"]["timing"]
+
+    @model_validator(mode="after")
+    def _finite_params(self) -> "Lb":
+        # The engine checks each parameter's type and range, but reads the config as JSON, which has no inf
+        # or nan: refuse them here, naming the parameter.
+        def bad(value: Any) -> bool:
+            if isinstance(value, float):
+                return not math.isfinite(value)
+            if isinstance(value, (list, tuple)):
+                return any(bad(v) for v in value)
+            if isinstance(value, dict):
+                return any(bad(v) for v in value.values())
+            return False
+
+        for name, value in self.params().items():
+            if bad(value):
+                raise ValueError(f"{name}: must be a finite number, got {value!r}")
+        return self
 
     def params(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
@@ -229,7 +368,7 @@ class Sweep(_Strict):
     """
 
     grid: dict[str, Union[list[Any], str, int, float, bool]] = {}
-    seeds: int = Field(1, ge=1, le=100_000)
+    seeds: Int = Field(1, ge=1, le=100_000)
 
     @field_validator("grid")
     @classmethod
@@ -246,7 +385,7 @@ class Sweep(_Strict):
 class Scenario(_Strict):
     name: str = "scenario"
     description: str = ""
-    seed: int = Field(1, ge=0, lt=2**63)
+    seed: Int = Field(1, ge=0, lt=2**63)
     topology: Topology = Topology()
     transport: Transport = Transport()
     lb: Lb = Lb()
@@ -262,12 +401,19 @@ class Scenario(_Strict):
     def sources(self) -> list[Source]:
         """The traffic sources, each with the ``[traffic]`` defaults filled in."""
         if not self.traffic.sources:
-            return [Source.model_validate(self.traffic.model_dump(exclude={"sources"}))]
+            # exclude_unset keeps track of what the user gave (a long-lived source pairs by default only
+            # when `receivers` is not given); the values are the same, both tables share their defaults.
+            return [Source.model_validate(self.traffic.model_dump(exclude={"sources"}, exclude_unset=True))]
         defaults = self.traffic.model_dump(exclude={"sources"}, exclude_unset=True)
         out = []
         for i, raw in enumerate(self.traffic.sources):
+            inherited = dict(defaults)
+            # A source that sets its size model replaces the inherited one rather than conflicting with it.
+            for own, other in (("size_bytes", "workload"), ("workload", "size_bytes")):
+                if own in raw:
+                    inherited.pop(other, None)
             try:
-                out.append(Source.model_validate({**defaults, **raw}))
+                out.append(Source.model_validate({**inherited, **raw}))
             except ValidationError as e:
                 raise ScenarioError(_format_validation(e, prefix=f"traffic.sources[{i}]")) from None
         return out
@@ -283,13 +429,24 @@ class Scenario(_Strict):
 # Errors
 
 
+#: The upper limits that come from how the engine holds a value, and how to say so.
+_ENGINE_LIMITS = {
+    U32: f"{U32:,} (the engine holds it in 32 bits)",
+    U64: f"{U64:,} (the engine holds it in 64 bits)",
+    MAX_US: f"{MAX_US:,.0f} us (the engine's clock counts picoseconds in 64 bits)",
+    MAX_GBPS: f"{MAX_GBPS:,.0f} Gbps (the engine counts bits per second in 64 bits)",
+}
+
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict"}
+
+
 def _dotted(loc: tuple[Any, ...], prefix: str) -> str:
     out = prefix
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("str", "int", "list[union[int,str]]", "dict[str,float]", "function-after[_load_range(), nullable[float]]"):
-            continue
+        elif part in _TYPE_TAGS or "[" in part or "(" in part:
+            continue  # pydantic's tag of a union member or validator (e.g. "function-before[...]"), not a field
         else:
             out += ("." if out else "") + str(part)
     return out
@@ -323,7 +480,7 @@ def _format_validation(err: ValidationError, prefix: str = "", model: type[BaseM
         msg = msg[len("Value error, "):]
         # Model-level validators put the field name first ("load: ..."): join it to the path.
         head, sep, rest = msg.partition(": ")
-        if sep and " " not in head and head.replace("_", "").replace("[", "").replace("]", "").replace(".", "").isalnum():
+        if sep and " " not in head and re.sub(r"[_\[\].\-/]", "", head).isalnum():
             return f"{path + '.' if path else ''}{head}: {rest}"
     if first.get("type") == "extra_forbidden":
         allowed = _allowed_fields(model or Scenario, loc) if model is not None or not prefix else _allowed_fields(Source, loc)
@@ -331,8 +488,19 @@ def _format_validation(err: ValidationError, prefix: str = "", model: type[BaseM
         return f"{path}: unknown field{hint}"
     if first.get("type") == "missing":
         return f"{path}: required field is missing"
+    if first.get("type") == "value_error":  # our own validators name the value they refuse
+        return f"{path}: {msg}"
     given = first.get("input")
-    shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) and f"got {given!r}" not in msg else ""
+    if isinstance(given, (int, float)) and not isinstance(given, bool) and abs(given) >= 1e9:
+        given_text = f"{given:.3g}"
+    else:
+        given_text = repr(given)
+    ctx = first.get("ctx") or {}
+    if first.get("type") == "less_than_equal" and ctx.get("le") in _ENGINE_LIMITS:
+        return f"{path}: must be at most {_ENGINE_LIMITS[ctx['le']]}, got {given_text}"
+    if first.get("type") == "greater_than_equal" and ctx.get("ge") == MIN_GBPS:
+        return f"{path}: must be at least 1e-09 Gbps (1 bit per second, the engine's unit), got {given_text}"
+    shown = f" (got {given_text})" if given is not None and not isinstance(given, dict) and f"got {given!r}" not in msg else ""
     return f"{path}: {msg[0].lower() + msg[1:]}{shown}"
 
 
@@ -579,12 +747,82 @@ def resolve(sc: Scenario) -> Resolution:
         loaded: dict[str, wl.Workload] = {}
         sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
         resolution = Resolution(sources, _engine_config(sc, sources))
+        text = json.dumps(resolution.config)
         try:
-            _core.check_config(json.dumps(resolution.config))
+            _core.check_config(text)
         except ValueError as e:
-            raise ScenarioError(resolution.user_message(str(e))) from None
+            message = str(e)
+            if message.startswith(_SERDE_PREFIX):
+                message = _serde_message(text, message)
+            raise ScenarioError(resolution.user_message(message)) from None
         sc._resolution = resolution
     return sc._resolution
+
+
+# The engine reads its config with serde, whose errors name a line and column of the JSON, not a field
+# ("engine config: invalid value: integer `-1`, expected u32 at line 1 column 1602"). The schema above keeps
+# every value within what the engine reads (finite numbers, u32/u64 ranges), so such an error means a gap in
+# the schema; should one slip through, the column is turned back into the field path of the config, which
+# `Resolution.user_message` then renames as the user wrote it.
+_SERDE_PREFIX = "engine config: "
+_SERDE_AT = re.compile(r"(.*) at line (\d+) column (\d+)$")
+
+
+def _json_spans(value: Any, path: tuple[Any, ...], pos: int, out: list[tuple[int, int, tuple[Any, ...]]]) -> int:
+    """Appends (start, end, path) of every value inside ``value`` as ``json.dumps`` (default separators)
+    writes it from offset ``pos``; returns the offset after it."""
+    start = pos
+    if isinstance(value, dict):
+        pos += 1
+        for i, (key, item) in enumerate(value.items()):
+            pos += (2 if i else 0) + len(json.dumps(str(key))) + 2
+            pos = _json_spans(item, (*path, str(key)), pos, out)
+        pos += 1
+    elif isinstance(value, (list, tuple)):
+        pos += 1
+        for i, item in enumerate(value):
+            pos += 2 if i else 0
+            pos = _json_spans(item, (*path, i), pos, out)
+        pos += 1
+    else:
+        pos += len(json.dumps(value))
+    out.append((start, pos, path))
+    return pos
+
+
+def _engine_path(path: tuple[Any, ...]) -> str:
+    """A config path in the engine's spelling: ``("sources", 0, "load")`` is ``traffic.sources[0].load``,
+    a scheme parameter ``("lb", "params", "d")`` is ``lb.d``."""
+    if path[:1] == ("sources",):
+        path = ("traffic", *path)
+    if path[:2] == ("lb", "params"):
+        path = ("lb", *path[2:])
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + part
+    return out
+
+
+def _serde_message(text: str, message: str) -> str:
+    """``engine config: <what> at line 1 column N`` -> ``<field path>: the engine cannot read this value
+    (<what>)``, the path being that of the innermost value at column N of ``text`` (one line, as
+    ``json.dumps`` writes it)."""
+    m = _SERDE_AT.match(message[len(_SERDE_PREFIX):])
+    if m is None or m[2] != "1":
+        return message
+    offset = int(m[3]) - 1
+    spans: list[tuple[int, int, tuple[Any, ...]]] = []
+    _json_spans(json.loads(text), (), 0, spans)
+    inside = [(end - start, -len(path), path) for start, end, path in spans if start <= offset <= end and path]
+    if not inside:
+        return message
+    path = min(inside)[2]
+    value: Any = json.loads(text)
+    for part in path:
+        value = value[part]
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{_engine_path(path)}: must be a finite number, got {value}"
+    return f"{_engine_path(path)}: the engine cannot read this value ({m[1]})"
 
 
 def _resolve_source(sc: Scenario, i: int, s: Source, loaded: dict[str, wl.Workload]) -> ResolvedSource:
@@ -599,16 +837,46 @@ def _resolve_source(sc: Scenario, i: int, s: Source, loaded: dict[str, wl.Worklo
     if s.flows_csv:
         csv_path, rows, csv_lines = _read_flow_csv(s.flows_csv, sc._base_dir, f"{field}.flows_csv")
         listed += rows
+    senders = parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders")
+    receivers = parse_hosts(s.receivers, t.leaves, t.hosts_per_leaf, f"{field}.receivers")
+    if s.pattern == "long_lived":
+        receivers = _long_lived_receivers(s, senders, receivers, t, field)
     return ResolvedSource(
         field=field,
         source=s,
-        senders=parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders"),
-        receivers=parse_hosts(s.receivers, t.leaves, t.hosts_per_leaf, f"{field}.receivers"),
+        senders=senders,
+        receivers=receivers,
         workloads=workloads,
         listed=listed,
         csv_path=csv_path,
         csv_lines=csv_lines,
     )
+
+
+def _long_lived_receivers(s: Source, senders: list[int], receivers: list[int], t: Topology, field: str) -> list[int]:
+    """The receivers of a long-lived source, in the engine's pairing: sender ``i`` (senders in increasing host
+    order) sends to receiver ``i mod n``.
+
+    Without ``receivers``, each sender is paired with the host at the same position on the next leaf (host
+    ``h`` with ``(h + hosts_per_leaf) mod hosts``), so every flow crosses the fabric; the list returned then
+    holds one receiver per sender, in sender order. A pair of a host with itself makes no flow, so any such
+    pair is an error rather than a flow silently left out."""
+    if "receivers" not in s.model_fields_set:
+        if t.leaves < 2:
+            raise ScenarioError(
+                f"{field}.receivers: long-lived senders default to the host at the same position on the next leaf, "
+                "and this fabric has one leaf; give receivers that differ from the senders"
+            )
+        hosts = t.leaves * t.hosts_per_leaf
+        return [(h + t.hosts_per_leaf) % hosts for h in senders]
+    for i, host in enumerate(senders):
+        if receivers[i % len(receivers)] == host:
+            raise ScenarioError(
+                f"{field}.receivers: long-lived sender {i} (host {host}) is paired with itself (sender i sends to "
+                f"receiver i mod {len(receivers)}, both in increasing host order); give receivers that differ from the "
+                "senders at the same positions, or leave receivers out to pair each sender with a host on the next leaf"
+            )
+    return receivers
 
 
 def _workload_components(spec: str | dict[str, float], base_dir: Path, field: str, loaded: dict[str, wl.Workload]) -> list[tuple[str, float, wl.Workload]]:
@@ -622,6 +890,20 @@ def _workload_components(spec: str | dict[str, float], base_dir: Path, field: st
     if isinstance(spec, str):
         return [(field, 1.0, load(spec, field))]
     return [(f"{field}.{name}", float(weight), load(name, f"{field}.{name}")) for name, weight in spec.items()]
+
+
+def _csv_number(name: str, text: Optional[str]) -> int | float:
+    """A CSV cell as a number: an int when it is written as one, else a float; ValueError naming the column."""
+    if text is None or not text.strip():
+        raise ValueError(f"{name}: missing value")
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name}: not a number: {text.strip()!r}") from None
 
 
 def _read_flow_csv(spec: str, base_dir: Path, field: str) -> tuple[Path, list[dict[str, Any]], array]:
@@ -638,18 +920,20 @@ def _read_flow_csv(spec: str, base_dir: Path, field: str) -> tuple[Path, list[di
         if not reader.fieldnames or not need.issubset(reader.fieldnames):
             raise ScenarioError(f"{field}: {path} needs a header with columns start_us, src, dst, size_bytes (deadline_us optional)")
         for row in reader:
+            # Each cell is read as a number (an int when it is one), then checked by ListedFlow like an inline
+            # flow: "1000.7" bytes or "inf" are refused, never truncated.
+            cells = {name: row.get(name) for name in ("start_us", "src", "dst", "size_bytes", "deadline_us")}
+            if cells["deadline_us"] in (None, ""):
+                del cells["deadline_us"]
             try:
-                flow = ListedFlow(
-                    start_us=float(row["start_us"]),
-                    src=int(row["src"]),
-                    dst=int(row["dst"]),
-                    size_bytes=int(float(row["size_bytes"])),
-                    deadline_us=float(row["deadline_us"]) if row.get("deadline_us") not in (None, "") else None,
-                )
-            except (ValueError, ValidationError) as e:
-                raise ScenarioError(f"{path}:{reader.line_num}: bad flow row ({str(e).splitlines()[0]})") from None
+                flow = ListedFlow(**{name: _csv_number(name, text) for name, text in cells.items()})
+            except ValueError as e:
+                detail = _format_validation(e, model=ListedFlow) if isinstance(e, ValidationError) else str(e)
+                raise ScenarioError(f"{path}:{reader.line_num}: bad flow row ({detail})") from None
             rows.append(flow.model_dump())
             lines.append(reader.line_num)
+    if not rows:
+        raise ScenarioError(f"{field}: {path} has a header but no flows; a flow list needs at least one row")
     return path, rows, lines
 
 
@@ -686,6 +970,9 @@ def describe_load(sc: Scenario) -> list[str]:
     for i, (src, fact) in enumerate(zip(resolution.sources, facts)):
         s = src.source
         text = f"source {i}: {s.pattern}, {len(src.senders)} senders, {s.transport}"
+        if s.pattern == "long_lived":
+            paired = "receivers" in s.model_fields_set
+            text += f", sender i to receiver i mod {len(src.receivers)}" if paired else ", each to the host at its position on the next leaf"
         if src.workloads:
             label = s.workload if isinstance(s.workload, str) else " + ".join(f"{w:g}x{n}" for n, w in s.workload.items())
             text += f", workload {label} (mean {fact['mean_bytes'] / 1e6:.3f} MB)"
@@ -697,5 +984,8 @@ def describe_load(sc: Scenario) -> list[str]:
                 f", load {s.load:g} of {s.load_basis} = {offered / 1e9:.1f} Gbps "
                 f"(access load {offered / fact['access_capacity_bps']:.2f}, fabric load {offered / fact['fabric_capacity_bps']:.2f})"
             )
+            if s.flows is not None and s.duration_us is not None:
+                # Both bounds are kept (a cap on a window: the reproductions' smallest scale uses it); say so.
+                text += f"; arrivals stop after {s.flows:,} flows or {s.duration_us:g} us, whichever comes first"
         lines.append(text)
     return lines

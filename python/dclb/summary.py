@@ -71,6 +71,19 @@ Deadlines (TCP flows with a deadline)::
     deadline_misses        of those, flows that missed it
     deadline_miss_rate     misses / deadline_flows, fraction 0..1 (NaN if none)
 
+Long-lived flows (flows of unbounded size: a ``long_lived`` source without
+``size_bytes``; they never complete, so they have no FCT and are counted as
+long and unfinished above).  A flow's goodput is its in-order delivered bytes
+x 8 over the time it was active: from its start to its finish, or to the end
+of the run (the horizon) if it did not finish; a flow with no active time is
+left out.  All NaN (and the count 0) without long-lived flows::
+
+    long_lived_flows               flows of unbounded size
+    long_lived_goodput_gbps        mean of their goodputs, Gbit/s
+    long_lived_goodput_min_gbps    the lowest, Gbit/s
+    long_lived_goodput_max_gbps    the highest, Gbit/s
+    long_lived_goodput_total_gbps  the sum of their goodputs, Gbit/s
+
 Counters (integers)::
 
     drops, ecn_marks       packets, summed over all ports
@@ -130,6 +143,8 @@ _FLOW_COUNTERS = (
     "out_of_order",
 )
 _PORT_COUNTERS = ("drops", "ecn_marks")
+#: The size the engine gives a flow that never ends (``UNBOUNDED`` in crates/dclb-core/src/traffic/mod.rs).
+UNBOUNDED_BYTES = (2**64 - 1) // 4
 _KNOWN_STATS = ("events", "sim_time_us", "wall_s")
 NAN = float("nan")
 
@@ -233,6 +248,28 @@ def _long_goodput_gbps(size_bytes: np.ndarray, fct_us: np.ndarray) -> float:
     return _mean(size_bytes[valid] * 8.0 / fct_us[valid] / 1_000.0)
 
 
+def _long_lived_stats(flows: pd.DataFrame, sim_time_us: float) -> dict[str, Scalar]:
+    """Goodput of the flows that never end, at the end of the run (see the module documentation)."""
+    long_lived = flows[flows["size_bytes"].to_numpy() >= UNBOUNDED_BYTES]
+    start = long_lived["start_us"].to_numpy(dtype=float)
+    end = long_lived["finish_us"].to_numpy(dtype=float, na_value=np.nan)
+    end = np.where(np.isnan(end), sim_time_us, end)
+    active = end - start
+    if "bytes_delivered" in long_lived.columns:
+        delivered = long_lived["bytes_delivered"].to_numpy(dtype=float)
+    else:
+        delivered = np.full(len(long_lived), np.nan)
+    # bits per microsecond is Mbit/s; a further /1000 gives Gbit/s
+    goodput = _finite(np.divide(delivered * 8.0, active, out=np.full(len(active), np.nan), where=active > 0) / 1_000.0)
+    return {
+        "long_lived_flows": len(long_lived),
+        "long_lived_goodput_gbps": _mean(goodput),
+        "long_lived_goodput_min_gbps": float(goodput.min()) if goodput.size else NAN,
+        "long_lived_goodput_max_gbps": float(goodput.max()) if goodput.size else NAN,
+        "long_lived_goodput_total_gbps": float(goodput.sum()) if goodput.size else NAN,
+    }
+
+
 def _deadline_stats(tcp: pd.DataFrame) -> dict[str, Scalar]:
     has_deadline = tcp["deadline_us"].notna().to_numpy()
     completed = (tcp["state"].astype(str) == "completed").to_numpy()
@@ -307,6 +344,7 @@ def summarize(
     summary["short_threshold_bytes"] = int(short_threshold_bytes)
     summary.update(_class_counts(tcp, is_short))
     summary.update(_fct_stats(done, short_threshold_bytes))
+    summary.update(_long_lived_stats(flow_frame, float(stats.get("sim_time_us", NAN))))
     summary.update(_deadline_stats(tcp))
     for column in _PORT_COUNTERS:
         summary[column] = _column_sum(port_frame, column)
@@ -424,6 +462,11 @@ def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any]
         ("overall_p99_fct_us", "All flows p99 FCT", _fmt_time_us),
         ("mean_slowdown", "Mean slowdown", _fmt_times),
         ("p99_slowdown", "p99 slowdown", _fmt_times),
+        ("long_lived_flows", "Long-lived flows", _fmt_count),
+        ("long_lived_goodput_gbps", "Long-lived goodput per flow, mean", _fmt_gbps),
+        ("long_lived_goodput_min_gbps", "Long-lived goodput per flow, min", _fmt_gbps),
+        ("long_lived_goodput_max_gbps", "Long-lived goodput per flow, max", _fmt_gbps),
+        ("long_lived_goodput_total_gbps", "Long-lived goodput, total", _fmt_gbps),
         ("deadline_flows", "Flows with a deadline", _fmt_count),
         ("deadline_misses", "Deadline misses", _fmt_count),
         ("deadline_miss_rate", "Deadline miss rate", _fmt_percent),

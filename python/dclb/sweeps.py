@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
 import multiprocessing
 import os
@@ -184,12 +185,28 @@ def check_grid_field(key: str, label: str) -> None:
             raise ScenarioError(f"{label}: no scheme has a parameter '{parts[1]}' (`dclb schemes` lists them)")
 
 
-def _dedupe(values: Iterable[Any]) -> list[Any]:
-    out: list[Any] = []
+def _value_key(value: Any) -> tuple[str, Any]:
+    """What makes two grid values the same: numbers by value (``1`` and ``1.0`` set a float field alike),
+    booleans apart from numbers, anything else by its JSON text."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    try:
+        return (type(value).__name__, json.dumps(value, sort_keys=True, default=str))
+    except (TypeError, ValueError):
+        return (type(value).__name__, repr(value))
+
+
+def _check_distinct(values: Sequence[Any], where: str) -> None:
+    """A value given twice would be one run shown once: refuse it rather than merge it unsaid."""
+    seen: dict[tuple[str, Any], Any] = {}
     for v in values:
-        if not any(type(v) is type(u) and v == u for u in out):
-            out.append(v)
-    return out
+        key = _value_key(v)
+        if key in seen:
+            same = f"{v!r}" if seen[key] is v or repr(seen[key]) == repr(v) else f"{v!r} (the same as {seen[key]!r})"
+            raise ScenarioError(f"{where}: the value {same} is given twice; each value of a grid dimension must differ")
+        seen[key] = v
 
 
 def normalize_grid(grid: Mapping[str, Any], label: str = "grid") -> dict[str, list[Any]]:
@@ -207,7 +224,8 @@ def normalize_grid(grid: Mapping[str, Any], label: str = "grid") -> dict[str, li
             values = [spec]
         if not values:
             raise ScenarioError(f"{where}: needs at least one value")
-        out[key] = _dedupe(values)
+        _check_distinct(values, where)
+        out[key] = values
     return out
 
 
