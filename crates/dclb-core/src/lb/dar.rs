@@ -1,5 +1,5 @@
 //! DAR: deadline-aware rerouting of mixed deadline and non-deadline flows at the switch (Hu, Zhi, Rao, Liu,
-//! Wang, IEEE conference 2024; `shared/papers/dar.txt`, cited as `Lnnn` by line).
+//! Wang, IEEE conference 2024; `Lnnn` is a line of the paper, see docs/references.md).
 //!
 //! **Rule** (§III.B, L72-L90). The sending host marks the packets of a flow that has a deadline, and the
 //! switch rates every such flow by two urgency factors built from what the packet says about its flow: B,
@@ -89,7 +89,7 @@
 //! and normal paths: §III.B.4 (L82, L90); queue length in packets: §III.B.3 (L81). The paper gives no number
 //! for anything else. `rtt_mode = path`, `queue_metric = packets`, `normal_paths = no_level1`,
 //! `reclassify = every_packet`, `level3_action = cancel`, `flow_idle_timeout_us = 1000` are dclb choices
-//! (the implementation spec's recommendations, `shared/reference/seed-schemes/dar.md` §2.3, §3.2, §4, §7):
+//! (dclb's implementation notes recommend them, §2.3, §3.2, §4, §7; see docs/references.md):
 //! 1 ms is longer than any gap inside a live flow except after a retransmission timeout, when nothing is in
 //! flight and re-placing cannot reorder.
 

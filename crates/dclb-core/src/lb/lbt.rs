@@ -1,6 +1,6 @@
 //! LBT: three traffic classes, each routed by its own rule on the switch's own queues, with two thresholds
 //! recomputed from the measured load (Wang, Rao, Liu, Sharma, Hu, "Load balancing for heterogeneous traffic in
-//! datacenter networks", J. Netw. Comput. Appl. 2023; `Lnnn` below is line nnn of `shared/papers/lbt.txt`).
+//! datacenter networks", J. Netw. Comput. Appl. 2023; `Lnnn` below is a line of the paper, see docs/references.md).
 //!
 //! **Rule** (§3 L104–L115, §4.2 L202–L208, Algorithm 1 L212–L256, §5 L267–L271). A switch that has several
 //! equal-cost egress ports sorts every packet into one of three classes:

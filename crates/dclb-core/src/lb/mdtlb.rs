@@ -2,10 +2,9 @@
 //! RTT thresholds, and rerouting kept to critical cases.
 //!
 //! **Source.** Memon, Huang, Saajid, Khuda Bux, Saleem, Aljeroudi, *Novel Multi-Level Dynamic Traffic
-//! Load-Balancing Protocol for Data Center*, Symmetry 11(2):145, 2019 (`papers/mdtlb.txt`; "L132" is a line of
-//! that file, "PC1"/"PC2" its pseudocode one (L126–L132) and two (L162–L197)). Implementation notes:
-//! `reference/seed-schemes/mdtlb.md`; the choices below, with the paper's words, in `docs/assumptions.md`,
-//! § MDTLB. The paper builds on Hermes (L37, L81) and describes only what it
+//! Load-Balancing Protocol for Data Center*, Symmetry 11(2):145, 2019 ("L132" is a line of the paper, see
+//! docs/references.md; "PC1"/"PC2" its pseudocode one (L126–L132) and two (L162–L197)). The choices below,
+//! with the paper's words, are in `docs/assumptions.md`, § MDTLB. The paper builds on Hermes (L37, L81) and describes only what it
 //! changes; what it leaves out (sensing, probing, the local sending rate) is Hermes' and shares its code
 //! ([`pathsense`](super::pathsense)).
 //!

@@ -1,5 +1,5 @@
 //! TAM: coarse-grained load balancing with traffic-aware ECN marking (Huang et al., Hindawi 2022;
-//! `shared/papers/tam.txt`, "L" numbers below are its lines; Algorithm 1 is L119–L158).
+//! "L" numbers below are lines of the paper, see docs/references.md; Algorithm 1 is L119–L158).
 //!
 //! **Rule.** Switches alone run TAM (L111); hosts run plain DCTCP. A switch keeps a flow table and a port
 //! table (§2.8, Tables 2–3) and tells flows apart by the bytes it has seen of each: a flow is *short* until

@@ -1,7 +1,7 @@
 //! TR (Traffic-aware Rerouting): per-packet uplink choice at the source leaf that never lets a packet
 //! overtake its flow's previous one, with short flows sent the fastest way and long flows kept away from
 //! short ones (Zhang, Lei, Zhang, Zou, Huang, Li, *Fine-grained load balancing with traffic-aware rerouting
-//! in datacenter networks*, J. Cloud Computing 10:37, 2021; `shared/papers/tr.txt`, cited by line "L").
+//! in datacenter networks*, J. Cloud Computing 10:37, 2021; cited by line "L", see docs/references.md).
 //!
 //! **Rule** (section "TR design": "Basic insight" L63-L67, "TR overview" L77-L79, Algorithm 1 as described
 //! in L87, "TNL calculation" L94-L112, "Counting the number of short flows" L116).

@@ -1,4 +1,4 @@
-"""MDTLB (Electronics 2019): motivation Figs. 2-3; Figs. 10-15, FCT normalised to MDTLB and average throughput, per workload.
+"""MDTLB (Symmetry 2019): motivation Figs. 2-3; Figs. 10-15, FCT normalised to MDTLB and average throughput, per workload.
 
 The setup follows the paper's Table 5 and the ns-3 simulator it names its parameters after (scenario file
 ``main.toml``, every choice commented there). The paper gives no numeric improvement anywhere, so every verdict
@@ -316,9 +316,9 @@ FIGURES = (
 
 PAPER = Paper(
     key="mdtlb",
-    title="MDTLB: multi-level dynamic traffic load balancing (Electronics 2019)",
+    title="MDTLB: multi-level dynamic traffic load balancing (Symmetry 2019)",
     citation="Memon, Huang, Saajid, Khuda Bux, Saleem, Aljeroudi, Novel Multi-Level Dynamic Traffic Load-Balancing Protocol "
-    "for Data Center, Electronics 2019; evaluation §5 (L230-L338; line numbers: docs/references.md).",
+    "for Data Center, Symmetry 11(2):145, 2019; evaluation §5 (L230-L338; line numbers: docs/references.md).",
     setup=(
         "Symmetric 4 x 4 leaf-spine, 8 hosts per leaf (2:1 oversubscription), 10 Gbps links of 10 us; 600-packet "
         "drop-tail buffers, no ECN marking. Poisson arrivals between hosts on different leaves for 0.1 s at loads "
