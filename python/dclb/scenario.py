@@ -41,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import _core
 from . import workloads as wl
 from .errors import ScenarioError
-from .hosts import parse_hosts
+from .hosts import host_set_size, parse_hosts
+from .memory import check_before_expanding, memory_limit
 
 # The engine's documented defaults, read once: the schema below takes its defaults from them rather than
 # repeating them.
@@ -575,15 +576,26 @@ def resolve(sc: Scenario) -> Resolution:
     """Resolves ``sc`` once (host sets, workloads, flow lists) and checks it with the engine's one check;
     raises ScenarioError naming the user's field. Later calls return the same resolution."""
     if sc._resolution is None:
+        _check_memory_before_expanding(sc)
         loaded: dict[str, wl.Workload] = {}
         sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
         resolution = Resolution(sources, _engine_config(sc, sources))
         try:
-            _core.check_config(json.dumps(resolution.config))
+            _core.check_config(json.dumps(resolution.config), memory_limit())
         except ValueError as e:
             raise ScenarioError(resolution.user_message(str(e))) from None
         sc._resolution = resolution
     return sc._resolution
+
+
+def _check_memory_before_expanding(sc: Scenario) -> None:
+    """The fabric and the host sets within the memory limit, before the sets are expanded (dclb.memory)."""
+    t = sc.topology
+    sets = []
+    for i, s in enumerate(sc.sources()):
+        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
+        sets += [(f"{field}.{name}", host_set_size(spec, t.leaves, t.hosts_per_leaf)) for name, spec in (("senders", s.senders), ("receivers", s.receivers))]
+    check_before_expanding(_engine_config(sc, []), sets)
 
 
 def _resolve_source(sc: Scenario, i: int, s: Source, loaded: dict[str, wl.Workload]) -> ResolvedSource:
