@@ -143,3 +143,8 @@ def test_a_run_that_outgrows_its_memory_stops_with_an_error(tmp_path):
     scenario = tmp_path / "one.toml"
     scenario.write_text(TINY.replace('pattern = "poisson"', 'pattern = "list"\nflow_list = [{start_us = 0, src = 0, dst = 4, size_bytes = 50000000}]').replace("workload = \"websearch\"\nload = 0.4\nflows = 60\n", "") + "\n[run]\nsampler = { interval_us = 1 }\n")
     _error_line(_cli("run", str(scenario), "--no-store", memory="40MB"), "run.sampler.interval_us: at ", "the sampler holds", "more than the 40.0 MB it may use")
+
+
+@pytest.mark.parametrize("option, field", [("topology.fabric_rate_gbps=1e-12", "topology.fabric_rate_gbps"), ("topology.links=[{leaf=0,spine=0,rate_gbps=1e-12}]", "topology.links[0].rate_gbps")])
+def test_a_rate_below_one_bit_per_second_is_refused_not_a_panic(tiny, option, field):
+    _error_line(_cli("run", str(tiny), "--set", option, "--no-store"), f"error: {field}: ", "1 bit/s")

@@ -40,6 +40,7 @@ use crate::lb::{find_scheme, Params};
 use crate::memory::{Estimate, MemoryLimit};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
+use crate::units::Rate;
 
 /// Most flows a run can have: flows are numbered with 32-bit ids.
 const MAX_FLOWS: u64 = u32::MAX as u64;
@@ -119,6 +120,16 @@ fn non_negative(v: f64, field: &str) -> Result<(), String> {
     }
 }
 
+/// A link or sending rate: positive, and at least the engine's 1 bit/s (a lower rate rounds to 0 and
+/// would divide serialisation times by zero).
+fn rate(gbps: f64, field: &str) -> Result<(), String> {
+    positive(gbps, field)?;
+    if Rate::from_gbps(gbps).bps() == 0 {
+        return Err(format!("{field}: {gbps} Gbps is below the engine's smallest rate, 1 bit/s (1e-9 Gbps)"));
+    }
+    Ok(())
+}
+
 fn at_least_one(v: u64, field: &str) -> Result<(), String> {
     if v >= 1 {
         Ok(())
@@ -154,8 +165,8 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
     if ports > u32::MAX as u128 {
         return Err(format!("topology: the fabric would have {ports} ports, more than the engine's 32-bit port ids; use fewer leaves, hosts or spines"));
     }
-    positive(t.host_rate_gbps, "topology.host_rate_gbps")?;
-    positive(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
+    rate(t.host_rate_gbps, "topology.host_rate_gbps")?;
+    rate(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
     non_negative(t.host_delay_us, "topology.host_delay_us")?;
     non_negative(t.fabric_delay_us, "topology.fabric_delay_us")?;
     validate_queue_unit(t)?;
@@ -184,7 +195,7 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
             index_below(k, t.links_per_pair, &format!("{f}.link"))?;
         }
         if let Some(r) = o.rate_gbps {
-            positive(r, &format!("{f}.rate_gbps"))?;
+            rate(r, &format!("{f}.rate_gbps"))?;
         }
         if let Some(d) = o.delay_us {
             non_negative(d, &format!("{f}.delay_us"))?;
@@ -279,7 +290,7 @@ fn validate_source(s: &SourceConfig, f: &str, hosts: u32) -> Result<(), String> 
     non_negative(s.spread_us, &format!("{f}.spread_us"))?;
     non_negative(s.period_us, &format!("{f}.period_us"))?;
     if s.transport == TransportKind::Udp {
-        positive(s.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
+        rate(s.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
     }
     validate_deadline(&s.deadline, &format!("{f}.deadline"))?;
     for (i, l) in s.list.iter().enumerate() {
@@ -813,6 +824,16 @@ mod tests {
         cfg.topology.buffer_bytes = Some(384_000);
         cfg.topology.links = vec![LinkOverride { leaf: 1, spine: 0, rate_gbps: Some(100.0), direction: Direction::Down, ..Default::default() }];
         assert!(error(&cfg).starts_with("topology.ecn_k_bytes: K = 975000 bytes (the default at this rate) on spine_down ports at 100 Gbps (topology.links[0].rate_gbps) leaves no room"));
+    }
+
+    #[test]
+    fn rates_below_one_bit_per_second_are_refused() {
+        let mut cfg = base();
+        cfg.topology.fabric_rate_gbps = 1e-12;
+        assert_eq!(error(&cfg), "topology.fabric_rate_gbps: 0.000000000001 Gbps is below the engine's smallest rate, 1 bit/s (1e-9 Gbps)");
+        let mut cfg = base();
+        (cfg.sources[0].transport, cfg.sources[0].udp_rate_gbps) = (TransportKind::Udp, 1e-12);
+        assert!(error(&cfg).starts_with("traffic.sources[0].udp_rate_gbps: "));
     }
 
     #[test]
