@@ -31,6 +31,30 @@ def _range(text: str, field: str, limit: int, what: str) -> range:
     return range(lo, hi + 1)
 
 
+def host_set_size(spec: HostSpec, leaves: int, hosts_per_leaf: int) -> int:
+    """At most how many hosts ``spec`` names, counted without expanding it (repeats counted twice, anything
+    unreadable as nothing: :func:`parse_hosts` reports it). What the memory check needs before expanding."""
+    total = leaves * hosts_per_leaf
+    count = 0
+    for item in spec if isinstance(spec, list) else [spec]:
+        if isinstance(item, int) and not isinstance(item, bool):
+            count += 1
+            continue
+        if not isinstance(item, str):
+            continue
+        for part in (p.strip() for p in item.split(",")):
+            try:
+                if part == "all":
+                    count += total
+                elif part.startswith("leaf:"):
+                    count += len(_range(part[5:], "", leaves, "leaf")) * hosts_per_leaf
+                elif part:
+                    count += len(_range(part, "", total, "host"))
+            except ScenarioError:
+                pass
+    return min(count, total)
+
+
 def parse_hosts(spec: HostSpec, leaves: int, hosts_per_leaf: int, field: str) -> list[int]:
     """Expands a host set into sorted, de-duplicated host indices."""
     total = leaves * hosts_per_leaf

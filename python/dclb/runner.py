@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import ScenarioError
+from .memory import memory_limit
 from .scenario import Scenario, engine_config
 from .store import RunRecord, Store, open_store, scenario_hash, utc_now
 from .summary import summarize
@@ -65,13 +66,20 @@ def simulate(
 
     config = json.dumps(config if config is not None else engine_config(sc))
     t0 = time.perf_counter()
+    # Engine messages name engine fields; the scenario's resolution, when this process made it, renames
+    # them as the user wrote them (a sweep's worker gets the config alone and keeps the engine's names).
+    user = sc._resolution.user_message if sc._resolution is not None else str
     try:
-        sim = _core.Simulation(config)
+        # Held to the memory this machine (a sweep's worker, too) has now; see dclb.memory.
+        sim = _core.Simulation(config, memory_limit())
     except ValueError as e:  # the engine's own validation: already one line naming the field
-        raise ScenarioError(str(e)) from None
-    while not sim.run(CHUNK_EVENTS):
-        if progress is not None:
-            progress(*sim.progress())
+        raise ScenarioError(user(str(e))) from None
+    try:
+        while not sim.run(CHUNK_EVENTS):
+            if progress is not None:
+                progress(*sim.progress())
+    except ValueError as e:  # a watchdog stopped the run (no progress, memory): one line saying why
+        raise ScenarioError(user(str(e))) from None
     if progress is not None:
         progress(*sim.progress())
     wall = time.perf_counter() - t0

@@ -51,7 +51,8 @@ from pydantic import (
 from . import _core
 from . import workloads as wl
 from .errors import ScenarioError
-from .hosts import parse_hosts
+from .hosts import host_set_size, parse_hosts
+from .memory import check_before_expanding, memory_limit
 
 # The engine's documented defaults, read once: the schema below takes its defaults from them rather than
 # repeating them.
@@ -744,12 +745,13 @@ def resolve(sc: Scenario) -> Resolution:
     """Resolves ``sc`` once (host sets, workloads, flow lists) and checks it with the engine's one check;
     raises ScenarioError naming the user's field. Later calls return the same resolution."""
     if sc._resolution is None:
+        _check_memory_before_expanding(sc)
         loaded: dict[str, wl.Workload] = {}
         sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
         resolution = Resolution(sources, _engine_config(sc, sources))
         text = json.dumps(resolution.config)
         try:
-            _core.check_config(text)
+            _core.check_config(text, memory_limit())
         except ValueError as e:
             message = str(e)
             if message.startswith(_SERDE_PREFIX):
@@ -823,6 +825,16 @@ def _serde_message(text: str, message: str) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return f"{_engine_path(path)}: must be a finite number, got {value}"
     return f"{_engine_path(path)}: the engine cannot read this value ({m[1]})"
+
+
+def _check_memory_before_expanding(sc: Scenario) -> None:
+    """The fabric and the host sets within the memory limit, before the sets are expanded (dclb.memory)."""
+    t = sc.topology
+    sets = []
+    for i, s in enumerate(sc.sources()):
+        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
+        sets += [(f"{field}.{name}", host_set_size(spec, t.leaves, t.hosts_per_leaf)) for name, spec in (("senders", s.senders), ("receivers", s.receivers))]
+    check_before_expanding(_engine_config(sc, []), sets)
 
 
 def _resolve_source(sc: Scenario, i: int, s: Source, loaded: dict[str, wl.Workload]) -> ResolvedSource:

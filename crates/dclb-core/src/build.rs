@@ -6,6 +6,7 @@ use crate::fabric::{Fabric, PortRole};
 use crate::host::{EdgeState, Flow, HostParams, Setup};
 use crate::lb::source_route::SourceRoute;
 use crate::lb::{find_scheme, BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
+use crate::memory::MemoryLimit;
 use crate::metrics::Sampler;
 use crate::rng::{Rng, Stream};
 use crate::sched::{Event, Scheduler};
@@ -16,7 +17,7 @@ use crate::packet::PacketArena;
 use crate::transport::reseq::Resequencer;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::TcpParams;
-use crate::units::Time;
+use crate::units::{Bytes, Rate, Time};
 
 type SwitchBalancers = Vec<Box<dyn SwitchBalancer>>;
 type EdgeBalancers = Vec<Box<dyn EdgeBalancer>>;
@@ -41,8 +42,18 @@ impl Simulation {
     /// Checks the config ([`Config::check`]), then builds the fabric, the scheme's balancers and the flows,
     /// and schedules the start.
     pub fn new(cfg: &Config) -> Result<Simulation, String> {
-        cfg.check()?;
-        Self::build(cfg, find_scheme(&cfg.lb.scheme)?)
+        Self::new_within(cfg, None)
+    }
+
+    /// [`Simulation::new`] for a run held to `limit` bytes of memory: the check refuses a config whose
+    /// estimate exceeds it ([`Config::check_within`]), and the run stops with an error if it outgrows it.
+    pub fn new_within(cfg: &Config, limit: Option<MemoryLimit>) -> Result<Simulation, String> {
+        let estimate = cfg.check_within(limit.as_ref())?;
+        let mut sim = Self::build(cfg, find_scheme(&cfg.lb.scheme)?)?;
+        // The sampler's rows are counted as they are recorded.
+        sim.fixed_bytes = estimate.parts.iter().filter(|p| p.field != "run.sampler.interval_us").map(|p| p.bytes).sum();
+        sim.memory_limit = limit;
+        Ok(sim)
     }
 
     /// Like [`Simulation::new`], with a scheme given directly instead of looked up by `cfg.lb.scheme`: for
@@ -121,6 +132,7 @@ impl Simulation {
             .collect();
 
         let uplinks = fabric.facts.uplinks as usize;
+        let stall_window = stall_window(cfg, &fabric, &tp);
         let mut sim = Simulation {
             tp,
             host: HostParams::from_config(&cfg.transport),
@@ -144,6 +156,11 @@ impl Simulation {
             sampler: None,
             infos,
             finished: false,
+            progress_at: Time::ZERO,
+            stall_window,
+            memory_limit: None,
+            fixed_bytes: 0.0,
+            error: None,
             segs: Vec::with_capacity(64),
             released: Vec::with_capacity(64),
             probes: Vec::new(),
@@ -175,4 +192,32 @@ impl Simulation {
         }
         Ok(sim)
     }
+}
+
+/// How many times the longest wait of a live run the no-progress watchdog allows (see `sim.rs`).
+const STALL_FACTOR: u64 = 64;
+
+/// How long active flows may go without progress before the run is stopped: [`STALL_FACTOR`] times the
+/// longest a live run can wait for its next delivery. That is the largest of one RTO at its cap (a sender
+/// that lost everything retries once per RTO), one round trip of the slowest port of each role with its
+/// buffer full, plus the resequencing timeout (data a receiver may hold back), and the gap between two
+/// packets of the slowest UDP source.
+fn stall_window(cfg: &Config, fabric: &crate::fabric::Fabric, tp: &TcpParams) -> Time {
+    let full = tp.mss + tp.header as u64;
+    let mut hop = [Time::ZERO; 4];
+    for p in &fabric.ports {
+        let queued = p.cap_bytes.min((p.cap_packets as u64).saturating_mul(full)).saturating_add(full);
+        let t = p.delay + p.rate.tx_time(Bytes(queued));
+        let role = p.role as usize;
+        hop[role] = hop[role].max(t);
+    }
+    let round_trip = hop.iter().fold(Time::ZERO, |a, &b| a + b).mul(2) + tp.reseq_timeout;
+    let udp = cfg
+        .sources
+        .iter()
+        .filter(|s| s.transport == TransportKind::Udp)
+        .map(|s| Rate::from_gbps(s.udp_rate_gbps).tx_time(Bytes(full)))
+        .max()
+        .unwrap_or(Time::ZERO);
+    tp.max_rto.max(tp.init_rto).max(round_trip).max(udp).mul(STALL_FACTOR)
 }

@@ -12,26 +12,35 @@
 //!
 //! ```text
 //!  fields    Config::validate: each value alone and with its neighbours (ranges, host indices, id space,
-//!            CDFs, what each pattern needs), without building anything
+//!            CDFs, what each pattern needs, a round trip shorter than the longest RTO), without building
+//!            anything
+//!  memory    the fabric's memory (and the sampler's over a horizon) within the caller's limit, before the
+//!            fabric is built (crate::memory)
 //!  fabric    built from the topology: the failed links leave every pair of leaves a path; every port's
-//!            buffer holds a full-size packet and its ECN threshold lies below its buffer
+//!            buffer holds a full-size packet and its ECN threshold leaves room for one below the buffer
 //!  scheme    it exists, and its parameters resolve within their declared ranges
 //!  run       a horizon when flows never end; sampled ports exist
 //!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
 //!            sizes below the "never ends" size, a load its leaf uplinks carry, arrivals no finer than
 //!            the 1 ps clock, a flow count within the 32-bit flow ids
+//!  memory    the whole run (fabric, flows, sampler rows) within the caller's limit, before any flow is drawn
 //!  sampler   sampled flow ids exist
 //! ```
+//!
+//! The memory stages apply only when the caller gives a limit ([`Config::check_within`]): how much memory
+//! a run may use is the machine's business, not the scenario's, and the Python front passes it.
 //!
 //! The last stage needs the run's flow count. It is known in closed form for every source except a
 //! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
 //! the sampler names flows, are the flows generated, exactly as the run will generate them.
 
 use crate::config::{Config, DeadlineModel, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
-use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin};
+use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin, PortRole};
 use crate::lb::{find_scheme, Params};
+use crate::memory::{Estimate, MemoryLimit};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
+use crate::units::Rate;
 
 /// Most flows a run can have: flows are numbered with 32-bit ids.
 const MAX_FLOWS: u64 = u32::MAX as u64;
@@ -45,17 +54,23 @@ const ECN_ROLES: [&str; 4] = ["host_up", "leaf_up", "leaf_down", "spine_down"];
 impl Config {
     /// Every rule this config must satisfy to run; the first one broken, as a one-line message.
     pub fn check(&self) -> Result<(), String> {
-        self.check_stages(true)
+        self.check_stages(true, None).map(|_| ())
+    }
+
+    /// [`Config::check`], and the run's memory within `limit` ([`crate::memory`]); returns the estimate.
+    pub fn check_within(&self, limit: Option<&MemoryLimit>) -> Result<Estimate, String> {
+        self.check_stages(true, limit)
     }
 
     /// Every rule of [`Config::check`] but the scheme's, for a scheme given to the engine directly
     /// ([`crate::Simulation::with_scheme`]) rather than named in `lb.scheme`.
     pub fn check_except_scheme(&self) -> Result<(), String> {
-        self.check_stages(false)
+        self.check_stages(false, None).map(|_| ())
     }
 
-    fn check_stages(&self, scheme: bool) -> Result<(), String> {
+    fn check_stages(&self, scheme: bool, limit: Option<&MemoryLimit>) -> Result<Estimate, String> {
         self.validate()?;
+        Estimate::before_build(self).within(limit)?;
         let fabric = Fabric::build(&self.topology, &self.transport);
         check_connected(&fabric)?;
         check_buffers(self, &fabric)?;
@@ -63,8 +78,11 @@ impl Config {
             check_scheme(self)?;
         }
         check_run(self, &fabric)?;
-        check_traffic(self, &fabric)?;
-        check_sampled_flows(self, &fabric)
+        let traffic = check_traffic(self, &fabric)?;
+        let estimate = Estimate::of_run(self, &traffic.flows, traffic.span_us);
+        estimate.within(limit)?;
+        check_sampled_flows(self, &fabric)?;
+        Ok(estimate)
     }
 
     /// The first stage of [`Config::check`]: each field alone and with its neighbours. Everything later
@@ -77,7 +95,7 @@ impl Config {
         for (i, s) in self.sources.iter().enumerate() {
             validate_source(s, &source_field(i), hosts)?;
         }
-        Ok(())
+        validate_round_trip(self)
     }
 }
 
@@ -100,6 +118,16 @@ fn non_negative(v: f64, field: &str) -> Result<(), String> {
     } else {
         Err(format!("{field}: must be zero or positive, got {v}"))
     }
+}
+
+/// A link or sending rate: positive, and at least the engine's 1 bit/s (a lower rate rounds to 0 and
+/// would divide serialisation times by zero).
+fn rate(gbps: f64, field: &str) -> Result<(), String> {
+    positive(gbps, field)?;
+    if Rate::from_gbps(gbps).bps() == 0 {
+        return Err(format!("{field}: {gbps} Gbps is below the engine's smallest rate, 1 bit/s (1e-9 Gbps)"));
+    }
+    Ok(())
 }
 
 fn at_least_one(v: u64, field: &str) -> Result<(), String> {
@@ -137,8 +165,8 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
     if ports > u32::MAX as u128 {
         return Err(format!("topology: the fabric would have {ports} ports, more than the engine's 32-bit port ids; use fewer leaves, hosts or spines"));
     }
-    positive(t.host_rate_gbps, "topology.host_rate_gbps")?;
-    positive(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
+    rate(t.host_rate_gbps, "topology.host_rate_gbps")?;
+    rate(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
     non_negative(t.host_delay_us, "topology.host_delay_us")?;
     non_negative(t.fabric_delay_us, "topology.fabric_delay_us")?;
     validate_queue_unit(t)?;
@@ -150,12 +178,14 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
     }
     if let Some(k) = t.ecn_k_packets {
         non_negative(k, "topology.ecn_k_packets")?;
+        marks_or_off(k, "topology.ecn_k_packets", "packets")?;
     }
     for (role, k) in &t.ecn_k_by_role {
         if !ECN_ROLES.contains(&role.as_str()) {
             return Err(format!("topology.ecn_k_by_role.{role}: unknown port role; allowed: {}", ECN_ROLES.join(", ")));
         }
         non_negative(*k, &format!("topology.ecn_k_by_role.{role}"))?;
+        marks_or_off(*k, &format!("topology.ecn_k_by_role.{role}"), t.queue_unit.name())?;
     }
     for (i, o) in t.links.iter().enumerate() {
         let f = format!("topology.links[{i}]");
@@ -165,7 +195,7 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
             index_below(k, t.links_per_pair, &format!("{f}.link"))?;
         }
         if let Some(r) = o.rate_gbps {
-            positive(r, &format!("{f}.rate_gbps"))?;
+            rate(r, &format!("{f}.rate_gbps"))?;
         }
         if let Some(d) = o.delay_us {
             non_negative(d, &format!("{f}.delay_us"))?;
@@ -175,6 +205,16 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A threshold is a whole number of packets or bytes, 0 meaning no marking: a positive K that rounds to 0
+/// would silently turn marking off.
+fn marks_or_off(k: f64, field: &str, unit: &str) -> Result<(), String> {
+    if k > 0.0 && k.round() == 0.0 {
+        Err(format!("{field}: {k} rounds to 0 {unit}, which turns marking off; give 0 for no marking, or a threshold of at least 1"))
+    } else {
+        Ok(())
+    }
 }
 
 /// Buffers and thresholds are given in the unit switch ports count, never in the other one.
@@ -250,7 +290,7 @@ fn validate_source(s: &SourceConfig, f: &str, hosts: u32) -> Result<(), String> 
     non_negative(s.spread_us, &format!("{f}.spread_us"))?;
     non_negative(s.period_us, &format!("{f}.period_us"))?;
     if s.transport == TransportKind::Udp {
-        positive(s.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
+        rate(s.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
     }
     validate_deadline(&s.deadline, &format!("{f}.deadline"))?;
     for (i, l) in s.list.iter().enumerate() {
@@ -397,6 +437,32 @@ pub fn validate_cdf(points: &[(f64, f64)], field: &str) -> Result<(), String> {
     }
 }
 
+/// The longest propagation round trip must be shorter than the longest retransmission timeout. TCP's RTO
+/// never exceeds `max_rto_us`, so with a longer round trip every sender times out before its first ACK can
+/// return, and resends its window once per timeout for as long as the round trip lasts: the copies in
+/// flight grow with the delay (a 10^12 us link filled the memory). Bounded above by four host-link delays
+/// and four crossings of the slowest working leaf-spine link.
+fn validate_round_trip(cfg: &Config) -> Result<(), String> {
+    let (t, tp) = (&cfg.topology, &cfg.transport);
+    let (mut longest, mut field) = (t.fabric_delay_us, "topology.fabric_delay_us".to_string());
+    for (i, o) in t.links.iter().enumerate() {
+        if let Some(d) = o.delay_us.filter(|&d| d > longest && !o.failed) {
+            (longest, field) = (d, format!("topology.links[{i}].delay_us"));
+        }
+    }
+    if t.host_delay_us > longest {
+        field = "topology.host_delay_us".into();
+    }
+    let rtt = 4.0 * (t.host_delay_us + longest);
+    if rtt < tp.max_rto_us {
+        return Ok(());
+    }
+    Err(format!(
+        "{field}: the longest round trip is {rtt} us of propagation (4 x host_delay_us + 4 x the slowest leaf-spine link), not shorter than transport.max_rto_us = {} us: every sender would time out before an ACK could return and resend its window once per timeout for the whole round trip; shorten the delay or raise transport.max_rto_us above the round trip",
+        tp.max_rto_us
+    ))
+}
+
 // ------------------------------------------------------------------------------------------------------
 // Fabric, scheme, run
 
@@ -412,38 +478,71 @@ fn check_connected(fabric: &Fabric) -> Result<(), String> {
     Ok(())
 }
 
-/// Every port's buffer holds a full-size packet, and its marking threshold, when it marks, lies below its
-/// buffer: a K at or above the buffer never marks, which defaults scaled with rate once did at 40 Gbps.
+/// Every port's buffer holds a full-size packet, and its marking threshold, when it marks, leaves room for
+/// one full-size packet below its buffer. A packet is marked when it finds at least K queued and admitted
+/// only if it fits, so a full-size packet can be marked only if `K + its size <= buffer`: with a K above
+/// that (a K at or above the buffer, which defaults scaled with rate once gave at 40 Gbps, or just below
+/// it) the port drops and never marks. Checked on every port as built, so defaults, per-role thresholds and
+/// per-link rates are all covered.
 fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
     let (t, tp) = (&cfg.topology, &cfg.transport);
     let full = (tp.mss_bytes + tp.header_bytes) as u64;
-    for port in &fabric.ports {
+    for (id, port) in fabric.ports.iter().enumerate() {
         let (buffer, b_origin) = buffer_of(t, tp, port.role, port.rate);
         let (k, k_origin) = threshold_of(t, port.role, port.rate);
-        let at = format!("on {} ports at {} Gbps", port.role.name(), port.rate.as_gbps());
+        let rate_from = match rate_override(t, fabric, id) {
+            Some(i) => format!(" (topology.links[{i}].rate_gbps)"),
+            None => String::new(),
+        };
+        let at = format!("on {} ports at {} Gbps{rate_from}", port.role.name(), port.rate.as_gbps());
         let (b_field, b_value) = buffer_field(t, b_origin, buffer);
         if buffer.bytes < full {
-            return Err(format!("{b_field}: {b_value} {at} cannot hold one full-size packet ({full} bytes)"));
+            return Err(format!("{b_field}: {b_value} {at} cannot hold one full-size packet ({full} bytes on the wire); use at least {full}"));
         }
-        // The most the buffer can hold, in the threshold's unit.
-        let room = match k.unit {
-            QueueUnit::Packets => buffer.packets as u64,
-            QueueUnit::Bytes => buffer.bytes.min((buffer.packets as u64).saturating_mul(full)),
+        // The most the buffer can hold, and one full-size packet, in the threshold's unit.
+        let (room, packet) = match k.unit {
+            QueueUnit::Packets => (buffer.packets as u64, 1),
+            QueueUnit::Bytes => (buffer.bytes.min((buffer.packets as u64).saturating_mul(full)), full),
         };
-        if k.k > 0 && k.k >= room {
+        if k.k > 0 && k.k.saturating_add(packet) > room {
             let k_field = match k_origin {
                 Origin::Role => format!("topology.ecn_k_by_role.{}", port.role.name()),
                 _ => format!("topology.ecn_k_{}", k.unit.name()),
             };
             let k_how = if k_origin == Origin::Default { " (the default at this rate)" } else { "" };
+            let unit = k.unit.name();
+            let most = room.saturating_sub(packet);
             return Err(format!(
-                "{k_field}: K = {} {}{k_how} {at} is not below the buffer, {b_field} = {b_value}, so those ports would never mark; K must be below the buffer at every rate",
-                k.k,
-                k.unit.name()
+                "{k_field}: K = {} {unit}{k_how} {at} leaves no room for a full-size packet below the buffer, {b_field} = {b_value}, so those ports would never mark one; K must be at most the buffer less one full-size packet ({most} {unit}), or 0 for no marking",
+                k.k
             ));
         }
     }
     Ok(())
+}
+
+/// The per-link override that set port `id`'s rate, if one did (the last that applies, as the fabric
+/// applies them in order): only leaf-spine ports have overrides.
+fn rate_override(t: &TopologyConfig, fabric: &Fabric, id: usize) -> Option<usize> {
+    use crate::config::Direction;
+    let port = &fabric.ports[id];
+    let (hosts, lpp) = (fabric.hosts, t.links_per_pair);
+    let (leaf, spine, link, up) = match port.role {
+        PortRole::LeafUp => (port.owner - hosts, port.slot / lpp, port.slot % lpp, true),
+        PortRole::SpineDown => (port.slot / lpp, port.owner - hosts - t.leaves, port.slot % lpp, false),
+        _ => return None,
+    };
+    t.links.iter().rposition(|o| {
+        o.rate_gbps.is_some()
+            && o.leaf == leaf
+            && o.spine == spine
+            && o.link.is_none_or(|k| k == link)
+            && match o.direction {
+                Direction::Both => true,
+                Direction::Up => up,
+                Direction::Down => !up,
+            }
+    })
 }
 
 /// The field that sets a port's buffer, and its value with its unit.
@@ -477,10 +576,18 @@ fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
 // ------------------------------------------------------------------------------------------------------
 // Traffic
 
-fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+/// What the traffic check learns on the way: each source's flow count (expected, for a poisson source
+/// bounded by time) with the field that sets it, and how long the arrivals last (for the memory estimate).
+struct TrafficFacts {
+    flows: Vec<(f64, String)>,
+    span_us: f64,
+}
+
+fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, String> {
     let hpl = cfg.topology.hosts_per_leaf;
     let mut fabric_load = 0.0;
     let mut flows = 0.0;
+    let mut facts = TrafficFacts { flows: Vec::new(), span_us: 0.0 };
     for (i, s) in cfg.sources.iter().enumerate() {
         let f = source_field(i);
         check_makes_flows(s, hpl, &f)?;
@@ -493,11 +600,24 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
         if flows > MAX_FLOWS as f64 {
             return Err(format!("{f}.{field}: the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows"));
         }
+        facts.flows.push((n, format!("{f}.{field}")));
+        facts.span_us = facts.span_us.max(arrival_span_us(s, &info, n));
     }
     if fabric_load > 1.0 + 1e-9 {
         return Err(format!("traffic: the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)"));
     }
-    Ok(())
+    Ok(facts)
+}
+
+/// When source `s`'s last flow starts (on average for a poisson source of `n` flows), from time zero.
+fn arrival_span_us(s: &SourceConfig, info: &SourceInfo, n: f64) -> f64 {
+    match s.pattern {
+        Pattern::Poisson if info.offered_bps > 0.0 => s.start_us + n * 8.0 * info.mean_size / info.offered_bps * 1e6,
+        Pattern::Group => s.start_us + s.spread_us,
+        Pattern::Incast => s.start_us + s.period_us * s.rounds.saturating_sub(1) as f64,
+        Pattern::List => s.list.iter().map(|l| l.start_us).fold(0.0, f64::max),
+        _ => s.start_us,
+    }
 }
 
 /// A source must be able to make a flow: drawing pairs from sets without an admissible pair would never
@@ -659,53 +779,107 @@ mod tests {
     }
 
     #[test]
-    fn k_must_lie_below_the_buffer_at_every_rate() {
-        // Defaults scale K and the buffer together: every rate passes.
-        for rate in [1.0, 10.0, 40.0, 100.0, 400.0] {
+    fn k_must_leave_room_for_a_full_packet_below_the_buffer_at_every_rate() {
+        // Defaults scale K and the buffer together: every rate passes, very slow ones included.
+        for rate in [0.001, 0.01, 0.1, 1.0, 10.0, 40.0, 100.0, 400.0] {
             let mut cfg = base();
             (cfg.topology.host_rate_gbps, cfg.topology.fabric_rate_gbps) = (rate, rate);
             cfg.check().unwrap();
             cfg.topology.queue_unit = QueueUnit::Packets;
             cfg.check().unwrap();
         }
+        // Jumbo frames on slow links: the default buffer still holds K and a 9,040 B packet.
+        let mut cfg = base();
+        (cfg.topology.host_rate_gbps, cfg.topology.fabric_rate_gbps, cfg.transport.mss_bytes) = (0.1, 0.1, 9000);
+        cfg.check().unwrap();
         // A fixed buffer with the default K: 40 Gbps fabric ports would never mark.
         let mut cfg = base();
         (cfg.topology.fabric_rate_gbps, cfg.topology.buffer_bytes) = (40.0, Some(384_000));
         assert_eq!(
             error(&cfg),
-            "topology.ecn_k_bytes: K = 390000 bytes (the default at this rate) on leaf_up ports at 40 Gbps is not below the buffer, topology.buffer_bytes = 384000 bytes, so those ports would never mark; K must be below the buffer at every rate"
+            "topology.ecn_k_bytes: K = 390000 bytes (the default at this rate) on leaf_up ports at 40 Gbps leaves no room for a full-size packet below the buffer, topology.buffer_bytes = 384000 bytes, so those ports would never mark one; K must be at most the buffer less one full-size packet (382500 bytes), or 0 for no marking"
         );
+        // Just below the buffer is not enough in bytes: a full-size packet that finds K queued does not fit.
+        let mut cfg = base();
+        cfg.topology.ecn_k_bytes = Some(383_000);
+        assert!(error(&cfg).starts_with("topology.ecn_k_bytes: K = 383000 bytes on leaf_down ports at 10 Gbps leaves no room"));
+        cfg.topology.ecn_k_bytes = Some(382_500);
+        cfg.check().unwrap();
         // The old packet defaults: 256 packets and K = 260 at 40 Gbps.
         let mut cfg = base();
         cfg.topology.queue_unit = QueueUnit::Packets;
         (cfg.topology.fabric_rate_gbps, cfg.topology.buffer_packets) = (40.0, Some(256));
-        assert!(error(&cfg).starts_with("topology.ecn_k_packets: K = 260 packets (the default at this rate) on leaf_up ports at 40 Gbps is not below the buffer, topology.buffer_packets = 256 packets"));
-        // A slower link gets its own defaults; a role's own K is named as such.
+        assert!(error(&cfg).starts_with("topology.ecn_k_packets: K = 260 packets (the default at this rate) on leaf_up ports at 40 Gbps leaves no room for a full-size packet below the buffer, topology.buffer_packets = 256 packets"));
+        // A role's own K is named as such; host NICs count their ring in packets.
         let mut cfg = base();
         cfg.topology.ecn_k_by_role.insert("spine_down".into(), 400_000.0);
-        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.spine_down: K = 400000 bytes on spine_down ports at 10 Gbps is not below the buffer, topology.buffer_bytes = 384000 bytes (the default at this rate)"));
+        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.spine_down: K = 400000 bytes on spine_down ports at 10 Gbps leaves no room for a full-size packet below the buffer, topology.buffer_bytes = 384000 bytes (the default at this rate)"));
         let mut cfg = base();
         cfg.topology.queue_unit = QueueUnit::Packets;
         cfg.topology.ecn_k_by_role.insert("host_up".into(), 50.0);
         cfg.transport.nic_queue_packets = 50;
-        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.host_up: K = 50 packets on host_up ports at 10 Gbps is not below the buffer, transport.nic_queue_packets = 50 packets"));
+        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.host_up: K = 50 packets on host_up ports at 10 Gbps leaves no room for a full-size packet below the buffer, transport.nic_queue_packets = 50 packets"));
+        // A link override's rate: its ports get the defaults of that rate, and the message names the override.
+        let mut cfg = base();
+        cfg.topology.buffer_bytes = Some(384_000);
+        cfg.topology.links = vec![LinkOverride { leaf: 1, spine: 0, rate_gbps: Some(100.0), direction: Direction::Down, ..Default::default() }];
+        assert!(error(&cfg).starts_with("topology.ecn_k_bytes: K = 975000 bytes (the default at this rate) on spine_down ports at 100 Gbps (topology.links[0].rate_gbps) leaves no room"));
     }
 
     #[test]
-    fn buffers_are_given_in_the_queue_unit_and_hold_a_full_packet() {
+    fn rates_below_one_bit_per_second_are_refused() {
         let mut cfg = base();
-        cfg.topology.buffer_packets = Some(100);
-        assert_eq!(
-            error(&cfg),
-            "topology.buffer_packets: switch ports count bytes (topology.queue_unit = \"bytes\"); give the bytes fields instead, or set topology.queue_unit to the unit of buffer_packets"
-        );
+        cfg.topology.fabric_rate_gbps = 1e-12;
+        assert_eq!(error(&cfg), "topology.fabric_rate_gbps: 0.000000000001 Gbps is below the engine's smallest rate, 1 bit/s (1e-9 Gbps)");
+        let mut cfg = base();
+        (cfg.sources[0].transport, cfg.sources[0].udp_rate_gbps) = (TransportKind::Udp, 1e-12);
+        assert!(error(&cfg).starts_with("traffic.sources[0].udp_rate_gbps: "));
+    }
+
+    #[test]
+    fn a_threshold_that_rounds_to_zero_is_refused() {
+        let mut cfg = base();
         cfg.topology.queue_unit = QueueUnit::Packets;
+        cfg.topology.ecn_k_packets = Some(0.4);
+        assert_eq!(error(&cfg), "topology.ecn_k_packets: 0.4 rounds to 0 packets, which turns marking off; give 0 for no marking, or a threshold of at least 1");
+        cfg.topology.ecn_k_packets = Some(0.0);
         cfg.check().unwrap();
-        cfg.topology.ecn_k_bytes = Some(1000);
-        assert!(error(&cfg).starts_with("topology.ecn_k_bytes: switch ports count packets"));
+        cfg.topology.ecn_k_by_role.insert("leaf_up".into(), 0.2);
+        assert!(error(&cfg).starts_with("topology.ecn_k_by_role.leaf_up: 0.2 rounds to 0 packets"));
+    }
+
+    #[test]
+    fn the_round_trip_must_be_shorter_than_the_longest_rto() {
         let mut cfg = base();
-        (cfg.topology.buffer_bytes, cfg.topology.ecn_k_bytes) = (Some(1000), Some(0));
-        assert_eq!(error(&cfg), "topology.buffer_bytes: 1000 bytes on leaf_down ports at 10 Gbps cannot hold one full-size packet (1500 bytes)");
+        cfg.topology.fabric_delay_us = 1e12;
+        assert!(error(&cfg).starts_with("topology.fabric_delay_us: the longest round trip is 4000000000004 us of propagation"));
+        // A long run, not an impossible one, once the RTO can outlast the round trip.
+        cfg.transport.max_rto_us = 1e13;
+        cfg.check().unwrap();
+        let mut cfg = base();
+        cfg.topology.links = vec![LinkOverride { delay_us: Some(300_000.0), ..Default::default() }];
+        assert!(error(&cfg).starts_with("topology.links[0].delay_us: the longest round trip is 1200004 us"));
+        // A failed link carries nothing.
+        cfg.topology.links[0].failed = true;
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn memory_is_checked_before_the_fabric_is_built_and_before_flows_are_drawn() {
+        use crate::memory::MemoryLimit;
+        let limit = MemoryLimit { bytes: 1 << 30, source: "a test".into() };
+        base().check_within(Some(&limit)).unwrap();
+        // Building this fabric would take terabytes: refused before it is built.
+        let mut cfg = base();
+        cfg.topology.leaves = 100_000;
+        let e = cfg.check_within(Some(&limit)).unwrap_err();
+        assert!(e.starts_with("topology.leaves: the run would need about "), "{e}");
+        assert!(e.contains("more than the 1.1 GB it may use (a test)"), "{e}");
+        // A billion flows: refused before any is drawn.
+        let mut cfg = base();
+        cfg.sources[0].flows = Some(1_000_000_000);
+        assert!(cfg.check_within(Some(&limit)).unwrap_err().starts_with("traffic.sources[0].flows: the run would need about 1.1 TB"));
+        cfg.check().unwrap();
     }
 
     #[test]

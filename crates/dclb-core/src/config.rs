@@ -85,10 +85,11 @@ pub struct TopologyConfig {
     /// buffer and threshold fields of this unit may be given.
     pub queue_unit: QueueUnit,
     /// Buffer of each switch port in bytes (`queue_unit = bytes`). `None`: 384,000 B (256 full-size
-    /// packets) at 10 Gbps, scaled linearly with the port's rate.
+    /// packets) at 10 Gbps, scaled linearly with the port's rate, and at least the default K plus one
+    /// full-size packet (the rule and its sources: `fabric.rs`).
     pub buffer_bytes: Option<u64>,
     /// Buffer of each switch port in packets (`queue_unit = packets`). `None`: 256 packets at 10 Gbps,
-    /// scaled linearly with the port's rate.
+    /// scaled linearly with the port's rate, and at least the default K plus one.
     pub buffer_packets: Option<u32>,
     /// ECN marking threshold of switch ports in bytes (`queue_unit = bytes`; instantaneous queue). `None`:
     /// 97,500 B (65 full-size packets) at 10 Gbps, scaled linearly with the port's rate.

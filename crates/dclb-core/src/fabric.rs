@@ -190,21 +190,53 @@ pub struct Fabric {
     leaf_paths: Vec<Vec<u16>>,
 }
 
-/// A default switch buffer holds 256 full-size packets at 10 Gbps, and DCTCP's K is 65 of them there (the
-/// DCTCP paper's recommendation); both scale linearly with a port's rate, so K stays below the buffer at
-/// every rate. In bytes, a full-size packet counts 1,500 B (the default MSS plus headers).
+/// The defaults of a switch port's buffer and DCTCP threshold, from one rule: both are a number of full-size
+/// packets per 10 Gbps of the port's rate, 256 for the buffer and 65 for K, so that they scale together
+/// and K stays at about a quarter of the buffer at every rate.
+///
+/// * K: 65 packets at 10 Gbps is the DCTCP paper's value (Alizadeh et al., SIGCOMM 2010); its
+///   guideline `K > C x RTT / 7` grows with the rate, and 65 packets per 10 Gbps meets it for every round
+///   trip below 546 us (`7 x 65 x 1500 B x 8 / 10 Gbps`), whatever the rate.
+/// * The buffer: a shared-memory switch chip's buffer grows with its capacity, and a congested port may take
+///   a share of it several times its even share; 256 packets (384,000 B) per 10 Gbps stands for that share.
+///
+/// In bytes a full-size packet counts 1,500 B (the default MSS plus headers). At very low rates (below
+/// about 0.1 Gbps) the rule would leave no room: K is then at least 1 (byte or packet) and the buffer at
+/// least K plus one full-size packet of this scenario (`mss_bytes + header_bytes` on the wire, or one
+/// packet), so that a defaulted port always holds a packet and can mark it ([`crate::check`] refuses a
+/// port that cannot).
 const DEFAULT_BUFFER_10G: f64 = 256.0;
 const DEFAULT_K_10G: f64 = 65.0;
 const FULL_PACKET_BYTES: f64 = 1500.0;
 
-/// `per_10g` full-size packets at 10 Gbps, scaled to `rate`, in `unit` (at least 1).
+/// `per_10g` full-size packets at 10 Gbps, scaled to `rate`, in `unit` (before the floors of [`default_k`]
+/// and [`default_buffer`]).
 fn scaled_default(per_10g: f64, rate: Rate, unit: QueueUnit) -> u64 {
     let packets = per_10g * rate.as_gbps() / 10.0;
     let v = match unit {
         QueueUnit::Packets => packets,
         QueueUnit::Bytes => packets * FULL_PACKET_BYTES,
     };
-    (v.round() as u64).max(1)
+    v.round() as u64
+}
+
+/// One full-size packet in `unit`: `full` wire bytes, or one packet.
+fn one_packet(unit: QueueUnit, full: u64) -> u64 {
+    match unit {
+        QueueUnit::Packets => 1,
+        QueueUnit::Bytes => full,
+    }
+}
+
+/// The default K of a switch port at `rate` (see [`DEFAULT_K_10G`]): at least 1.
+fn default_k(rate: Rate, unit: QueueUnit) -> u64 {
+    scaled_default(DEFAULT_K_10G, rate, unit).max(1)
+}
+
+/// The default buffer of a switch port at `rate` (see [`DEFAULT_BUFFER_10G`]): at least the default K plus
+/// one full-size packet.
+fn default_buffer(rate: Rate, unit: QueueUnit, full: u64) -> u64 {
+    scaled_default(DEFAULT_BUFFER_10G, rate, unit).max(default_k(rate, unit) + one_packet(unit, full))
 }
 
 /// Where a port's buffer limit or marking threshold comes from (for messages that name the field).
@@ -238,15 +270,16 @@ pub fn buffer_of(t: &TopologyConfig, tp: &TransportConfig, role: PortRole, rate:
     if role == PortRole::HostUp {
         return (Buffer { packets: tp.nic_queue_packets, bytes: u64::MAX }, Origin::Nic);
     }
+    let full = tp.mss_bytes as u64 + tp.header_bytes as u64;
     match t.queue_unit {
         QueueUnit::Bytes => match t.buffer_bytes {
             Some(b) => (Buffer { packets: u32::MAX, bytes: b }, Origin::Topology),
-            None => (Buffer { packets: u32::MAX, bytes: scaled_default(DEFAULT_BUFFER_10G, rate, QueueUnit::Bytes) }, Origin::Default),
+            None => (Buffer { packets: u32::MAX, bytes: default_buffer(rate, QueueUnit::Bytes, full) }, Origin::Default),
         },
         QueueUnit::Packets => match t.buffer_packets {
             Some(p) => (Buffer { packets: p, bytes: u64::MAX }, Origin::Topology),
             None => {
-                let p = scaled_default(DEFAULT_BUFFER_10G, rate, QueueUnit::Packets).min(u32::MAX as u64) as u32;
+                let p = default_buffer(rate, QueueUnit::Packets, full).min(u32::MAX as u64) as u32;
                 (Buffer { packets: p, bytes: u64::MAX }, Origin::Default)
             }
         },
@@ -269,7 +302,7 @@ pub fn threshold_of(t: &TopologyConfig, role: PortRole, rate: Rate) -> (Threshol
     };
     match given {
         Some(k) => (Threshold { unit, k }, Origin::Topology),
-        None => (Threshold { unit, k: scaled_default(DEFAULT_K_10G, rate, unit) }, Origin::Default),
+        None => (Threshold { unit, k: default_k(rate, unit) }, Origin::Default),
     }
 }
 

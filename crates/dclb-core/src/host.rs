@@ -430,6 +430,7 @@ impl Simulation {
         f.finish = now;
         self.ended += 1;
         self.active -= 1;
+        self.progress_at = now;
     }
 
     pub(crate) fn host_receive(&mut self, now: Time, host: u32, pid: u32) {
@@ -476,6 +477,7 @@ impl Simulation {
                 let f = &mut self.flows[p.flow as usize];
                 f.udp_received += p.payload as u64;
                 f.queue_delay += p.queue_delay;
+                self.progress_at = now;
                 if f.udp_received >= f.spec.size {
                     self.end_flow(now, p.flow, FlowState::Completed);
                 }
@@ -531,7 +533,11 @@ impl Simulation {
         let p = *self.pkts.get(pid);
         self.consume(pid);
         let f = &mut self.flows[p.flow as usize];
+        let before = f.rx.rcv_nxt;
         let rx = f.rx.on_data(p.seq, p.payload, p.retx);
+        if f.rx.rcv_nxt > before {
+            self.progress_at = now;
+        }
         f.out_of_order += rx.out_of_order as u64;
         f.spurious += rx.spurious as u64;
         f.queue_delay += p.queue_delay;

@@ -5,6 +5,7 @@
 //!
 //! Module map:
 //! * [`check`] — [`Config::check`], the one authority for whether a config can run.
+//! * [`memory`] — the memory a run will need, estimated before anything large is allocated.
 //! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`.
 //! * [`sched`] — the event queue with deterministic tie-breaking.
 //! * [`packet`] — packets, their balancer header, the packet arena.
@@ -23,6 +24,7 @@ pub mod config;
 pub mod fabric;
 pub mod host;
 pub mod lb;
+pub mod memory;
 pub mod metrics;
 pub mod packet;
 pub mod port;
@@ -38,9 +40,13 @@ pub use config::Config;
 pub use metrics::Results;
 pub use sim::Simulation;
 
-/// Checks a scenario ([`Config::check`]) and runs it to the end.
+/// Checks a scenario ([`Config::check`]) and runs it to the end; a run the engine had to stop (no progress,
+/// see [`Simulation::error`]) is an error too.
 pub fn simulate(cfg: &Config) -> Result<Results, String> {
     let mut sim = Simulation::new(cfg)?;
     sim.run_to_end();
-    Ok(sim.results())
+    match sim.error() {
+        Some(e) => Err(e.to_string()),
+        None => Ok(sim.results()),
+    }
 }

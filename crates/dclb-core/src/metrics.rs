@@ -182,6 +182,11 @@ impl Sampler {
         Sampler { interval, ports, flows, time_us: Vec::new(), kind: Vec::new(), id: Vec::new(), queue_bytes: Vec::new(), bytes: Vec::new() }
     }
 
+    /// Rows recorded so far.
+    pub fn rows(&self) -> usize {
+        self.time_us.len()
+    }
+
     fn table(&self) -> Table {
         let mut t = Table::default();
         t.push("time_us", Column::F64(self.time_us.clone()));

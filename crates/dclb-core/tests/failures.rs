@@ -33,3 +33,33 @@ fn hermes_leaves_a_blackholed_path_that_ecmp_keeps_using() {
     assert!(ue >= 4, "ecmp: {ue} unfinished");
     assert_eq!(uh, 0, "hermes: every flow escapes the blackhole");
 }
+
+/// Without a horizon, the flows ECMP pins to the blackhole would retry at their RTO forever: the engine
+/// stops the run once active flows have gone the stall window (64 x the 1 s `max_rto_us` here) without
+/// delivering a byte, and says so.
+#[test]
+fn a_run_without_progress_stops_with_an_error_instead_of_running_forever() {
+    let mut cfg = blackhole("ecmp");
+    cfg.run.horizon_us = None;
+    let err = dclb_core::simulate(&cfg).err().expect("the stalled run is an error");
+    assert!(err.starts_with("run: no progress for 6"), "{err}");
+    assert!(err.contains("flows are active and none has delivered a new byte since"), "{err}");
+    assert!(err.contains("the engine stops a run after 64.0 s without progress"), "{err}");
+    // Its simulated clock stopped just past the window, not at the end of time.
+    let mut sim = dclb_core::Simulation::new(&cfg).unwrap();
+    sim.run_to_end();
+    assert!(sim.error().is_some() && sim.now().as_secs() < 70.0, "{:?}", sim.now());
+    // Hermes moves its flows away from the blackhole: the same run ends, and no watchdog fires.
+    cfg.lb.scheme = "hermes".into();
+    let r = dclb_core::simulate(&cfg).unwrap();
+    assert_eq!(unfinished(&r), 0);
+}
+
+/// Idle time between arrivals is not a stall: a flow 100 s after the previous one ended runs normally.
+#[test]
+fn idle_gaps_between_flows_are_not_a_stall() {
+    let mut cfg = fabric(2, 2, 2);
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 100_000), (100e6, 1, 3, 100_000)], TransportKind::Dctcp)];
+    let r = dclb_core::simulate(&cfg).unwrap();
+    assert_eq!(unfinished(&r), 0);
+}

@@ -19,6 +19,7 @@ use arrow_buffer::OffsetBuffer;
 use arrow_pyarrow::ToPyArrow;
 use arrow_schema::{DataType, Field, Schema};
 use dclb_core::lb::{ParamValue, SCHEMES};
+use dclb_core::memory::{Estimate, MemoryLimit, Part};
 use dclb_core::metrics::{Column, RunStats, Table};
 use dclb_core::{Config, Simulation};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
@@ -82,21 +83,34 @@ struct PySimulation {
     inner: Mutex<Simulation>,
 }
 
+/// A memory limit from Python's `(bytes, where the number comes from)`, or none.
+fn memory_limit(limit: Option<(u64, String)>) -> Option<MemoryLimit> {
+    limit.map(|(bytes, source)| MemoryLimit { bytes, source })
+}
+
 #[pymethods]
 impl PySimulation {
-    /// Builds a simulation from a resolved config (JSON). Raises ValueError naming the offending field.
+    /// Builds a simulation from a resolved config (JSON), held to `memory_limit` = (bytes, source) if
+    /// given. Raises ValueError naming the offending field.
     #[new]
-    fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, memory_limit=None))]
+    fn new(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>) -> PyResult<Self> {
         let cfg: Config = serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("engine config: {e}")))?;
-        let sim = py.allow_threads(|| Simulation::new(&cfg)).map_err(PyValueError::new_err)?;
+        let limit = self::memory_limit(memory_limit);
+        let sim = py.allow_threads(|| Simulation::new_within(&cfg, limit)).map_err(PyValueError::new_err)?;
         Ok(PySimulation { inner: Mutex::new(sim) })
     }
 
-    /// Processes up to `budget` events without the GIL. Returns True once the run has finished.
-    fn run(&self, py: Python<'_>, budget: u64) -> bool {
+    /// Processes up to `budget` events without the GIL. Returns True once the run has finished; raises
+    /// ValueError with the engine's one-line reason if a watchdog stopped it (no progress, memory).
+    fn run(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
         let mut guard = self.inner.lock().expect("simulation lock");
         let sim: &mut Simulation = &mut guard;
-        py.allow_threads(|| sim.run(budget))
+        let finished = py.allow_threads(|| sim.run(budget));
+        match sim.error() {
+            Some(e) => Err(PyValueError::new_err(e.to_string())),
+            None => Ok(finished),
+        }
     }
 
     /// (simulated time in µs, events processed, flows ended, flows in total).
@@ -176,12 +190,29 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
     serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("engine config: {e}")))
 }
 
-/// Checks a resolved config (JSON) with the engine's one authority, `Config::check`; raises ValueError
-/// with a one-line message naming the field.
+/// Checks a resolved config (JSON) with the engine's one authority, `Config::check`, and its memory
+/// estimate against `memory_limit` = (bytes, source) if given; raises ValueError with a one-line message
+/// naming the field. Returns the estimated bytes.
 #[pyfunction]
-fn check_config(py: Python<'_>, config_json: &str) -> PyResult<()> {
+#[pyo3(signature = (config_json, memory_limit=None))]
+fn check_config(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>) -> PyResult<f64> {
     let cfg = parse_config(config_json)?;
-    py.allow_threads(|| cfg.check()).map_err(PyValueError::new_err)
+    let limit = self::memory_limit(memory_limit);
+    py.allow_threads(|| cfg.check_within(limit.as_ref())).map(|e| e.total()).map_err(PyValueError::new_err)
+}
+
+/// The memory estimate of a config before its fabric is built (the fabric, and the sampler over a
+/// horizon), plus `extra` parts the caller adds, `(what, field, bytes, hint)`, held to `memory_limit`:
+/// raises ValueError naming the field behind the largest part when over it. For the front's own
+/// allocations before the full check (expanding host sets); needs no traffic sources.
+#[pyfunction]
+#[pyo3(signature = (config_json, extra, memory_limit))]
+fn check_memory(config_json: &str, extra: Vec<(String, String, f64, String)>, memory_limit: (u64, String)) -> PyResult<f64> {
+    let cfg = parse_config(config_json)?;
+    let mut estimate = Estimate::before_build(&cfg);
+    estimate.parts.extend(extra.into_iter().map(|(what, field, bytes, hint)| Part { what, field, bytes, hint }));
+    estimate.within(self::memory_limit(Some(memory_limit)).as_ref()).map_err(PyValueError::new_err)?;
+    Ok(estimate.total())
 }
 
 /// The fabric's base RTT in microseconds (what `lb.timing = "fabric"` scales timing defaults to).
@@ -229,6 +260,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(default_parts, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(check_memory, m)?)?;
     m.add_function(wrap_pyfunction!(describe_sources, m)?)?;
     m.add_function(wrap_pyfunction!(base_rtt_us, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_mean, m)?)?;

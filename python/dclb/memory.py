@@ -1,0 +1,98 @@
+"""How much memory a run may use, and the check the front makes before its own large allocations.
+
+A scenario can ask for more memory than the machine has (a billion flows, 100,000 leaves, a sampler row every
+0.1 ns). Allocating it would abort the engine (a Rust allocation failure ends the process) or raise
+``MemoryError`` in Python, so the run's memory is estimated first and a run over the limit is refused with one
+line naming the field. The engine estimates its own parts (``crates/dclb-core/src/memory.rs``) and holds the
+run to the limit this module gives it; this module adds what Python allocates before the engine's check can
+run: the host sets it expands (``senders = "all"`` on ten million hosts is a list of ten million numbers).
+
+The limit is the memory available on this machine (``MemAvailable``, or a cgroup's remaining memory when that
+is smaller), read when a scenario is checked and again when a run starts (a sweep's workers read their own).
+``DCLB_MEMORY_LIMIT`` overrides it: a size such as ``8GB``, ``512MB`` or ``2GiB`` (KB, MB, GB, TB are
+decimal, KiB ... TiB binary; a plain number is bytes), or ``none`` to turn the check off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from . import _core
+from .errors import ScenarioError
+
+ENV = "DCLB_MEMORY_LIMIT"
+
+#: Bytes Python and the engine's config parser spend on one host of an expanded host set (the set and the
+#: sorted list being built, the JSON text, the engine's copy): about 65 B measured, rounded up.
+BYTES_PER_EXPANDED_HOST = 128
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*")
+
+
+def parse_size(text: str) -> Optional[int]:
+    """Bytes from ``8GB``, ``512 MB``, ``2GiB``, ``1e9``; None for ``none`` or ``off``. Raises ScenarioError."""
+    if text.strip().lower() in ("none", "off"):
+        return None
+    m = _SIZE.fullmatch(text.lower())
+    if m is None or m[2] not in _UNITS or float(m[1]) * _UNITS[m[2]] < 1:
+        raise ScenarioError(f"{ENV}: cannot read {text!r}; give a size such as 8GB, 512MB or 2GiB, or none to turn the memory check off")
+    return int(float(m[1]) * _UNITS[m[2]])
+
+
+def _available() -> Optional[int]:
+    """Bytes this process can still get: MemAvailable, less if a cgroup (v2) limit leaves less; else the
+    physical memory; None if the platform tells neither."""
+    found: list[int] = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            found.append(int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    if not found:
+        try:
+            found.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            return None
+    return max(min(found), 0)
+
+
+def memory_limit() -> Optional[tuple[int, str]]:
+    """The memory a run may use and where that number comes from (for messages), or None for no limit."""
+    text = os.environ.get(ENV)
+    if text is not None:
+        limit = parse_size(text)
+        return None if limit is None else (limit, f"{ENV}={text.strip()}")
+    available = _available()
+    if available is None:
+        return None
+    return available, f"the memory available on this machine; set {ENV} to change it"
+
+
+def check_before_expanding(skeleton: dict[str, Any], host_sets: list[tuple[str, int]]) -> None:
+    """Refuses, before any host set is expanded, a scenario whose fabric (and sampler, over a horizon) and
+    expanded host sets already exceed the limit. ``skeleton``: the engine config without its sources;
+    ``host_sets``: (field, how many hosts the set names at most) for each sender and receiver set."""
+    limit = memory_limit()
+    if limit is None:
+        return
+    hosts = sum(n for _, n in host_sets)
+    extra = []
+    if host_sets:
+        field = max(host_sets, key=lambda item: item[1])[0]
+        extra.append((f"host sets of {hosts} hosts", field, float(hosts * BYTES_PER_EXPANDED_HOST), "name fewer hosts, or use fewer hosts or leaves"))
+    try:
+        _core.check_memory(json.dumps(skeleton), extra, limit)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
