@@ -147,4 +147,4 @@ def test_a_run_that_outgrows_its_memory_stops_with_an_error(tmp_path):
 
 @pytest.mark.parametrize("option, field", [("topology.fabric_rate_gbps=1e-12", "topology.fabric_rate_gbps"), ("topology.links=[{leaf=0,spine=0,rate_gbps=1e-12}]", "topology.links[0].rate_gbps")])
 def test_a_rate_below_one_bit_per_second_is_refused_not_a_panic(tiny, option, field):
-    _error_line(_cli("run", str(tiny), "--set", option, "--no-store"), f"error: {field}: ", "1 bit/s")
+    _error_line(_cli("run", str(tiny), "--set", option, "--no-store"), f"error: {field}: ", "1 bit")
