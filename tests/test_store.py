@@ -249,7 +249,7 @@ def test_failed_run_needs_an_error(tmp_path):
 def test_catalog_columns_are_flattened_scenario_and_summary(tmp_path):
     store = Store(tmp_path)
     store.record_in_catalog({**record("a", load=0.3), "run_id": "a"})
-    runs = store.runs()
+    runs = store.runs(all_rows=True)
     row = runs.iloc[0]
     assert list(runs.columns[:10]) == [
         "run_id",
@@ -272,7 +272,7 @@ def test_recording_twice_replaces_the_row(tmp_path):
     store = Store(tmp_path)
     store.record_in_catalog({**record("a", extra_metric=1.0), "run_id": "a"})
     store.record_in_catalog({**record("a2"), "run_id": "a"})
-    runs = store.runs()
+    runs = store.runs(all_rows=True)
     assert len(runs) == 1 and runs.loc[0, "name"] == "a2"
     assert pd.isna(runs.loc[0, "extra_metric"])  # nothing stale from the first row
 
@@ -287,10 +287,10 @@ def test_column_types_widen_and_fall_back_to_text(tmp_path):
         ).values.tolist()
     )
     assert types["m"] == "DOUBLE" and types["flag"] == "BOOLEAN"
-    assert store.runs()["m"].tolist() == [1.0, 2.5]
+    assert store.runs(all_rows=True)["m"].tolist() == [1.0, 2.5]
 
     store.record_in_catalog({**record("c", m="n/a", flag=3), "run_id": "c"})
-    runs = store.runs()
+    runs = store.runs(all_rows=True)
     assert runs["m"].tolist() == ["1.0", "2.5", "n/a"]
     assert runs["flag"].tolist() == [1, 0, 3]
 
@@ -364,7 +364,7 @@ def test_sql_cannot_write_the_catalog(tmp_path):
         store.sql("DELETE FROM catalog.main.runs")
     with pytest.raises(StoreError, match="syntax"):
         store.sql("SELEKT 1")
-    assert len(store.runs()) == 1
+    assert len(store.runs(all_rows=True)) == 1
 
 
 def _record_many(root: str, worker: int, count: int) -> None:
@@ -386,7 +386,7 @@ def test_two_processes_record_concurrently(tmp_path):
         process.join(timeout=120)
     assert [process.exitcode for process in workers] == [0, 0]
 
-    runs = Store(tmp_path).runs()
+    runs = Store(tmp_path).runs(all_rows=True)
     assert len(runs) == 40 and runs["run_id"].is_unique
     assert runs["only_worker_0"].notna().sum() == 20
     assert runs["only_worker_1"].notna().sum() == 20
@@ -459,4 +459,168 @@ def test_lists_in_the_scenario_are_stored_as_json_text(tmp_path):
     rec = record("a")
     rec["scenario"]["topology"]["failed_links"] = [[0, 1], [2, 3]]
     store.record_in_catalog({**rec, "run_id": "a"})
-    assert store.runs().loc[0, "topology.failed_links"] == "[[0, 1], [2, 3]]"
+    assert store.runs(all_rows=True).loc[0, "topology.failed_links"] == "[[0, 1], [2, 3]]"
+
+
+# --------------------------------------------------------------------------
+# verifying, checking and repairing a store through the CLI
+# --------------------------------------------------------------------------
+
+import hashlib  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from click.testing import CliRunner  # noqa: E402
+
+from dclb.cli import cli  # noqa: E402
+
+SWEEP_GRID = ["--grid", "lb.scheme=ecmp,rps,drb", "--out"]
+
+
+def cli_run(*args: str):
+    """Runs a dclb command in this process (as `dclb ARGS` would, without the start-up cost)."""
+    return CliRunner().invoke(cli, [str(arg) for arg in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> tuple[Path, Path]:
+    """A store of the three complete runs of a sweep over SWEEP_GRID: (scenario file, store). They are run
+    in this process (a sweep's points are exactly these runs, and this saves starting workers)."""
+    import dclb
+    from conftest import TINY
+
+    base = tmp_path_factory.mktemp("swept")
+    scenario = base / "tiny.toml"
+    scenario.write_text(TINY)
+    for scheme in ("ecmp", "rps", "drb"):
+        dclb.run(dclb.load_scenario(scenario, [f"lb.scheme={scheme}"]), out=base / "store")
+    return scenario, base / "store"
+
+
+@pytest.fixture
+def store_copy(swept, tmp_path) -> tuple[Path, Path, list[str]]:
+    scenario, store_dir = swept
+    copy = tmp_path / "store"
+    shutil.copytree(store_dir, copy)
+    return scenario, copy, sorted(d.name for d in (copy / "runs").iterdir())
+
+
+def sweep_again(scenario: Path, store_dir: Path):
+    return cli_run("sweep", scenario, *SWEEP_GRID, store_dir, "-q", "--jobs", "1")
+
+
+def test_results_check_and_repair_when_folders_and_catalog_disagree(store_copy):
+    import duckdb
+
+    scenario, store_dir, (unlisted, unmarked, deleted) = store_copy
+    con = duckdb.connect(str(store_dir / "catalog.duckdb"))
+    con.execute("DELETE FROM runs WHERE run_id = ?", [unlisted])  # a sweep killed before recording it
+    con.close()
+    (store_dir / "runs" / unmarked / "COMPLETE").unlink()
+    shutil.rmtree(store_dir / "runs" / deleted)
+
+    shown = cli_run("results", store_dir, "--format", "csv")
+    assert shown.exit_code == 0
+    assert unmarked not in shown.stdout and deleted not in shown.stdout  # never shown as completed
+    assert "2 runs in the catalog whose folder is gone or incomplete (not shown)" in shown.stderr
+    assert "1 complete run folder not in the catalog" in shown.stderr and "dclb store repair" in shown.stderr
+
+    check = cli_run("store", "check", store_dir)
+    assert check.exit_code == 1
+    lines = check.stdout.splitlines()
+    assert f"run {unmarked}: it has no COMPLETE marker" in check.stdout
+    assert f"catalog: lists {deleted} as completed, but its folder is gone" in lines
+    assert f"catalog: does not list {unlisted} (completed)" in lines
+    assert lines[-1].startswith("1 run (1 complete, 0 failed): 4 problems")
+
+    repair = cli_run("store", "repair", store_dir)
+    assert repair.exit_code == 0, repair.stdout
+    assert f"run {unmarked}: it has no COMPLETE marker" in repair.stdout and "set aside in" in repair.stdout
+    assert "rebuilt the catalog (1 rows)" in repair.stdout and repair.stdout.splitlines()[-1].endswith("4 fixed")
+    assert (store_dir / "set-aside").is_dir() and not (store_dir / "runs" / unmarked).exists()
+    again = cli_run("store", "check", store_dir)
+    assert again.exit_code == 0 and again.stdout.strip() == "1 run (1 complete, 0 failed): no problems"
+    assert open_store(store_dir).runs()["run_id"].tolist() == [unlisted]
+
+    rerun = sweep_again(scenario, store_dir)  # the two lost points run again, the listed one does not
+    assert rerun.exit_code == 0 and "1 already complete; running 2" in rerun.stderr
+    assert cli_run("store", "check", store_dir).exit_code == 0
+
+
+def test_a_sweep_runs_damaged_points_again(store_copy):
+    scenario, store_dir, (truncated, garbled, good) = store_copy
+    flows = store_dir / "runs" / truncated / "flows.parquet"
+    flows.write_bytes(flows.read_bytes()[:-100])
+    (store_dir / "runs" / garbled / "run.json").write_text('{"run_id": "oops", ')
+
+    check = cli_run("store", "check", store_dir)
+    assert check.exit_code == 1
+    assert f"run {truncated}: flows.parquet has" in check.stdout and "when written (truncated or changed)" in check.stdout
+    assert f"run {garbled}: run.json has" in check.stdout
+    with pytest.raises(StoreError, match="cannot read .*flows.parquet.*dclb store check"):
+        open_store(store_dir).flows(truncated)
+
+    rerun = sweep_again(scenario, store_dir)  # a damaged run.json no longer aborts the sweep
+    assert rerun.exit_code == 0, rerun.stderr
+    assert f"run {truncated} is damaged (flows.parquet has" in rerun.stderr
+    assert f"run {garbled} is damaged (run.json has" in rerun.stderr
+    assert "1 already complete; running 2" in rerun.stderr
+    assert cli_run("store", "check", store_dir).exit_code == 0
+    assert len(open_store(store_dir).flows(truncated)) == 60
+
+
+def test_deep_check_compares_checksums(store_copy):
+    _, store_dir, (changed, *_) = store_copy
+    flows = store_dir / "runs" / changed / "flows.parquet"
+    data = bytearray(flows.read_bytes())
+    data[len(data) // 3] ^= 0xFF  # same size, footer intact: only the checksum can tell
+    flows.write_bytes(bytes(data))
+    assert cli_run("store", "check", store_dir).exit_code == 0
+    deep = cli_run("store", "check", store_dir, "--deep")
+    assert deep.exit_code == 1 and f"run {changed}: flows.parquet has changed since it was written" in deep.stdout
+    assert cli_run("store", "repair", store_dir, "--deep").exit_code == 0
+    assert cli_run("store", "check", store_dir, "--deep").exit_code == 0
+
+
+def _make_legacy(store_dir: Path, run_id: str) -> str:
+    """Turns a run folder into what dclb wrote before manifests and before the run id left out the name
+    and description: folder and record under the old id (the whole scenario hashed), COMPLETE holding just
+    the id. Returns the old id."""
+    folder = store_dir / "runs" / run_id
+    record = json.loads((folder / "run.json").read_text())
+    canonical = json.dumps(record["scenario"], sort_keys=True, separators=(",", ":"))
+    old_hash = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    old_id = f"{record['name']}-{old_hash[:12]}"
+    record.update(run_id=old_id, scenario_hash=old_hash)
+    (folder / "run.json").write_text(json.dumps(record, indent=2))
+    (folder / "COMPLETE").write_text(old_id + "\n")
+    folder.rename(store_dir / "runs" / old_id)
+    return old_id
+
+
+def test_a_store_of_an_older_dclb_is_adopted_not_run_again(store_copy):
+    scenario, store_dir, (by_sweep, by_repair, untouched) = store_copy
+    old_sweep, old_repair = _make_legacy(store_dir, by_sweep), _make_legacy(store_dir, by_repair)
+    (store_dir / "catalog.duckdb").unlink()
+    assert cli_run("results", store_dir).exit_code == 0  # old folders read fine
+    assert open_store(store_dir).verify(old_sweep).ok  # a marker without a manifest still verifies
+
+    check = cli_run("store", "check", store_dir)
+    assert check.exit_code == 1
+    assert f"run {old_repair}: stored under the run id of an older dclb (now {by_repair})" in check.stdout
+
+    shutil.move(store_dir / "runs" / old_repair, store_dir / "aside")  # leave this one to repair
+    rerun = sweep_again(scenario, store_dir)
+    assert rerun.exit_code == 0, rerun.stderr
+    assert "adopted 1 run stored under the run ids of an older dclb" in rerun.stderr
+    assert "2 already complete; running 1" in rerun.stderr  # by_repair's point, whose folder was moved away
+    assert not (store_dir / "runs" / old_sweep).exists() and open_store(store_dir).verify(by_sweep).ok
+
+    shutil.rmtree(store_dir / "runs" / by_repair)
+    shutil.move(store_dir / "aside", store_dir / "runs" / old_repair)
+    repair = cli_run("store", "repair", store_dir)
+    assert repair.exit_code == 0 and f"-> moved to {by_repair}" in repair.stdout
+    assert cli_run("store", "check", store_dir).exit_code == 0
+    runs = open_store(store_dir).runs()
+    assert sorted(runs["run_id"]) == sorted([by_sweep, by_repair, untouched])
+    assert open_store(store_dir).read_record(by_repair)["run_id"] == by_repair

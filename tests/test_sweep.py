@@ -274,25 +274,91 @@ def test_reconcile_records_folders_the_catalog_missed(pool_sweep, tmp_path):
     assert sorted(store.runs()["run_id"]) == sorted(with_victim["run_id"])
 
 
-def test_two_sweeps_share_a_store(tiny, tmp_path):
-    """Two sweeps at once on one store, overlapping in two points: every run once, whole, in the catalog."""
+def _ran_here(stdout: str) -> int:
+    """Points a `dclb sweep` ran itself, from its closing line "N points: C completed (R from earlier runs)"."""
+    import re
+
+    match = re.search(r"(\d+) points: (\d+) completed \((\d+) from earlier runs\)", stdout)
+    assert match, stdout
+    return int(match[2]) - int(match[3])
+
+
+def test_two_sweeps_at_once_share_the_work(tiny, tmp_path):
+    """Two sweeps of the same 8 points on one store at the same moment: each point runs once in all, both
+    sweeps end with every point, and the catalog has every run once."""
     out = tmp_path / "res"
     exe = str(Path(sys.executable).parent / "dclb")
-    common = ["--grid", "traffic.load=0.3", "--seeds", "2", "--out", str(out), "--jobs", "1", "-q"]
-    procs = [
-        subprocess.Popen([exe, "sweep", str(tiny), "--grid", schemes, *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for schemes in ("lb.scheme=ecmp,rps", "lb.scheme=rps,drb")
-    ]
+    args = [exe, "sweep", str(tiny), "--grid", "lb.scheme=ecmp,rps", "--grid", "traffic.load=0.2,0.3", "--seeds", "2", "--out", str(out), "--jobs", "1", "-q"]
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    ran = []
     for proc in procs:
-        stdout, stderr = proc.communicate(timeout=180)
+        stdout, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr
+        assert "8 points: 8 completed" in stdout
+        ran.append(_ran_here(stdout))
+    assert sum(ran) == 8, ran
     runs = dclb.open_store(out).runs()
-    assert len(runs) == 6 and runs["run_id"].is_unique and set(runs["status"]) == {"completed"}
-    assert sorted(runs["lb.scheme"].value_counts().to_dict().items()) == [("drb", 2), ("ecmp", 2), ("rps", 2)]
+    assert len(runs) == 8 and runs["run_id"].is_unique and set(runs["status"]) == {"completed"}
     folders = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
-    assert len(folders) == 6
+    assert len(folders) == 8
     for folder in folders:
         _check_complete_folder(folder, 60)
+    assert list((out / "claims").glob("*.json")) == []  # every claim was given up
+
+
+def test_a_stale_claim_is_taken_over(tiny, tmp_path):
+    """A claim whose process is gone (killed with SIGKILL, say) does not hold its point back."""
+    from dclb.claims import try_claim
+
+    plan = plan_sweep(tiny)
+    out = tmp_path / "res"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    claims_dir = out / "claims"
+    claims_dir.mkdir(parents=True)
+    (claims_dir / f"{plan.points[0].run_id}.json").write_text(json.dumps({"pid": int(dead), "host": __import__("socket").gethostname(), "since": "x", "token": "t"}))
+    claim, owner = try_claim(out, plan.points[0].run_id)  # the owner is gone: taken over at once
+    assert claim is not None and owner is None
+    again, owner = try_claim(out, plan.points[0].run_id)  # now the owner is alive: this process
+    assert again is None and owner["pid"] == os.getpid()
+    claim.release()
+    assert not claim.path.exists()
+
+
+# --------------------------------------------------------------------------------------------------------
+# Run ids
+
+
+def _run_id(tiny: Path, *settings: str) -> str:
+    from click.testing import CliRunner
+
+    from dclb.cli import cli
+
+    args = ["run", str(tiny), "--no-store", "--json", "-q"] + [a for s in settings for a in ("--set", s)]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["run_id"]
+
+
+def test_run_ids_depend_on_what_changes_the_run(tiny, tmp_path):
+    plain = _run_id(tiny)
+    assert _run_id(tiny, 'description="a note"') == plain  # cosmetic
+    assert _run_id(tiny, "run.short_threshold_bytes=50000") != plain  # changes the stored summary
+    assert _run_id(tiny, "traffic.load=0.5") != plain
+    renamed = _run_id(tiny, 'name="other"')  # the name only gives the folder its prefix
+    assert renamed.startswith("other-") and renamed.split("-")[-1] == plain.split("-")[-1]
+
+
+def test_a_sweep_with_a_new_description_reuses_the_store(tiny, tmp_path):
+    from click.testing import CliRunner
+
+    from dclb.cli import cli
+
+    out = tmp_path / "res"
+    for scheme in ("ecmp", "rps"):  # the sweep's two points, run here
+        dclb.run(load_scenario(tiny, [f"lb.scheme={scheme}"]), out=out)
+    args = ["sweep", str(tiny), "--grid", "lb.scheme=ecmp,rps", "--set", 'description="now with a note"', "--out", str(out), "-q"]
+    again = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert again.exit_code == 0 and "all 2 points are already complete" in again.stderr
 
 
 class _InlinePool:
@@ -311,8 +377,8 @@ class _InlinePool:
         future.set_result(run_point(task))
         return future
 
-    def as_completed(self, futures):
-        return iter(futures)
+    def wait_any(self, futures):
+        return list(futures)
 
     def running(self, futures) -> int:
         return 0

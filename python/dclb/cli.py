@@ -1,8 +1,10 @@
 """The ``dclb`` command line.
 
 Every command reports user mistakes as one line on stderr (``error: <field>: <what is wrong>``) and exits
-with status 2; an interrupted run (Ctrl-C) writes nothing and exits with 130. Tracebacks appear only for
-internal errors, and only with ``DCLB_DEBUG=1``.
+with status 2. An interrupt (Ctrl-C, SIGTERM, SIGHUP; :mod:`dclb.interrupts`) prints one line saying what was
+kept (``interrupted: 5 of 12 runs are complete in res; run the same command again to do the rest``) and exits
+with 130: ``dclb run`` stores nothing of an unfinished run, a sweep keeps every finished run and its catalog
+row. Tracebacks appear only for internal errors, and only with ``DCLB_DEBUG=1``.
 
 Output. Text a user wrote (scenario names and descriptions, paths, field values) is printed as written: the
 consoles interpret neither rich markup nor ``:emoji:`` codes, and the few styled words of dclb's own (bold
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -32,7 +35,9 @@ from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from . import interrupts
 from .errors import ScenarioError
+from .interrupts import Interrupted
 
 # No markup and no emoji on either console: user text (a scenario named "[x] :fire:") must print as written.
 console = Console(emoji=False, markup=False)
@@ -101,6 +106,19 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool) -> None:
     """Run one scenario and print its summary."""
+    stored = False
+
+    def on_stored() -> None:
+        nonlocal stored
+        stored = True
+
+    try:
+        _run(scenario_file, overrides, seed, out, no_store, as_json, dry_run, dump_config, quiet, on_stored)
+    except KeyboardInterrupt as e:  # the store is written only once the run has finished
+        raise Interrupted(getattr(e, "signum", signal.SIGINT), None if no_store or stored else "nothing was stored") from None
+
+
+def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any) -> None:
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
     from .store import Store
@@ -120,6 +138,7 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
     bar, update = _progress_bar(0, enabled=not quiet and not as_json)
     with bar:
         result = run(sc, out=None if no_store else out, progress=update)
+    on_stored()
     if as_json:
         # The summary keeps the engine's lists and objects (source_mean_bytes, scheme_counters) as JSON text,
         # as the catalog does; here they are JSON values again.
@@ -144,7 +163,7 @@ def _print_dry_run(sc: "Any", out: Path | None, as_json: bool) -> None:
 
     facts = preview(sc)
     run_id = run_id_for(sc)
-    stored = out is not None and Store(out).is_complete(run_id)
+    stored = out is not None and Store(out).verify(run_id).ok
     if as_json:
         click.echo(_json_text({"valid": True, "run_id": run_id, "stored": stored, **facts.as_dict()}))
         return
@@ -424,21 +443,31 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
         from .store import Store
 
         store = Store(out)
-        store_done = {p.run_id for p in plan.points if p.error is None and store.is_complete(p.run_id)}
-        rows = [{"run_id": p.run_id, **p.values, "seed": p.seed, "state": "complete" if p.run_id in store_done else ("invalid: " + p.error if p.error else "to run")} for p in plan.points]
+
+        def state(p: Any) -> str:
+            if p.error:
+                return "invalid: " + p.error
+            if store.verify(p.run_id).ok:
+                return "complete"
+            return "damaged: to run again" if store.is_complete(p.run_id) else "to run"
+
+        states = {p.run_id: state(p) for p in plan.points}
+        rows = [{"run_id": p.run_id, **p.values, "seed": p.seed, "state": states[p.run_id]} for p in plan.points]
         _render_frame(pd.DataFrame(rows), "table")
-        _print_sweep_dry_run(plan, store_done)
+        _print_sweep_dry_run(plan, {run_id for run_id, text in states.items() if text == "complete"})
         return
 
     def started(total: int, todo: int, where: str) -> None:
         done = total - todo
         err.print(f"{done} already complete; running {todo} on {where}" if todo else f"all {total} points are already complete", highlight=False)
 
+    def note(text: str) -> None:
+        err.print(text, highlight=False, soft_wrap=True, markup=False)
+
     try:
-        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started)
-    except KeyboardInterrupt:
-        err.print(f"interrupted: finished points are stored in {out}; run the same command again to do the rest")
-        sys.exit(130)
+        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started, notify=note)
+    except Interrupted as e:
+        raise Interrupted(e.signum, f"{e.note}; run the same command again to do the rest" if e.note else None) from None
     info = frame.attrs["sweep"]
     metrics = [m for m in HEADLINE_METRICS if m in frame.columns]
     view = frame[["run_id", *plan.fields, "seed", "status", *metrics]].copy()
@@ -518,6 +547,57 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
         _left_out_note(left_out, "--columns A,B,... picks the columns; --format csv shows them all.")
         counts = runs["status"].value_counts().to_dict()
         console.print(f"{len(runs)} run{'' if len(runs) == 1 else 's'}" + "".join(f"{': ' if i == 0 else ', '}{n} {s}" for i, (s, n) in enumerate(sorted(counts.items()))), highlight=False)
+    _note_catalog_drift(store)
+
+
+def _note_catalog_drift(store: Any) -> None:
+    """One line on stderr when the catalog and the run folders disagree (the rows not backed are not shown)."""
+    unbacked, unlisted = store.catalog_drift()
+    parts = []
+    if unbacked:
+        parts.append(f"{len(unbacked)} run{'s' if len(unbacked) != 1 else ''} in the catalog whose folder is gone or incomplete (not shown)")
+    if unlisted:
+        parts.append(f"{len(unlisted)} complete run folder{'s' if len(unlisted) != 1 else ''} not in the catalog")
+    if parts:
+        err.print(f"note: {' and '.join(parts)}; `dclb store repair {store.path}` reconciles them", highlight=False, soft_wrap=True, markup=False)
+
+
+@cli.group("store")
+def store_group() -> None:
+    """Check a result store, or repair it: run folders, catalog, claims and leftovers."""
+
+
+@store_group.command("check")
+@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.option("--deep", is_flag=True, help="Also compare every file with the SHA-256 recorded when it was written (reads everything).")
+def store_check_cmd(store_dir: Path, deep: bool) -> None:
+    """Say what is wrong with a store, one line per problem, and exit with 1 if anything is.
+
+    Checks every run folder (files as recorded, Parquet readable, row counts, run.json), the catalog against
+    the folders, claims of processes that are gone, and leftovers of interrupted writes."""
+    from .store import open_store
+    from .storecheck import check
+
+    problems = check(open_store(store_dir), deep=deep, echo=lambda line: console.print(line, highlight=False, soft_wrap=True, markup=False))
+    if problems:
+        sys.exit(1)
+
+
+@store_group.command("repair")
+@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.option("--deep", is_flag=True, help="Verify with SHA-256 sums as `check --deep` does.")
+def store_repair_cmd(store_dir: Path, deep: bool) -> None:
+    """Fix what `dclb store check` finds and say what was done, one line per problem.
+
+    Damaged or unfinished run folders are set aside in DIR/set-aside/ (the next sweep runs those points
+    again), runs stored under an older dclb's run ids are moved to their current ids, the catalog is rebuilt
+    from the folders, and stale claims and leftovers of interrupted writes are deleted."""
+    from .store import open_store
+    from .storecheck import repair
+
+    failures = repair(open_store(store_dir), deep=deep, echo=lambda line: console.print(line, highlight=False, soft_wrap=True, markup=False))
+    if failures:
+        sys.exit(1)
 
 
 @cli.command("plot")
@@ -591,9 +671,10 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
         return
     try:
         results = rp.reproduce(paper, scale, figures, out, jobs, dask, progress=not quiet, log=lambda t: err.print(t, highlight=False))
-    except KeyboardInterrupt:
-        err.print(f"interrupted: finished runs are stored in {out or f'reproduce-{scale}'}/store; run the same command again to do the rest")
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        where = f"{out or f'reproduce-{scale}'}/store"
+        note = getattr(e, "note", None) or f"finished runs are stored in {where}"
+        raise Interrupted(getattr(e, "signum", signal.SIGINT), f"{note}; run the same command again to do the rest") from None
     failed = False
     for r in results:
         held = [v.holds for f in r.figures for _, v in f.verdicts]
@@ -622,16 +703,31 @@ def _one_line(error: BaseException) -> str:
     return " ".join(line for line in lines if line and set(line) - set("^ "))
 
 
+def _interrupted(error: BaseException | None) -> None:
+    """The one line an interrupt gets, then exit status 130 (for SIGTERM and SIGHUP too)."""
+    for signum in interrupts.SIGNALS:  # leaving now: a further Ctrl-C must not cut the exit short
+        signal.signal(signum, signal.SIG_IGN)
+    if isinstance(error, click.exceptions.Abort):  # click turns a KeyboardInterrupt into Abort
+        error = error.__cause__ or error.__context__
+    note = getattr(error, "note", None)
+    err.print(f"interrupted: {note}" if note else "interrupted", highlight=False, soft_wrap=True, markup=False)
+    sys.exit(130)
+
+
+def _warning_line(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    err.print(f"warning: {message}", highlight=False, soft_wrap=True, markup=False)
+
+
 def main() -> None:
     """Entry point: runs the CLI and turns user errors into one-line messages."""
+    import warnings
+
+    interrupts.install()
+    warnings.showwarning = _warning_line
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        err.print("interrupted; nothing was written")
-        sys.exit(130)
-    except KeyboardInterrupt:
-        err.print("interrupted; nothing was written")
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        _interrupted(e)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -639,12 +735,18 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except ValueError as e:  # StoreError and engine errors are ValueErrors with a one-line message
+        if interrupts.happened():  # a catalog operation cut short by the interrupt
+            _interrupted(None)
         err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except OSError as e:
+        if interrupts.happened():
+            _interrupted(None)
         err.print(f"[red]error:[/red] {escape(str(e.filename or ''))}: {escape(str(e.strerror))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except Exception as e:  # a bug in dclb, not a user mistake
+        if interrupts.happened():  # e.g. DuckDB's "Query interrupted": the interrupt, not a bug
+            _interrupted(None)
         if os.environ.get("DCLB_DEBUG"):
             raise
         err.print(f"[red]internal error:[/red] {type(e).__name__}: {escape(str(e))} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, markup=True, soft_wrap=True)

@@ -22,11 +22,12 @@ import pyarrow as pa
 from .errors import ScenarioError
 from .memory import memory_limit
 from .scenario import Scenario, engine_config
-from .store import RunRecord, Store, open_store, scenario_hash, utc_now
+from .store import RunRecord, Store, open_store, run_id_of, utc_now
 from .summary import summarize
 
-#: Events per engine call between progress updates (about 0.1-0.3 s of work).
-CHUNK_EVENTS = 2_000_000
+#: Events per engine call between progress updates (a few hundredths of a second of work). This is also how
+#: soon an interrupt is seen: Python handles signals only when the engine hands control back.
+CHUNK_EVENTS = 500_000
 
 
 @dataclass
@@ -48,9 +49,11 @@ def _table(batch: pa.RecordBatch) -> pa.Table:
 
 
 def run_id_for(sc: Scenario) -> str:
-    """Stable id of a resolved scenario (seed included): the same scenario always maps to the same folder."""
-    safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in sc.name)[:60] or "run"
-    return f"{safe}-{scenario_hash(sc.resolved())[:12]}"
+    """Stable id of a resolved scenario (seed included): the same scenario always maps to the same folder.
+
+    The name gives the id its readable prefix; the hash covers everything but the name and description
+    (:func:`dclb.store.run_id_of`), so editing the description does not make a new run."""
+    return run_id_of(sc.name, sc.resolved())
 
 
 def simulate(

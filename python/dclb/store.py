@@ -9,15 +9,41 @@ A store is a directory ``DIR``::
     DIR/runs/<run_id>/switches.parquet per-switch table
     DIR/runs/<run_id>/samples.parquet  optional time series (any schema)
     DIR/runs/<run_id>/run.json         the run record
-    DIR/runs/<run_id>/COMPLETE         written last; marks the folder valid
+    DIR/runs/<run_id>/COMPLETE         written last: the manifest; marks the folder valid
     DIR/catalog.duckdb                 table ``runs``, one row per run
     DIR/catalog.lock                   file lock serialising catalog access
+    DIR/claims/<run_id>.json           who is running a point now (see dclb.claims)
 
 **The run folders are the truth; the catalog is derived.**  A folder counts as
 a finished run only if it holds ``COMPLETE``.  A failed run is a folder with a
 ``run.json`` whose ``status`` is ``"failed"`` (and whose ``error`` says why)
 and no ``COMPLETE``.  :meth:`Store.rebuild_catalog` recreates the catalog
-from those two kinds of folder at any time.
+from those two kinds of folder at any time.  :meth:`Store.runs` and the
+``runs`` view of :meth:`Store.sql` leave out catalog rows that the folders do
+not back (a completed run whose folder or marker is gone), and
+:meth:`Store.catalog_drift` says where the two disagree; ``dclb store repair``
+(:mod:`dclb.storecheck`) reconciles them.
+
+**Run ids.**  ``<name>-<12 hex digits>``: the scenario name made safe for a
+folder name, then the start of :func:`scenario_hash`, the SHA-256 of the
+resolved scenario (every default filled in, seed included) without the
+cosmetic fields ``name`` and ``description``.  Everything else counts, since
+it changes the simulation or what is stored of it (``run.short_threshold_bytes``
+changes the summary; ``run.sampler`` the samples).  The same scenario therefore
+always maps to the same folder, and a sweep finds the runs it has done.  The
+name stays as a readable prefix: two scenarios that differ only in name get
+two ids with the same digits, and each is run.  Before this rule the hash
+covered the name and description too (:func:`legacy_run_ids`); a sweep moves
+such a run to its current id when it needs it, and ``dclb store repair`` moves
+them all.
+
+**Verification.**  ``COMPLETE`` holds a manifest: for every file of the folder
+its size and SHA-256, and for every table its row count, recorded as it was
+written.  :meth:`Store.verify` checks a folder against it (sizes, each Parquet
+footer with its row count, a readable completed ``run.json``; with ``deep``
+the checksums too).  A sweep re-runs any point whose folder does not verify.
+Folders written before manifests (``COMPLETE`` holding only the run id) stay
+valid; they are checked by what can be read without a manifest.
 
 **Crash safety.**  A run is first written into a hidden sibling folder
 ``runs/.tmp-<run_id>-<random>``; every file in it goes to a temporary name and
@@ -27,9 +53,13 @@ away to ``runs/.old-<run_id>-<random>``, the new folder is renamed in, and the
 old one deleted.  Killing the process at any instant therefore leaves
 ``runs/<run_id>`` either absent, or a complete old run, or a complete new run,
 never a folder with ``COMPLETE`` but missing or mixed files.  Hidden (dot)
-folders are never read; a kill may leave one behind, to be deleted by hand.
-(This guards against a killed process, not against power loss: nothing is
-fsync'ed.)  Only one process should write a given run id at a time.
+folders are never read; a kill may leave one behind, which ``dclb store
+repair`` deletes.  A stop signal (Ctrl-C, SIGTERM) waits until a folder is
+published or its staging copy removed (:func:`dclb.interrupts.deferred`), as
+it does for a catalog write.  (This guards against a killed process, not
+against power loss: nothing is fsync'ed.)  Two processes writing one run id
+at once still leave one whole run; sweeps avoid the wasted work by claiming
+points first (:mod:`dclb.claims`).
 
 **The run record** (:class:`RunRecord`) is the one definition of what a
 run leaves behind: ``dclb run`` and sweep workers both build one, it is
@@ -65,8 +95,10 @@ incrementally written one.
 
 **Concurrency.**  Every catalog access (write, read and query) opens DuckDB,
 works and closes it while holding a :class:`filelock.FileLock` on
-``DIR/catalog.lock``, so several processes can share one store.  Run folders
-need no lock: each is published by a single rename.
+``DIR/catalog.lock``, so several processes can share one store (while one
+process has a DuckDB file open for writing, another cannot open it at all,
+not even to read: it gets an error instead of waiting).  Run folders need no lock: each is published by a
+single rename.
 
 **Queries.**  :meth:`Store.sql` runs SQL in a fresh in-memory DuckDB that
 attaches the catalog read-only and defines the views ``runs`` (the catalog),
@@ -106,7 +138,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__
+from . import __version__, interrupts
 
 __all__ = [
     "RunRecord",
@@ -114,6 +146,7 @@ __all__ = [
     "StoreError",
     "open_store",
     "scenario_hash",
+    "run_id_of",
     "flatten",
     "catalog_row",
     "to_jsonable",
@@ -126,6 +159,8 @@ RECORD_FILE = "run.json"
 COMPLETE_FILE = "COMPLETE"
 STAGING_PREFIX = ".tmp-"
 RETIRED_PREFIX = ".old-"
+#: Version of the manifest a ``COMPLETE`` marker holds (before manifests, the marker held the run id).
+MANIFEST_VERSION = 1
 LOCK_TIMEOUT_S = 600.0
 QUERYABLE_TABLES = ("flows", "ports", "switches", "samples")
 
@@ -172,11 +207,51 @@ def _canonical_json(value: Any) -> str:
     return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+#: Top-level scenario fields that change neither the simulation nor its stored
+#: analysis: they are left out of the scenario hash, and so of the run id.
+COSMETIC_FIELDS = ("name", "description")
+
+
+def identity(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a scenario that makes a run what it is: everything but
+    :data:`COSMETIC_FIELDS`."""
+    return {key: value for key, value in scenario.items() if key not in COSMETIC_FIELDS}
+
+
+def _sha256_16(value: Any) -> str:
+    return hashlib.sha256(_canonical_json(value).encode("utf-8")).hexdigest()[:16]
+
+
 def scenario_hash(scenario: Mapping[str, Any]) -> str:
-    """First 16 hex digits of the SHA-256 of the scenario as canonical JSON
-    (sorted keys, no whitespace, NaN as null)."""
-    digest = hashlib.sha256(_canonical_json(scenario).encode("utf-8"))
-    return digest.hexdigest()[:16]
+    """First 16 hex digits of the SHA-256 of the scenario's :func:`identity`
+    as canonical JSON (sorted keys, no whitespace, NaN as null)."""
+    return _sha256_16(identity(scenario))
+
+
+def _safe_name(name: Any) -> str:
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in str(name))[:60] or "run"
+
+
+def run_id_of(name: Any, scenario: Mapping[str, Any], valid: bool = True) -> str:
+    """The run id of a scenario: its name made safe for a folder name (cut to
+    60 characters), a dash, and 12 hex digits of its :func:`scenario_hash`.
+
+    ``valid=False`` is the id of a sweep point that failed validation; its
+    ``scenario`` is the raw data, hashed under an ``"invalid"`` key so that it
+    can never share an id with a valid run."""
+    digest = scenario_hash(scenario) if valid else _sha256_16({"invalid": identity(scenario)})
+    return f"{_safe_name(name)}-{digest[:12]}"
+
+
+def legacy_run_ids(name: Any, scenario: Mapping[str, Any]) -> dict[str, bool]:
+    """The ids dclb gave this scenario before cosmetic fields were left out
+    of the hash (the whole resolved scenario was hashed), each mapped to
+    whether it is the id of a valid run."""
+    safe = _safe_name(name)
+    return {
+        f"{safe}-{_sha256_16(scenario)[:12]}": True,
+        f"{safe}-{_sha256_16({'invalid': scenario})[:12]}": False,
+    }
 
 
 def utc_now() -> str:
@@ -342,6 +417,75 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value
 
 
+def _sha256_of_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for chunk in iter(lambda: file.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_facts(path: Path, rows: int | None = None) -> dict[str, Any]:
+    """What the manifest records of a file just written: size, SHA-256 and (tables) row count."""
+    facts: dict[str, Any] = {"bytes": path.stat().st_size, "sha256": _sha256_of_file(path)}
+    if rows is not None:
+        facts["rows"] = int(rows)
+    return facts
+
+
+def _write_marker(folder: Path, run_id: str, files: Mapping[str, Any]) -> None:
+    """The ``COMPLETE`` marker, written last: the manifest of the folder's files."""
+    _write_json(folder / COMPLETE_FILE, {"run_id": run_id, "manifest": MANIFEST_VERSION, "files": dict(files)})
+
+
+def _short_error(error: BaseException) -> str:
+    return " ".join(str(error).split())[:200] or type(error).__name__
+
+
+def _check_file(path: Path, facts: Mapping[str, Any], deep: bool) -> list[str]:
+    """Problems of one file listed in a manifest (none if it is as written)."""
+    name = path.name
+    if not path.is_file():
+        return [f"{name} is missing"]
+    size = path.stat().st_size
+    if size != facts.get("bytes"):
+        return [f"{name} has {size:,} bytes, {facts.get('bytes', 0):,} when written (truncated or changed)"]
+    if name.endswith(".parquet"):
+        try:
+            rows = pq.read_metadata(path).num_rows
+        except (pa.ArrowException, OSError) as error:
+            return [f"{name} is not a readable Parquet file ({_short_error(error)})"]
+        if "rows" in facts and rows != facts["rows"]:
+            return [f"{name} has {rows:,} rows, {facts['rows']:,} when written"]
+    if deep and "sha256" in facts and _sha256_of_file(path) != facts["sha256"]:
+        return [f"{name} has changed since it was written (its SHA-256 differs)"]
+    return []
+
+
+def _check_unlisted_parquet(path: Path, deep: bool) -> tuple[int | None, list[str]]:
+    """(row count, problems) of a table in a folder written before manifests: its footer must read, and
+    with ``deep`` the whole table."""
+    try:
+        if deep:
+            return pq.read_table(path).num_rows, []
+        return pq.read_metadata(path).num_rows, []
+    except (pa.ArrowException, OSError) as error:
+        return None, [f"{path.name} is not a readable Parquet file ({_short_error(error)})"]
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """The result of verifying one run folder: what is wrong with it (nothing if ``ok``) and its record."""
+
+    run_id: str
+    problems: list[str]
+    record: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
 def _sql_name(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -477,9 +621,15 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> 
 
 def _tagged_table(run_id: str, path: Path, columns: Sequence[str] | None) -> pa.Table:
     """One run's table (of the requested columns, those it has) with a leading ``run_id`` column."""
-    with pq.ParquetFile(path) as file:
-        names = file.schema_arrow.names
-        table = file.read(columns=None if columns is None else [c for c in columns if c in names])
+    try:
+        with pq.ParquetFile(path) as file:
+            names = file.schema_arrow.names
+            table = file.read(columns=None if columns is None else [c for c in columns if c in names])
+    except (pa.ArrowException, OSError) as error:
+        raise StoreError(
+            f"cannot read {path}: {_short_error(error)} (`dclb store check {path.parent.parent.parent}` "
+            "lists damaged runs; `dclb store repair` sets them aside so that a sweep runs them again)"
+        ) from error
     if "run_id" in table.column_names:
         table = table.drop_columns(["run_id"])
     return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
@@ -544,13 +694,14 @@ class Store:
                 raise ValueError(f"invalid table name {name!r}")
 
         def fill(folder: Path) -> None:
+            files: dict[str, dict[str, Any]] = {}
             for name, table in tables.items():
-                _write_parquet(folder / f"{name}.parquet", table)
+                path = folder / f"{name}.parquet"
+                _write_parquet(path, table)
+                files[path.name] = _file_facts(path, rows=table.num_rows if isinstance(table, pa.Table) else len(table))
             _write_json(folder / RECORD_FILE, clean)
-            _atomic_write(
-                folder / COMPLETE_FILE,
-                lambda path: path.write_text(run_id + "\n", encoding="utf-8"),
-            )
+            files[RECORD_FILE] = _file_facts(folder / RECORD_FILE)
+            _write_marker(folder, run_id, files)
 
         return self._publish(run_id, fill)
 
@@ -567,13 +718,61 @@ class Store:
         self._prepare_for_writing()
         final = self.run_path(run_id)
         staging = self.runs_path / f"{STAGING_PREFIX}{run_id}-{secrets.token_hex(4)}"
-        staging.mkdir()
-        try:
-            fill(staging)
-            self._swap_in(staging, final)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        # A stop signal waits until the folder is published (or its staging copy removed): between the two
+        # renames of _swap_in the run would have no folder at all.
+        with interrupts.deferred():
+            staging.mkdir()
+            try:
+                fill(staging)
+                self._swap_in(staging, final)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+        return final
+
+    def _retire(self, run_id: str) -> None:
+        """Removes a run folder: renamed away first (one atomic step), then deleted."""
+        folder = self.run_path(run_id)
+        retired = self.runs_path / f"{RETIRED_PREFIX}{run_id}-{secrets.token_hex(4)}"
+        with interrupts.deferred():
+            try:
+                os.replace(folder, retired)
+            except FileNotFoundError:
+                return
+        shutil.rmtree(retired, ignore_errors=True)
+
+    def rename_run(self, old_id: str, new_id: str) -> Path:
+        """Moves a complete or failed run to another run id: the folder is published again under
+        ``new_id`` (tables hard-linked, ``run.json`` with the new ``run_id`` and ``scenario_hash``, a fresh
+        manifest), then the old folder is removed and the catalog follows.  Used to adopt runs stored under
+        the ids of an older dclb (see :func:`legacy_run_ids`)."""
+        old = self.run_path(old_id)
+        record = self.read_record(old_id)
+        clean = {**record, "run_id": new_id}
+        if isinstance(record.get("scenario"), Mapping):
+            clean["scenario_hash"] = scenario_hash(record["scenario"])
+        if (old / COMPLETE_FILE).is_file():
+
+            def fill(folder: Path) -> None:
+                files: dict[str, dict[str, Any]] = {}
+                for path in sorted(old.glob("*.parquet")):
+                    target = folder / path.name
+                    try:
+                        os.link(path, target)  # tables are never changed in place, so a link is safe
+                    except OSError:
+                        shutil.copy2(path, target)
+                    files[path.name] = _file_facts(target, rows=pq.read_metadata(target).num_rows)
+                _write_json(folder / RECORD_FILE, to_jsonable(clean))
+                files[RECORD_FILE] = _file_facts(folder / RECORD_FILE)
+                _write_marker(folder, new_id, files)
+
+            final = self._publish(new_id, fill)
+        else:
+            final = self.write_failed(new_id, clean)
+        self._retire(old_id)
+        if self.catalog_path.is_file():
+            self.record_in_catalog(clean)
+            self.forget_in_catalog([old_id])
         return final
 
     def _swap_in(self, staging: Path, final: Path) -> None:
@@ -604,18 +803,84 @@ class Store:
 
     def status(self, run_id: str) -> str | None:
         """The status in ``run.json`` of a complete or failed run,
-        ``"incomplete"`` for a folder that is neither, None if there is no
-        folder."""
+        ``"incomplete"`` for a folder that is neither, ``"damaged"`` if its
+        ``run.json`` cannot be read, None if there is no folder."""
         folder = self.run_path(run_id)
         if not folder.is_dir():
             return None
         record_path = folder / RECORD_FILE
         if not record_path.is_file():
             return "incomplete"
-        status = _read_json(record_path).get("status")
+        try:
+            status = _read_json(record_path).get("status")
+        except StoreError:
+            return "damaged"
         if self.is_complete(run_id) or status == "failed":
             return str(status)
         return "incomplete"
+
+    def verify(self, run_id: str, deep: bool = False) -> RunCheck:
+        """Checks that a run folder is complete and as it was written.
+
+        With a manifest in ``COMPLETE`` (every folder written since
+        manifests exist): every listed file is there with its size, every
+        table's Parquet footer reads and gives the recorded row count, and
+        ``run.json`` is a completed record of this run.  That costs a few
+        stats and one footer read per table, well under a millisecond per run
+        from a warm cache.  ``deep`` also compares every file's SHA-256 (it
+        reads everything).  A folder written before manifests gets what can
+        be checked without them: footers (whole tables with ``deep``), the
+        record, and the flow table's rows against the summary's
+        ``flows_total``."""
+        folder = self.run_path(run_id)
+        if not folder.is_dir():
+            return RunCheck(run_id, ["the run folder is missing"])
+        marker = folder / COMPLETE_FILE
+        if not marker.is_file():
+            return RunCheck(run_id, ["it has no COMPLETE marker (unfinished, or the marker was deleted)"])
+        try:
+            text = marker.read_text(encoding="utf-8")
+        except (OSError, ValueError) as error:
+            return RunCheck(run_id, [f"its COMPLETE marker cannot be read ({_short_error(error)})"])
+        manifest: Any = None
+        if text.strip() != run_id:  # a marker of the time before manifests holds just the run id
+            try:
+                manifest = json.loads(text)
+            except ValueError:
+                manifest = None
+            if not (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict) and manifest.get("run_id") == run_id):
+                return RunCheck(run_id, ["its COMPLETE marker is damaged"])
+        problems: list[str] = []
+        if manifest is not None:
+            for name, facts in sorted(manifest["files"].items()):
+                if isinstance(name, str) and "/" not in name and isinstance(facts, dict):
+                    problems += _check_file(folder / name, facts, deep)
+            if RECORD_FILE not in manifest["files"]:
+                problems.append(f"its manifest does not list {RECORD_FILE}")
+        record: dict[str, Any] | None = None
+        if not any(problem.startswith(RECORD_FILE) for problem in problems):
+            record_path = folder / RECORD_FILE
+            try:
+                record = _read_json(record_path) if record_path.is_file() else None
+            except StoreError as error:
+                problems.append(f"{RECORD_FILE} cannot be read ({_short_error(error.__cause__ or error)})")
+            else:
+                if record is None:
+                    problems.append(f"{RECORD_FILE} is missing")
+                elif record.get("status") != "completed":
+                    problems.append(f"{RECORD_FILE} says status {record.get('status')!r}, not 'completed'")
+                    record = None
+                elif record.get("run_id") not in (None, run_id):
+                    problems.append(f"{RECORD_FILE} belongs to run {record.get('run_id')!r}")
+                    record = None
+        if manifest is None:
+            for path in sorted(folder.glob("*.parquet")):
+                rows, found = _check_unlisted_parquet(path, deep)
+                problems += found
+                expected = ((record or {}).get("summary") or {}).get("flows_total")
+                if path.name == "flows.parquet" and rows is not None and isinstance(expected, int) and rows != expected:
+                    problems.append(f"flows.parquet has {rows:,} rows, but the run's summary counts {expected:,} flows")
+        return RunCheck(run_id, problems, record if not problems else None)
 
     def read_record(self, run_id: str) -> dict[str, Any]:
         """The ``run.json`` of a run (complete, failed or otherwise)."""
@@ -684,7 +949,7 @@ class Store:
         except duckdb.Error as error:
             raise StoreError(
                 f"cannot open the catalog {self.catalog_path}: {error} "
-                "(if the file is damaged, rebuild_catalog() recreates it from the run folders)"
+                f"(if the file is damaged, `dclb store repair {self.path}` rebuilds it from the run folders)"
             ) from error
         try:
             yield con
@@ -705,11 +970,22 @@ class Store:
         """
         row = catalog_row(record)
         self._prepare_for_writing()
-        with self._locked():
+        # The insert is a delete and an insert: a stop signal waits until both are done.
+        with interrupts.deferred(), self._locked():
             self._ensure_catalog_locked()
             with self._catalog() as con:
                 _create_catalog_table(con)
                 _insert_rows(con, [row])
+
+    def forget_in_catalog(self, run_ids: Iterable[str]) -> None:
+        """Deletes the catalog rows of these runs (their folders are not touched)."""
+        ids = list(run_ids)
+        if not ids or not self.catalog_path.is_file():
+            return
+        with interrupts.deferred(), self._locked():
+            with self._catalog() as con:
+                _create_catalog_table(con)
+                con.execute("DELETE FROM runs WHERE run_id IN (SELECT UNNEST(?))", [ids])
 
     def rebuild_catalog(self) -> int:
         """Recreate the catalog from the run folders; return its row count.
@@ -719,7 +995,7 @@ class Store:
         temporary file and moved over the old one.
         """
         self._require_store()
-        with self._locked():
+        with interrupts.deferred(), self._locked():
             return self._rebuild_locked()
 
     def _rebuild_locked(self) -> int:
@@ -747,13 +1023,54 @@ class Store:
             temp_wal.unlink(missing_ok=True)
         return len(rows)
 
-    def runs(self) -> pd.DataFrame:
-        """The catalog, one row per run, ordered by run id."""
+    def runs(self, all_rows: bool = False) -> pd.DataFrame:
+        """The catalog, one row per run, ordered by run id.
+
+        Rows the run folders no longer back (see :meth:`catalog_drift`) are
+        left out, so a run whose folder is gone, or lost its ``COMPLETE``
+        marker, is never shown as completed; ``all_rows=True`` gives the
+        catalog as it is."""
         self._require_store()
         with self._locked():
             self._ensure_catalog_locked()
             with self._catalog(read_only=True) as con:
-                return con.execute("SELECT * FROM runs ORDER BY run_id").df()
+                frame = con.execute("SELECT * FROM runs ORDER BY run_id").df()
+        if all_rows:
+            return frame
+        stale = set(self._unbacked(zip(frame["run_id"], frame["status"])))
+        if stale:
+            frame = frame[~frame["run_id"].isin(stale)].reset_index(drop=True)
+        return frame
+
+    def _folder_states(self) -> dict[str, bool]:
+        """Run folder name -> whether it carries the ``COMPLETE`` marker (one stat per folder)."""
+        return {folder.name: (folder / COMPLETE_FILE).is_file() for folder in self._run_folders()}
+
+    def _unbacked(self, rows: Iterable[tuple[str, str]], states: Mapping[str, bool] | None = None) -> list[str]:
+        """Run ids of catalog rows (run_id, status) that their folders do not back: a completed run whose
+        folder is gone or has no ``COMPLETE`` marker, a failed run whose folder is gone or is complete."""
+        states = self._folder_states() if states is None else states
+        out = []
+        for run_id, status in rows:
+            complete = states.get(run_id)
+            if complete is None or complete != (status == "completed"):
+                out.append(run_id)
+        return out
+
+    def catalog_drift(self) -> tuple[list[str], list[str]]:
+        """Where catalog and folders disagree, cheaply (no file is opened): the run ids of catalog rows
+        whose folders do not back them, and of complete folders the catalog does not list.
+        ``dclb store repair`` reconciles the two."""
+        self._require_store()
+        if not self.catalog_path.is_file():
+            return [], [run_id for run_id, complete in self._folder_states().items() if complete]
+        with self._locked():
+            with self._catalog(read_only=True) as con:
+                rows = con.execute("SELECT run_id, status FROM runs").fetchall()
+        states = self._folder_states()
+        listed = {run_id for run_id, _ in rows}
+        unlisted = sorted(run_id for run_id, complete in states.items() if complete and run_id not in listed)
+        return sorted(self._unbacked(rows, states)), unlisted
 
     # ---- per-run tables ----------------------------------------------------
 
@@ -833,7 +1150,9 @@ class Store:
 
     def _define_views(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"ATTACH {_sql_text(str(self.catalog_path))} AS catalog (READ_ONLY)")
-        con.execute("CREATE VIEW runs AS SELECT * FROM catalog.main.runs")
+        stale = self._unbacked(con.execute("SELECT run_id, status FROM catalog.main.runs").fetchall())
+        hidden = f" WHERE run_id NOT IN ({', '.join(_sql_text(run_id) for run_id in stale)})" if stale else ""
+        con.execute(f"CREATE VIEW runs AS SELECT * FROM catalog.main.runs{hidden}")
         folder_of_file = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
         for name in QUERYABLE_TABLES:
             files = [path.as_posix() for _, path in self._table_files(name)]

@@ -33,30 +33,56 @@ system for a remote cluster).
 
 **The store.** Each worker writes its run's folder (:meth:`~dclb.store.Store.write_run`, or
 :meth:`~dclb.store.Store.write_failed` with the error message for a failure), and the coordinator writes the
-failed folders of invalid points; only the coordinating process writes catalog rows, each as its point's future completes (it blocks on the futures with
-``as_completed`` from :mod:`concurrent.futures` or :mod:`distributed`; nothing polls). A point is *done*
-iff its run folder is complete (``COMPLETE`` marker), so re-running a sweep runs only the points that are
-missing or failed; since folders
-are published by an atomic rename, a killed sweep leaves nothing half-written that counts as done. A worker
-checks again just before running, and if another sweep published the same run meanwhile it uses that one.
+failed folders of invalid points; only the coordinating process writes catalog rows, each as its point's
+future completes (it blocks on the futures with ``wait`` from :mod:`concurrent.futures` or
+:mod:`distributed`; nothing polls). A point is *done* iff its run folder verifies
+(:meth:`~dclb.store.Store.verify`: the ``COMPLETE`` marker, every file as its manifest recorded it, each
+Parquet footer readable with the recorded row count, a readable ``run.json``), so re-running a sweep runs
+only the points that are missing, failed or damaged; since folders are published by an atomic rename, a
+killed sweep leaves nothing half-written that counts as done. A point stored under the run id an older
+dclb gave it (the name and description were part of the hash then) is moved to its current id and used.
 A point whose worker process died (so wrote nothing) is recorded as failed by the coordinator. At the end
-the catalog is reconciled with the folders: every complete or failed folder whose catalog row is missing or
-out of date (e.g. written by a sweep that was killed before recording it) is recorded.
+the catalog is reconciled with the folders of the sweep's points: a complete or failed folder whose row is
+missing or out of date (e.g. written by a sweep that was killed before recording it) is recorded, and a row
+whose folder is gone or incomplete is dropped.
+
+**Sharing the work.** Several sweeps may write one store at once (two shells, two machines on a shared file
+system, or ``dclb reproduce`` beside a sweep). A worker *claims* a point before running it
+(:mod:`dclb.claims`: an atomic claim file with its process id and host, kept fresh while it runs). A worker
+that finds a point claimed by a live process does not run it: the coordinator sends it round again at the
+end of its queue, flagged to wait, and that worker then waits for the owner to publish the run (or die,
+when the point is claimed anew) and uses it. So each point runs once, whichever sweep gets to it first, and
+both sweeps end with every point; a worker waits only when nothing else is left to do.
+
+**Interrupts.** Ctrl-C, SIGTERM or SIGHUP (see :mod:`dclb.interrupts`) stop a sweep within a second or two.
+Worker processes (the local pool's, a local Dask cluster's) never see the terminal's Ctrl-C; the
+coordinator asks them to stop through an event they look at between chunks of engine events, so each gives up its point and writes nothing (a
+point being published is finished first), releases its claim and exits; one that has not exited after
+:data:`STOP_GRACE_S` seconds is killed. A local Dask cluster is closed with its workers. The coordinator
+then records every finished run in the catalog and raises :class:`~dclb.interrupts.Interrupted`, which says
+how many runs are stored; the CLI prints that one line and exits with 130. On Dask (local or remote) the
+stop request is a file ``DIR/claims/stop-<pid>-<random>`` named for the sweep, whose existence each task
+checks between chunks (the workers share the store's file system already); the coordinator creates it,
+waits for its tasks to give up, closes the client (and a local cluster with its worker processes) and
+deletes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import json
 import math
 import multiprocessing
 import os
+import secrets
+import signal
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -289,7 +315,7 @@ def plan_sweep(
 
     from .runner import run_id_for
     from .scenario import Sweep, _format_validation, engine_config, from_dict
-    from .store import scenario_hash
+    from .store import run_id_of
 
     raw, base_dir, name = _base_from(scenario_or_path, overrides)
     table_raw = raw.pop("sweep", None) or {}
@@ -329,8 +355,7 @@ def plan_sweep(
                 point.run_id = run_id_for(sc)
             except ScenarioError as e:
                 point.error = str(e)
-                safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in str(data.get("name", name)))[:60] or "run"
-                point.run_id = f"{safe}-{scenario_hash({'invalid': data})[:12]}"
+                point.run_id = run_id_of(data.get("name", name), data, valid=False)
             if point.run_id not in seen:
                 seen.add(point.run_id)
                 points.append(point)
@@ -372,11 +397,49 @@ def invalid_point_reply(store: Any, p: Point) -> dict[str, Any]:
     return {"run_id": p.run_id, "status": "failed", "reused": False, "error": p.error, "record": record.as_dict(), "sim_s": 0.0, "worker_s": 0.0}
 
 
+#: How often a worker looks again at a point another sweep is running, in seconds.
+CLAIM_POLL_S = 0.5
+#: Name prefix of the stop files of interrupted Dask sweeps, in ``DIR/claims/``.
+STOP_PREFIX = "stop-"
+#: How long the coordinator gives its workers to stop after an interrupt before it kills them, in seconds.
+STOP_GRACE_S = 10.0
+
+# Set in the processes of the local pool: the coordinator's request to stop (a multiprocessing Event), and
+# whether this process got a SIGTERM of its own.
+_STOP_EVENT: Any = None
+_STOPPING = False
+
+
+_task_stop = threading.local()  # .path: the stop file of the sweep whose point this thread runs (Dask)
+
+
+def _stop_requested() -> bool:
+    if _STOPPING or (_STOP_EVENT is not None and _STOP_EVENT.is_set()):
+        return True
+    path = getattr(_task_stop, "path", None)
+    return path is not None and os.path.exists(path)
+
+
+def _check_stop(*_progress: Any) -> None:
+    """The engine's progress callback in a worker: between chunks of events, give up the point if asked."""
+    if _stop_requested():
+        from .interrupts import Interrupted
+
+        raise Interrupted(signal.SIGTERM)
+
+
 def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     """Runs one valid sweep point in a worker and writes its run folder; returns what the coordinator needs.
 
-    Never raises for a failed point (the failure is written to the store and returned); only an
-    interrupt, or a store that cannot be written at all, propagates."""
+    The point is claimed first (:mod:`dclb.claims`). If another live process holds its claim the reply has
+    ``status = "busy"``, unless ``task["wait"]``, when the worker waits for that process to finish (or
+    die) and then uses its run (or runs the point itself). A point is given up, with ``status =
+    "interrupted"`` and nothing written, when the coordinator asks its workers to stop.
+
+    Never raises for a failed point (the failure is written to the store and returned); only a store that
+    cannot be written at all propagates."""
+    from . import claims
+    from .interrupts import Interrupted
     from .runner import run
     from .store import Store, utc_now
 
@@ -385,28 +448,67 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     store = Store(task["store"])
     run_id = task["run_id"]
     reply: dict[str, Any] = {"run_id": run_id, "status": "failed", "reused": False, "error": None, "record": None, "sim_s": 0.0, "worker_s": 0.0, "pid": os.getpid()}
-    if store.is_complete(run_id):
-        reply.update(status="completed", reused=True, record=store.read_record(run_id))
-    else:
+
+    def done(**fields: Any) -> dict[str, Any]:
+        reply.update(fields, worker_s=time.perf_counter() - t0)
+        _task_stop.path = None
+        return reply
+
+    _task_stop.path = task.get("stop_file")  # run by Dask: the coordinator creates this file to stop
+
+    claim = None
+    while claim is None:
+        if _stop_requested():
+            return done(status="interrupted")
+        found = store.verify(run_id)
+        if found.ok:
+            return done(status="completed", reused=True, record=found.record)
+        claim, owner = claims.try_claim(store.path, run_id)
+        if claim is None:
+            if not task.get("wait"):
+                return done(status="busy", owner=owner)
+            time.sleep(CLAIM_POLL_S)  # in the worker: the coordinator itself never polls
+    with claim:
+        found = store.verify(run_id)  # it may have been published between our check and our claim
+        if found.ok:
+            return done(status="completed", reused=True, record=found.record)
         try:
-            result = run(task["scenario"], out=store.path, catalog=False, config=task["config"])
-            reply.update(status="completed", record=result.record.as_dict(), sim_s=float(result.stats.get("wall_s", 0.0)))
+            result = run(task["scenario"], out=store.path, catalog=False, config=task["config"], progress=_check_stop)
+            return done(status="completed", record=result.record.as_dict(), sim_s=float(result.stats.get("wall_s", 0.0)))
+        except Interrupted:
+            if _stop_requested():
+                return done(status="interrupted")
+            raise
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as error:  # noqa: BLE001 -- the engine may raise a PanicException
-            if store.is_complete(run_id):  # another sweep published this run meanwhile
-                reply.update(status="completed", reused=True, record=store.read_record(run_id))
-            else:
-                message = _one_line(error)
-                record = failed_record(task, message, started, time.perf_counter() - t0)
-                store.write_failed(run_id, record)
-                reply.update(error=message, record=record.as_dict())
-    reply["worker_s"] = time.perf_counter() - t0
-    return reply
+            message = _one_line(error)
+            record = failed_record(task, message, started, time.perf_counter() - t0)
+            store.write_failed(run_id, record)
+            return done(error=message, record=record.as_dict())
+
+
+def _worker_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM in a pool worker: finish cleanly, like a stop request from the coordinator."""
+    global _STOPPING
+    _STOPPING = True
+
+
+def _pool_worker_init(parent_pid: int, stop_event: Any) -> None:
+    """Initializer of the local pool's processes. Ctrl-C is the coordinator's to handle (it reaches the whole
+    process group): the coordinator asks the workers to stop through ``stop_event``, and each gives up its
+    point between two chunks of engine events, writing nothing. A worker whose coordinator died exits."""
+    global _STOP_EVENT
+    _STOP_EVENT = stop_event
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_sigterm)
+    _exit_with_parent(parent_pid)
 
 
 def _exit_with_parent(parent_pid: int) -> None:
-    """Pool initializer: a worker whose coordinator died (e.g. was killed) exits instead of lingering."""
+    """A worker whose coordinator died (e.g. was killed) exits instead of lingering."""
 
     def watch() -> None:
         while True:
@@ -430,26 +532,42 @@ def default_jobs() -> int:
 
 class _LocalPool:
     def __init__(self, jobs: int) -> None:
+        context = multiprocessing.get_context("spawn")
         self.slots = jobs
         self.description = f"{jobs} local process{'es' if jobs != 1 else ''}"
+        self.stop_event = context.Event()
         self.pool = ProcessPoolExecutor(
             max_workers=jobs,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_exit_with_parent,
-            initargs=(os.getpid(),),
+            mp_context=context,
+            initializer=_pool_worker_init,
+            initargs=(os.getpid(), self.stop_event),
         )
 
     def submit(self, task: dict[str, Any]) -> Any:
         return self.pool.submit(run_point, task)
 
-    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
-        return as_completed(futures)
+    def wait_any(self, futures: Iterable[Any]) -> Iterable[Any]:
+        return wait(futures, return_when=FIRST_COMPLETED).done
 
     def running(self, futures: Iterable[Any]) -> int:
         return min(self.slots, sum(1 for f in futures if f.running()))
 
     def close(self, cancel: bool = False) -> None:
-        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        """Shuts the pool down; with ``cancel``, asks the workers to give up their points, waits up to
+        :data:`STOP_GRACE_S` for them to exit, and kills any that have not."""
+        if not cancel:
+            self.pool.shutdown(wait=True)
+            return
+        self.stop_event.set()
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(1.0)
 
 
 class _DaskCluster:
@@ -462,6 +580,8 @@ class _DaskCluster:
             raise ScenarioError(f"--dask: the 'distributed' package is not installed ({e})") from None
         self.cluster = None
         self.own_client = True
+        self.futures: list[Any] = []
+        self.stop_file: Optional[Path] = None
         if isinstance(dask, Client):
             self.client, self.own_client = dask, False
             where = f"Dask cluster {dask.scheduler.address}"
@@ -481,36 +601,85 @@ class _DaskCluster:
         self.description = f"{where}, {self.slots} thread{'s' if self.slots != 1 else ''}"
 
     def submit(self, task: dict[str, Any]) -> Any:
-        return self.client.submit(run_point, task, pure=False)
+        if self.stop_file is None:
+            # Created when the sweep is interrupted: tasks look for it between chunks of engine events and give
+            # up. A file in the store, which every worker can already see, needs nothing from Dask.
+            from .claims import claims_path
 
-    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
-        from distributed import as_completed as dask_as_completed
+            self.stop_file = claims_path(Path(task["store"])) / f"{STOP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        future = self.client.submit(run_point, {**task, "stop_file": str(self.stop_file)}, pure=False)
+        self.futures.append(future)
+        return future
 
-        return iter(dask_as_completed(futures))
+    def wait_any(self, futures: Iterable[Any]) -> Iterable[Any]:
+        from distributed import wait as dask_wait
+
+        return dask_wait(list(futures), return_when="FIRST_COMPLETED").done
 
     def running(self, futures: Iterable[Any]) -> int:
         return min(self.slots, sum(1 for f in futures if not f.done()))
 
     def close(self, cancel: bool = False) -> None:
+        """Closes the client (and a local cluster). With ``cancel``, the sweep's stop file is created first
+        and its tasks, running or queued, give up their points (writing nothing) before the close."""
+        import logging
+
+        if cancel:
+            # Closing a cluster under running tasks makes distributed log connection errors: not news.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            with contextlib.suppress(Exception):
+                from distributed import wait as dask_wait
+
+                if self.stop_file is not None:
+                    self.stop_file.parent.mkdir(parents=True, exist_ok=True)
+                    self.stop_file.touch()
+                # Running tasks give up within a chunk of events, queued ones as soon as they start; wait for
+                # that (blocking on the futures) so that no worker is in the middle of a point at the close.
+                dask_wait(self.futures, timeout=STOP_GRACE_S)
         if self.own_client:
-            self.client.close()
+            with contextlib.suppress(Exception):
+                self.client.close(timeout=STOP_GRACE_S if cancel else None)
         if self.cluster is not None:
-            self.cluster.close()
+            self.cluster.close(timeout=STOP_GRACE_S if cancel else None)
+        if self.stop_file is not None:
+            self.stop_file.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------------------
 # Catalog reconciliation
 
 
-def reconcile(store: Any) -> int:
-    """Records in the catalog every complete or failed run whose row is missing or has another status;
-    returns how many rows it wrote."""
-    catalog = store.runs()
+def _folder_record(store: Any, run_id: str) -> Optional[dict[str, Any]]:
+    """The record of a complete or failed run folder, None for anything else (missing, unreadable)."""
+    from .store import StoreError
+
+    status = store.status(run_id)
+    if status not in ("completed", "failed"):
+        return None
+    try:
+        return {**store.read_record(run_id), "run_id": run_id}
+    except StoreError:
+        return None
+
+
+def reconcile(store: Any, run_ids: Optional[Iterable[str]] = None) -> int:
+    """Brings the catalog in line with the run folders: records every complete or failed run whose row is
+    missing or has another status, and drops rows their folders no longer back. ``run_ids`` limits this to
+    those runs (default: every folder). Returns how many rows it wrote or dropped."""
+    catalog = store.runs()  # rows the folders do not back are already left out here
     known = dict(zip(catalog["run_id"], catalog["status"]))
-    stale = [record for record in store.records() if known.get(record["run_id"]) != record.get("status")]
+    if run_ids is None:
+        records: Iterable[dict[str, Any]] = store.records()
+        unbacked, _ = store.catalog_drift()
+    else:
+        ids = list(run_ids)
+        records = filter(None, (_folder_record(store, run_id) for run_id in ids))
+        unbacked = sorted(set(store.catalog_drift()[0]) & set(ids))
+    stale = [record for record in records if known.get(record["run_id"]) != record.get("status")]
     for record in stale:
         store.record_in_catalog(record)
-    return len(stale)
+    store.forget_in_catalog(unbacked)
+    return len(stale) + len(unbacked)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -614,22 +783,62 @@ def _run_points(
     on_reply: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Submits every point, then records each one in the catalog as its future completes (the coordinator
-    blocks on the futures, it never polls); returns the replies by run id."""
-    pending = {executor.submit(_task(store, p)): p for p in todo}
+    blocks on the futures, it never polls); returns the replies by run id.
+
+    A point another sweep is running comes back ``busy`` and is submitted again, at the end of the queue,
+    to wait for that sweep to finish it."""
+    from .interrupts import children_ignore_sigint
+
+    with children_ignore_sigint():  # the local pool starts its processes as tasks are submitted
+        pending = {executor.submit(_task(store, p)): p for p in todo}
     replies: dict[str, dict[str, Any]] = {}
-    for future in executor.as_completed(list(pending)):
-        p = pending.pop(future)
-        reply = _reply_of(future, p, store)
-        if reply.get("record") is not None:
-            store.record_in_catalog(reply["record"])
-        replies[p.run_id] = reply
-        state.count(reply)
-        state.running = executor.running(pending)
-        if on_reply is not None:
-            on_reply(reply)
-        if report is not None:
-            report(state)
+    while pending:
+        for future in executor.wait_any(list(pending)):
+            p = pending.pop(future)
+            reply = _reply_of(future, p, store)
+            if reply["status"] == "busy":
+                with children_ignore_sigint():
+                    pending[executor.submit({**_task(store, p), "wait": True})] = p
+                continue
+            if reply["status"] == "interrupted":  # only while stopping; nothing was written
+                continue
+            if reply.get("record") is not None:
+                store.record_in_catalog(reply["record"])
+            replies[p.run_id] = reply
+            state.count(reply)
+            state.running = executor.running(pending)
+            if on_reply is not None:
+                on_reply(reply)
+            if report is not None:
+                report(state)
     return replies
+
+
+def _adopt_or_clear_legacy(store: Any, p: Point) -> bool:
+    """Deals with a folder of ``p`` stored under the run id an older dclb gave it (before the name and
+    description were left out of the hash): a complete run that verifies is moved to ``p``'s id and used
+    (True); a failed or damaged one is removed, since the point runs again now."""
+    from .store import legacy_run_ids
+
+    if p.error is None:
+        legacy = [run_id for run_id, valid in legacy_run_ids(p.scenario.name, p.scenario.resolved()).items() if valid]
+    else:
+        legacy = [run_id for run_id, valid in legacy_run_ids(p.raw.get("name", "run"), p.raw).items() if not valid]
+    for old_id in legacy:
+        if old_id == p.run_id or not store.run_path(old_id).is_dir():
+            continue
+        if p.error is None and store.verify(old_id).ok and not store.run_path(p.run_id).exists():
+            store.rename_run(old_id, p.run_id)
+            return True
+        store._retire(old_id)
+        store.forget_in_catalog([old_id])
+    return False
+
+
+def _interrupted_note(plan: Plan, store: Any) -> str:
+    complete = sum(1 for p in plan.points if p.error is None and store.is_complete(p.run_id))
+    valid = sum(1 for p in plan.points if p.error is None)
+    return f"{complete} of {valid} runs are complete in {store.path}"
 
 
 def execute(
@@ -640,13 +849,25 @@ def execute(
     progress: bool | Callable[[SweepState], None] = False,
     on_start: Callable[[int, int, str], None] | None = None,
     on_reply: Callable[[dict[str, Any]], None] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> "pd.DataFrame":  # noqa: F821
     """Runs the points of ``plan`` that are not complete in the store ``out``; returns the summary frame.
 
+    A point counts as complete only if its folder verifies (:meth:`dclb.store.Store.verify`: files as
+    recorded in the manifest, Parquet footers readable, row counts as written, a readable ``run.json``);
+    anything else, a damaged folder included, is run again. ``notify`` gets a line for each such point and
+    for runs adopted from an older dclb's run ids.
+
     ``on_reply`` is called in the coordinating process with each point's reply (``run_id``, ``status``,
-    ``reused``, ...) as it is known, reused points first."""
+    ``reused``, ...) as it is known, reused points first.
+
+    An interrupt (Ctrl-C, SIGTERM through :func:`dclb.interrupts.install`, or a KeyboardInterrupt) stops the
+    workers (the points they were running are given up, writing nothing), records in the catalog every run
+    that finished, and raises :class:`~dclb.interrupts.Interrupted` whose ``note`` says how many runs are
+    stored."""
     import pandas as pd
 
+    from . import interrupts
     from .store import open_store
 
     store = open_store(out, create=True)
@@ -655,30 +876,44 @@ def execute(
         raise ScenarioError(f"--jobs: must be at least 1, got {jobs}")
     replies: dict[str, dict[str, Any]] = {}
     todo: list[Point] = []
+    adopted = 0
     for p in plan.points:
-        if p.error is None and store.is_complete(p.run_id):
-            replies[p.run_id] = {"run_id": p.run_id, "status": "completed", "reused": True, "record": store.read_record(p.run_id), "error": None, "sim_s": 0.0, "worker_s": 0.0}
-        else:
-            todo.append(p)
+        if p.error is None:
+            found = store.verify(p.run_id)
+            if not found.ok and not store.run_path(p.run_id).exists() and _adopt_or_clear_legacy(store, p):
+                adopted += 1
+                found = store.verify(p.run_id)
+            if found.ok:
+                replies[p.run_id] = {"run_id": p.run_id, "status": "completed", "reused": True, "record": found.record, "error": None, "sim_s": 0.0, "worker_s": 0.0}
+                continue
+            if store.is_complete(p.run_id) and notify is not None:
+                notify(f"run {p.run_id} is damaged ({'; '.join(found.problems)}): running it again")
+        elif not store.run_path(p.run_id).exists():
+            _adopt_or_clear_legacy(store, p)
+        todo.append(p)
+    if adopted and notify is not None:
+        notify(f"adopted {adopted} run{'s' if adopted != 1 else ''} stored under the run ids of an older dclb")
     to_run = [p for p in todo if p.error is None]
     invalid = [p for p in todo if p.error is not None]
     state = SweepState(total=len(plan.points), done=len(replies), reused=len(replies))
     t0 = time.perf_counter()
     executor: Any = None
-    if to_run:
-        executor = _DaskCluster(dask, jobs) if dask is not None else _LocalPool(min(jobs, len(to_run)))
-    where = executor.description if executor else "the coordinator"
-    if invalid:
-        where += f" ({len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} recorded as failed without running)"
-    if on_start is not None:
-        on_start(len(plan.points), len(todo), where)
-    if on_reply is not None:
-        for reply in replies.values():
-            on_reply(reply)
     bar = _RichProgress(state.total) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)
-    interrupted = True
     try:
+        if to_run:
+            # Starting a local Dask cluster takes seconds: a stop signal waits until it is up (and can be
+            # shut down in order); its processes, like the pool's, never see SIGINT themselves.
+            with interrupts.deferred(), interrupts.children_ignore_sigint():
+                executor = _DaskCluster(dask, jobs) if dask is not None else _LocalPool(min(jobs, len(to_run)))
+        where = executor.description if executor else "the coordinator"
+        if invalid:
+            where += f" ({len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} recorded as failed without running)"
+        if on_start is not None:
+            on_start(len(plan.points), len(todo), where)
+        if on_reply is not None:
+            for reply in replies.values():
+                on_reply(reply)
         if bar is not None:
             bar.__enter__()
         for p in invalid:
@@ -692,14 +927,27 @@ def execute(
             report(state)
         if executor is not None:
             replies.update(_run_points(executor, to_run, store, state, report, on_reply))
-        interrupted = False
+    except KeyboardInterrupt as error:
+        # Stop in order, whatever further signals arrive: workers give up their points (writing nothing),
+        # then every run that did finish gets its catalog row.
+        with interrupts.shielded():
+            if bar is not None:
+                bar.__exit__(None, None, None)
+                bar = None
+            if executor is not None:
+                executor.close(cancel=True)
+                executor = None
+            with contextlib.suppress(Exception):
+                reconcile(store, [p.run_id for p in plan.points])
+            note = _interrupted_note(plan, store)
+        raise interrupts.Interrupted(getattr(error, "signum", signal.SIGINT), note) from None
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
         if executor is not None:
-            executor.close(cancel=interrupted)
+            executor.close()
     wall = time.perf_counter() - t0
-    reconcile(store)
+    reconcile(store, [p.run_id for p in plan.points])
 
     rows = []
     for p in plan.points:
@@ -716,7 +964,7 @@ def execute(
         "seeds": plan.seeds,
         "store": str(store.path),
         "points": len(plan.points),
-        "ran": len(todo),
+        "ran": int((~frame["reused"]).sum()),
         "failed": int((frame["status"] == "failed").sum()),
         "wall_s": wall,
         "sim_s": float(frame["sim_s"].sum()),
