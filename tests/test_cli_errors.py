@@ -171,3 +171,23 @@ def test_buffer_given_in_the_other_unit(tiny):
 
 def test_host_queue_limit_below_a_packet(tiny):
     _check(dclb_cli("run", str(tiny), "--set", "transport.host_queue_limit_bytes=1000", "--no-store"), "transport.host_queue_limit_bytes", "full-size packet")
+
+
+def test_an_engine_panic_is_one_line_and_exit_3(monkeypatch, capsys):
+    """pyo3 turns a Rust panic into PanicException, a BaseException that `except Exception` misses."""
+    from dclb import cli as cli_module
+
+    class PanicException(BaseException):  # the name is what main() recognises, as pyo3's class has no import path
+        pass
+
+    def boom(**_kwargs):
+        raise PanicException("index out of bounds: the len is 3 but the index is 7")
+
+    monkeypatch.setattr(cli_module.cli, "main", boom)
+    monkeypatch.delenv("DCLB_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main()
+    assert exit_info.value.code == 3
+    err = capsys.readouterr().err
+    assert "internal error" in err and "index out of bounds" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

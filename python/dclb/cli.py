@@ -751,6 +751,11 @@ def main() -> None:
             raise
         err.print(f"[red]internal error:[/red] {type(e).__name__}: {escape(str(e))} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, markup=True, soft_wrap=True)
         sys.exit(3)
+    except BaseException as e:  # pyo3 raises an engine panic as PanicException, a BaseException
+        if type(e).__name__ != "PanicException" or os.environ.get("DCLB_DEBUG"):
+            raise
+        err.print(f"[red]internal error:[/red] the engine failed: {escape(_one_line(e))} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(3)
 
 
 if __name__ == "__main__":
