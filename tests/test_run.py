@@ -234,3 +234,26 @@ def test_run_notes_when_the_drawn_flows_offer_well_under_the_nominal_load(tiny, 
     ok = dclb_cli("run", str(fixed), "--no-store", "-q")
     assert ok.returncode == 0, ok.stderr
     assert "of the nominal load" not in ok.stderr
+
+
+def test_the_run_path_loads_no_heavy_library_before_the_engine_starts(tiny):
+    """`dclb run` stays small while the engine runs: pandas, DuckDB, pyarrow, plotting and Dask load only when
+    the results come back (issue #12: resident memory before the run under 100 MB)."""
+    import subprocess
+    import sys
+
+    spy = f"""
+import sys
+from dclb import cli, runner
+real = runner.simulate
+def spy(*a, **k):
+    heavy = sorted(m for m in ("pandas", "duckdb", "pyarrow", "matplotlib", "dask", "distributed") if m in sys.modules)
+    print("HEAVY", heavy, file=sys.stderr)
+    return real(*a, **k)
+runner.simulate = spy
+sys.argv = ["dclb", "run", {str(tiny)!r}, "--no-store", "-q"]
+cli.main()
+"""
+    done = subprocess.run([sys.executable, "-c", spy], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stderr, done.stderr

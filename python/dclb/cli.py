@@ -121,8 +121,6 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
 def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any) -> None:
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
-    from .store import Store
-    from .summary import load_shortfall_note, summary_rows
 
     sc = load_scenario(scenario_file, list(overrides), seed)
     if dump_config is not None:
@@ -145,6 +143,9 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
         values = {key: result.stats[key] if isinstance(result.stats.get(key), (list, dict)) else value for key, value in result.summary.items()}
         click.echo(_json_text({"run_id": result.run_id, "path": str(result.path) if result.path else None, **values}))
         return
+    from .store import Store
+    from .summary import load_shortfall_note, summary_rows
+
     # Long-lived rows only when the run had such flows (they are n/a otherwise, and always in run.json).
     keys = [k for k in HEADLINE_KEYS if result.summary.get("long_lived_flows") or not k.startswith("long_lived_")]
     console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, keys)))

@@ -16,14 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from .errors import ScenarioError
 from .memory import memory_limit
 from .scenario import Scenario, engine_config
-from .store import RunRecord, Store, open_store, run_id_of, utc_now
-from .summary import summarize
+
+# pyarrow, pandas (summary) and DuckDB (store) are imported when a run's results come back, not before: the
+# process stays small while the engine runs and a short run does not wait for them to load (issue #12).
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .store import RunRecord
 
 #: Events per engine call between progress updates (a few hundredths of a second of work). This is also how
 #: soon an interrupt is seen: Python handles signals only when the engine hands control back.
@@ -44,7 +48,9 @@ class RunResult:
     path: Optional[Path] = None
 
 
-def _table(batch: pa.RecordBatch) -> pa.Table:
+def _table(batch: "pa.RecordBatch") -> "pa.Table":
+    import pyarrow as pa
+
     return pa.Table.from_batches([batch])
 
 
@@ -53,6 +59,8 @@ def run_id_for(sc: Scenario) -> str:
 
     The name gives the id its readable prefix; the hash covers everything but the name and description
     (:func:`dclb.store.run_id_of`), so editing the description does not make a new run."""
+    from .store import run_id_of
+
     return run_id_of(sc.name, sc.resolved())
 
 
@@ -117,6 +125,8 @@ def load_ratios(config: dict[str, Any], flows: pa.Table, sim_time_us: float) -> 
       short window on data mining carries a fraction of the load even when the sizes drawn are right.
 
     Each is a ratio of sums over the Poisson sources with a load and at least two flows; NaN without one."""
+    import numpy as np
+
     from . import _core
 
     nan = float("nan")
@@ -160,9 +170,12 @@ def run(
 
     With ``catalog=False`` only the run folder is written (sweep workers do this; the process that
     coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`."""
-    started = utc_now()
+    started = time.time()
     config = config if config is not None else engine_config(sc)
     raw, wall = simulate(sc, progress, config)
+    from .store import RunRecord, Store, open_store, utc_now
+    from .summary import summarize
+
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
     flows = _table(raw["flows"])
@@ -173,7 +186,7 @@ def run(
     summary = summarize(flows, ports, stats, short_threshold_bytes=sc.run.short_threshold_bytes)
     record = RunRecord(
         run_id=run_id_for(sc), name=sc.name, status="completed", seed=sc.seed, scenario=sc.resolved(),
-        summary=summary, started_at=started, wall_s=wall,
+        summary=summary, started_at=utc_now(started), wall_s=wall,
     )
     result = RunResult(record.run_id, sc, flows, ports, switches, samples, stats, summary, record)
     if out is not None:

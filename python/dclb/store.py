@@ -254,9 +254,11 @@ def legacy_run_ids(name: Any, scenario: Mapping[str, Any]) -> dict[str, bool]:
     }
 
 
-def utc_now() -> str:
-    """The current UTC time as ISO-8601 text to the second (the record's time stamps)."""
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+def utc_now(at: float | None = None) -> str:
+    """The current UTC time (or the POSIX time ``at``) as ISO-8601 text to the second (the record's time
+    stamps)."""
+    when = dt.datetime.now(dt.timezone.utc) if at is None else dt.datetime.fromtimestamp(at, dt.timezone.utc)
+    return when.isoformat(timespec="seconds")
 
 
 def _catalog_field(sql_type: str, **options: Any) -> Any:
