@@ -191,3 +191,21 @@ def test_an_engine_panic_is_one_line_and_exit_3(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "internal error" in err and "index out of bounds" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_an_interrupted_command_run_in_process_gives_the_caller_its_signal_handlers_back(monkeypatch):
+    """main() ignores further signals while it exits; an in-process caller (this test process) must not keep that:
+    every process it started afterwards would inherit an ignored SIGINT and could no longer be interrupted."""
+    import signal
+
+    from dclb import cli as cli_module
+
+    def interrupted(**_kwargs):
+        raise KeyboardInterrupt
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr(cli_module.cli, "main", interrupted)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main()
+    assert exit_info.value.code == 130
+    assert {s: signal.getsignal(s) for s in before} == before

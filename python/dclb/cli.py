@@ -723,8 +723,22 @@ def main() -> None:
     """Entry point: runs the CLI and turns user errors into one-line messages."""
     import warnings
 
+    previous = {signum: signal.getsignal(signum) for signum in interrupts.SIGNALS}
+    show_warning = warnings.showwarning
     interrupts.install()
     warnings.showwarning = _warning_line
+    try:
+        _main()
+    finally:
+        # An in-process caller (a test, a notebook) gets its handlers back: an ignored SIGINT left behind would be
+        # inherited by every process it starts later, which could then no longer be interrupted.
+        for signum, handler in previous.items():
+            if handler is not None:  # None: a handler not set from Python, which cannot be put back
+                signal.signal(signum, handler)
+        warnings.showwarning = show_warning
+
+
+def _main() -> None:
     try:
         cli.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt) as e:

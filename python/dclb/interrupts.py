@@ -76,8 +76,10 @@ def _raise(signum: int, frame: Any) -> None:
 def install() -> None:
     """Makes SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread (signals the process
     started with ignored stay ignored)."""
+    global _first_signal
     if threading.current_thread() is not threading.main_thread():
         return
+    _first_signal = None  # a new command in this process (in-process callers run several)
     for signum in SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _raise)
