@@ -28,8 +28,21 @@ EXE = str(Path(sys.executable).parent / "dclb")
 WAIT_S = 120  # the most any wait below may take on a loaded machine before the test gives up
 
 
+def _as_if_in_a_terminal() -> None:
+    """In the child before exec: the signal dispositions of a command typed at a terminal. A test run started in
+    the background by a non-interactive shell (`pytest &`, as CI harnesses may do) ignores SIGINT, and an ignored
+    or blocked signal is inherited across exec; a command that respects an ignored SIGINT (as dclb does, like
+    any program under nohup) would then never see the Ctrl-C these tests send."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
 def _start(args: list[str], cwd: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen([EXE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, start_new_session=True)
+    return subprocess.Popen(
+        [EXE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, start_new_session=True,
+        preexec_fn=_as_if_in_a_terminal,
+    )
 
 
 def _live_session_members(sid: int) -> list[str]:
