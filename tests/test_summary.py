@@ -313,3 +313,21 @@ def test_summary_rows_are_labelled_with_units(mixed_summary):
 def test_summary_rows_show_missing_values_as_na():
     values = dict(summary_rows({"short_afct_us": NAN, "flows_total": 3}))
     assert values == {"Flows": "3", "Short flows (≤ 100 KB) mean FCT": "n/a"}
+
+
+def test_long_lived_goodput_uses_the_horizon_for_flows_still_running():
+    # Two never-ending flows (the engine's unbounded size) and one ordinary flow. The first stopped at 100 µs
+    # with 1.25 MB delivered (100 Gbps); the second still runs at the horizon (200 µs) with 0.5 MB (20 Gbps
+    # over its 200 µs). The unbounded size is beyond float64's exact integers: it must still be recognised.
+    unbounded = (2**64 - 1) // 4
+    schema = FLOW_SCHEMA.append(pa.field("bytes_delivered", pa.int64()))
+    rows = [
+        flow(1, unbounded, state="unfinished", finish_us=100.0, bytes_delivered=1_250_000),
+        flow(2, unbounded, state="unfinished", bytes_delivered=500_000),
+        flow(3, 1_000, fct=10.0, bytes_delivered=1_000),
+    ]
+    s = summarize(pa.Table.from_pylist(rows, schema=schema), ports_table([], []), {"sim_time_us": 200.0})
+    assert s["long_lived_flows"] == 2
+    assert s["long_lived_goodput_min_gbps"] == pytest.approx(20.0)
+    assert s["long_lived_goodput_max_gbps"] == pytest.approx(100.0)
+    assert s["long_lived_goodput_total_gbps"] == pytest.approx(120.0)

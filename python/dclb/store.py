@@ -129,16 +129,18 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import filelock
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__, interrupts
+
+if TYPE_CHECKING:  # the readers return DataFrames; writing a run never imports pandas (issue #12)
+    import pandas as pd
 
 __all__ = [
     "RunRecord",
@@ -169,7 +171,7 @@ _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _TYPE_ORDER = ("BOOLEAN", "BIGINT", "DOUBLE", "VARCHAR")
 _INT64 = (-(2**63), 2**63 - 1)
 
-TableLike = pa.Table | pd.DataFrame
+TableLike = "pa.Table | pd.DataFrame"
 
 
 class StoreError(ValueError):
@@ -402,7 +404,7 @@ def _write_json(target: Path, value: Any) -> None:
 
 
 def _write_parquet(target: Path, table: TableLike) -> None:
-    if isinstance(table, pd.DataFrame):
+    if type(table).__module__.split(".")[0] == "pandas":
         table = pa.Table.from_pandas(table, preserve_index=False)
     if not isinstance(table, pa.Table):
         raise TypeError(f"expected a pyarrow.Table, got {type(table).__name__}")
@@ -960,9 +962,11 @@ class Store:
         finally:
             con.close()
 
-    def _ensure_catalog_locked(self) -> None:
+    def _ensure_catalog_locked(self) -> set[str]:
+        """Rebuilds a missing catalog from the run folders; returns the run ids it put in (none if it existed)."""
         if not self.catalog_path.is_file():
-            self._rebuild_locked()
+            return self._rebuild_locked()
+        return set()
 
     def record_in_catalog(self, record: RecordLike) -> None:
         """Insert or replace the catalog row of one run record.
@@ -974,7 +978,8 @@ class Store:
         self._prepare_for_writing()
         # The insert is a delete and an insert: a stop signal waits until both are done.
         with interrupts.deferred(), self._locked():
-            self._ensure_catalog_locked()
+            if row["run_id"] in self._ensure_catalog_locked():
+                return  # the rebuild just read this run's row from its folder (the first run of a new store)
             with self._catalog() as con:
                 _create_catalog_table(con)
                 _insert_rows(con, [row])
@@ -998,9 +1003,9 @@ class Store:
         """
         self._require_store()
         with interrupts.deferred(), self._locked():
-            return self._rebuild_locked()
+            return len(self._rebuild_locked())
 
-    def _rebuild_locked(self) -> int:
+    def _rebuild_locked(self) -> set[str]:
         rows = [catalog_row(record) for record in self.records()]
         temp = self.path / f".{CATALOG_FILE}.{secrets.token_hex(4)}.part"
         temp_wal = temp.with_name(temp.name + ".wal")
@@ -1023,7 +1028,7 @@ class Store:
         finally:
             temp.unlink(missing_ok=True)
             temp_wal.unlink(missing_ok=True)
-        return len(rows)
+        return {row["run_id"] for row in rows}
 
     def runs(self, all_rows: bool = False) -> pd.DataFrame:
         """The catalog, one row per run, ordered by run id.
@@ -1093,6 +1098,8 @@ class Store:
         files = self._table_files(name, run_ids)
         parts = [_tagged_table(run_id, path, columns) for run_id, path in files]
         if not parts:
+            import pandas as pd
+
             return pd.DataFrame({"run_id": pd.Series(dtype="str")})
         found = {column for part in parts for column in part.column_names}
         missing = [column for column in columns or () if column not in found]

@@ -110,13 +110,18 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Sequence, Any
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:  # pandas is accepted but not imported: `dclb run` never loads it (issue #12)
+    import pandas as pd
 
 __all__ = ["summarize", "summary_rows", "FCT_POLICY", "SIZE_BINS"]
 
-TableLike = pa.Table | pd.DataFrame
+TableLike = "pa.Table | pd.DataFrame"
 Scalar = float | int | str
 
 KB = 1_000
@@ -173,23 +178,62 @@ def _ratio(numerator: float, denominator: float) -> float:
     return float(numerator) / float(denominator) if denominator > 0 else NAN
 
 
-def _as_frame(table: TableLike) -> pd.DataFrame:
+def _as_table(table: TableLike) -> pa.Table:
     if isinstance(table, pa.Table):
-        return table.to_pandas()
-    if isinstance(table, pd.DataFrame):
         return table
+    if type(table).__module__.split(".")[0] == "pandas":
+        return pa.Table.from_pandas(table, preserve_index=False)
     raise TypeError(f"expected a pyarrow.Table or pandas.DataFrame, got {type(table).__name__}")
 
 
-def _column_sum(frame: pd.DataFrame, column: str) -> int:
-    if column not in frame.columns or frame.empty:
-        return 0
-    return int(pd.to_numeric(frame[column]).fillna(0).sum())
+class _Columns:
+    """Typed numpy views of a table's columns, each restricted to the rows of ``mask`` (all rows without)."""
+
+    def __init__(self, table: pa.Table, mask: np.ndarray | None = None):
+        self.table, self.mask = table, mask
+
+    def rows(self, mask: np.ndarray) -> "_Columns":
+        return _Columns(self.table, mask if self.mask is None else _restrict(self.mask, mask))
+
+    def __len__(self) -> int:
+        return self.table.num_rows if self.mask is None else int(self.mask.sum())
+
+    def has(self, name: str) -> bool:
+        return name in self.table.column_names
+
+    def _take(self, values: np.ndarray) -> np.ndarray:
+        return values if self.mask is None else values[self.mask]
+
+    def floats(self, name: str) -> np.ndarray:
+        """A numeric column as float64; nulls are NaN."""
+        column = pc.cast(self.table.column(name), pa.float64(), safe=False)  # a long-lived size is not exact, nor needs to be
+        return self._take(column.to_numpy(zero_copy_only=False).astype(float, copy=False))
+
+    def bools(self, name: str) -> np.ndarray:
+        """A boolean column; nulls read as False."""
+        column = pc.fill_null(pc.cast(self.table.column(name), pa.bool_()), False)
+        return self._take(column.to_numpy(zero_copy_only=False).astype(bool, copy=False))
+
+    def equals(self, name: str, text: str) -> np.ndarray:
+        """Rows whose (string or dictionary) column equals ``text``; nulls do not."""
+        column = pc.cast(self.table.column(name), pa.string())
+        return self._take(pc.fill_null(pc.equal(column, text), False).to_numpy(zero_copy_only=False).astype(bool))
+
+    def present(self, name: str) -> np.ndarray:
+        """Rows where the column is not null (and, for a float column, not NaN)."""
+        return ~np.isnan(self.floats(name))
+
+    def total(self, name: str) -> int:
+        if not self.has(name) or len(self) == 0:
+            return 0
+        return int(np.nansum(self.floats(name)))
 
 
-def _bool_column(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """Column as a plain bool array; nulls read as False."""
-    return frame[column].astype("boolean").fillna(False).to_numpy(dtype=bool)
+def _restrict(outer: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """A full-length mask of the rows selected by ``inner`` among those selected by ``outer``."""
+    combined = outer.copy()
+    combined[outer] = inner
+    return combined
 
 
 # --------------------------------------------------------------------------
@@ -197,30 +241,28 @@ def _bool_column(frame: pd.DataFrame, column: str) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def _state_counts(flows: pd.DataFrame) -> dict[str, Scalar]:
-    state = flows["state"].astype(str)
+def _state_counts(flows: _Columns) -> dict[str, Scalar]:
     return {
         "flows_total": len(flows),
-        "flows_completed": int((state == "completed").sum()),
-        "flows_cancelled": int((state == "cancelled").sum()),
-        "flows_unfinished": int((state == "unfinished").sum()),
-        "flows_udp": int((flows["transport"].astype(str) == "udp").sum()),
+        "flows_completed": int(flows.equals("state", "completed").sum()),
+        "flows_cancelled": int(flows.equals("state", "cancelled").sum()),
+        "flows_unfinished": int(flows.equals("state", "unfinished").sum()),
+        "flows_udp": int(flows.equals("transport", "udp").sum()),
     }
 
 
-def _class_counts(tcp: pd.DataFrame, is_short: np.ndarray) -> dict[str, Scalar]:
-    state = tcp["state"].astype(str).to_numpy()
+def _class_counts(tcp: _Columns, is_short: np.ndarray) -> dict[str, Scalar]:
     counts: dict[str, Scalar] = {}
     for name, members in (("short", is_short), ("long", ~is_short)):
         counts[f"{name}_flows"] = int(members.sum())
         for wanted in ("completed", "unfinished", "cancelled"):
-            counts[f"{name}_{wanted}"] = int((members & (state == wanted)).sum())
+            counts[f"{name}_{wanted}"] = int((members & tcp.equals("state", wanted)).sum())
     return counts
 
 
-def _fct_stats(done: pd.DataFrame, short_threshold_bytes: int) -> dict[str, Scalar]:
-    size = done["size_bytes"].to_numpy(dtype=float)
-    fct = done["fct_us"].to_numpy(dtype=float)
+def _fct_stats(done: _Columns, short_threshold_bytes: int) -> dict[str, Scalar]:
+    size = done.floats("size_bytes")
+    fct = done.floats("fct_us")
     short, long_ = size <= short_threshold_bytes, size > short_threshold_bytes
     stats: dict[str, Scalar] = {
         "short_afct_us": _mean(fct[short]),
@@ -232,7 +274,7 @@ def _fct_stats(done: pd.DataFrame, short_threshold_bytes: int) -> dict[str, Scal
         in_bin = (size > low) & (size <= high)
         stats[f"fct_{stem}_avg_us"] = _mean(fct[in_bin])
         stats[f"fct_{stem}_p99_us"] = _p99(fct[in_bin])
-    slowdown = done["slowdown"].to_numpy(dtype=float)
+    slowdown = done.floats("slowdown")
     stats.update(
         overall_afct_us=_mean(fct),
         overall_p99_fct_us=_p99(fct),
@@ -248,15 +290,17 @@ def _long_goodput_gbps(size_bytes: np.ndarray, fct_us: np.ndarray) -> float:
     return _mean(size_bytes[valid] * 8.0 / fct_us[valid] / 1_000.0)
 
 
-def _long_lived_stats(flows: pd.DataFrame, sim_time_us: float) -> dict[str, Scalar]:
+def _long_lived_stats(flows: _Columns, sim_time_us: float) -> dict[str, Scalar]:
     """Goodput of the flows that never end, at the end of the run (see the module documentation)."""
-    long_lived = flows[flows["size_bytes"].to_numpy() >= UNBOUNDED_BYTES]
-    start = long_lived["start_us"].to_numpy(dtype=float)
-    end = long_lived["finish_us"].to_numpy(dtype=float, na_value=np.nan)
+    # Compared as integers: UNBOUNDED_BYTES is not exact in a float64.
+    size = pc.cast(flows.table.column("size_bytes"), pa.int64()).to_numpy(zero_copy_only=False)
+    long_lived = flows.rows(flows._take(size) >= UNBOUNDED_BYTES)
+    start = long_lived.floats("start_us")
+    end = long_lived.floats("finish_us")
     end = np.where(np.isnan(end), sim_time_us, end)
     active = end - start
-    if "bytes_delivered" in long_lived.columns:
-        delivered = long_lived["bytes_delivered"].to_numpy(dtype=float)
+    if long_lived.has("bytes_delivered"):
+        delivered = long_lived.floats("bytes_delivered")
     else:
         delivered = np.full(len(long_lived), np.nan)
     # bits per microsecond is Mbit/s; a further /1000 gives Gbit/s
@@ -270,10 +314,9 @@ def _long_lived_stats(flows: pd.DataFrame, sim_time_us: float) -> dict[str, Scal
     }
 
 
-def _deadline_stats(tcp: pd.DataFrame) -> dict[str, Scalar]:
-    has_deadline = tcp["deadline_us"].notna().to_numpy()
-    completed = (tcp["state"].astype(str) == "completed").to_numpy()
-    met = completed & _bool_column(tcp, "deadline_met")
+def _deadline_stats(tcp: _Columns) -> dict[str, Scalar]:
+    has_deadline = tcp.present("deadline_us")
+    met = tcp.equals("state", "completed") & tcp.bools("deadline_met")
     flows = int(has_deadline.sum())
     misses = int((has_deadline & ~met).sum())
     return {
@@ -331,25 +374,25 @@ def summarize(
     covers.  Integers come back as ``int``, measurements as ``float`` (NaN for
     an empty group), ``fct_policy`` as ``str``.
     """
-    flow_frame = _as_frame(flows)
-    port_frame = _as_frame(ports)
+    flow_columns = _Columns(_as_table(flows))
+    port_columns = _Columns(_as_table(ports))
     stats = dict(stats or {})
 
-    tcp = flow_frame[flow_frame["transport"].astype(str) != "udp"]
-    is_short = tcp["size_bytes"].to_numpy(dtype=float) <= short_threshold_bytes
-    done = tcp[(tcp["state"].astype(str) == "completed").to_numpy()]
+    tcp = flow_columns.rows(~flow_columns.equals("transport", "udp"))
+    is_short = tcp.floats("size_bytes") <= short_threshold_bytes
+    done = tcp.rows(tcp.equals("state", "completed"))
 
     summary: dict[str, Scalar] = {}
-    summary.update(_state_counts(flow_frame))
+    summary.update(_state_counts(flow_columns))
     summary["short_threshold_bytes"] = int(short_threshold_bytes)
     summary.update(_class_counts(tcp, is_short))
     summary.update(_fct_stats(done, short_threshold_bytes))
-    summary.update(_long_lived_stats(flow_frame, float(stats.get("sim_time_us", NAN))))
+    summary.update(_long_lived_stats(flow_columns, float(stats.get("sim_time_us", NAN))))
     summary.update(_deadline_stats(tcp))
     for column in _PORT_COUNTERS:
-        summary[column] = _column_sum(port_frame, column)
+        summary[column] = port_columns.total(column)
     for column in _FLOW_COUNTERS:
-        summary[column] = _column_sum(flow_frame, column)
+        summary[column] = flow_columns.total(column)
     summary.update(_engine_stats(stats))
     summary["fct_policy"] = FCT_POLICY
     summary.update(_passthrough(stats, set(summary)))

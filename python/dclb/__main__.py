@@ -1,0 +1,6 @@
+"""``python -m dclb`` is the ``dclb`` command."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()
