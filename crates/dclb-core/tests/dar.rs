@@ -637,3 +637,39 @@ fn with_tight_deadlines_some_flows_are_cancelled_and_the_miss_rate_counts_them()
     assert_eq!(dar.flows.strs("state"), again.flows.strs("state"));
     assert_eq!(dar.stats.scheme_counters, again.stats.scheme_counters);
 }
+
+/// Issue #10, the mechanism behind DAR's deadline misses in its reproduction: B/W counts the rounds left as if
+/// the window stayed where it is, and in slow start it doubles every round. One 60 KB flow alone on an idle
+/// fabric of the paper's size (100 Gbps, 5 µs links, base RTT 40.5 µs, handshake) with a deadline of 200 µs:
+/// slow start (10, 20, then 12 more segments) delivers it in the handshake plus three rounds, about 143 µs, so
+/// ECMP meets the deadline. At its first data packet, one round trip after the start, DAR's T_o = B/W = 60,000 /
+/// 14,600 = 4.1 rounds of 40.5 µs = 166 µs exceeds the 155 µs left: Level III, cancelled, a miss the flow would
+/// not have had. Sparing the first window (the notes' `level3_grace`, tried and not kept) does not save it: the
+/// first packets after the first ACKs carry a B that has barely fallen and a W that has grown by an ACK or two
+/// (about 3.6 rounds = 148 µs against 114 µs left), and it was cancelled there, after 30 segments. With
+/// `level3_action = forward` (no cancellation) it meets its deadline with the FCT it has alone.
+#[test]
+fn dar_cancels_a_flow_in_slow_start_that_would_meet_its_deadline() {
+    let mut c = fabric(2, 3, 4);
+    c.topology.host_rate_gbps = 100.0;
+    c.topology.fabric_rate_gbps = 100.0;
+    c.topology.host_delay_us = 5.0;
+    c.topology.fabric_delay_us = 5.0;
+    c.transport.handshake = true;
+    let flows = vec![flow(0.0, 0, 4, 60_000, Some(200.0))];
+    let ecmp = run_list("ecmp", &c, flows.clone());
+    let alone = fct(&ecmp, 0);
+    eprintln!("60 KB alone: FCT {alone:.1} µs against a 200 µs deadline");
+    assert!(alone < 160.0, "slow start finishes it well before its deadline: {alone:.1} µs");
+    assert_eq!(misses(&ecmp), (0, 1));
+    let dar = run_list("dar", &c, flows.clone());
+    assert_eq!(dar.flows.strs("state"), ["cancelled"]);
+    assert_eq!(misses(&dar), (1, 1), "cancelled: a miss");
+    assert_eq!(counter(&dar, "dar_cancelled_at_first_packet"), 1);
+    assert!(dar.flows.u64s("bytes_sent")[0] <= IW as u64, "the sender stopped within its first window");
+    c.lb.params.insert("level3_action".into(), "forward".into());
+    let forward = run_list("dar", &c, flows);
+    assert_eq!(misses(&forward), (0, 1));
+    assert!(counter(&forward, "dar_level3_forwarded") >= 1, "rated III and forwarded");
+    assert!((fct(&forward, 0) - alone).abs() < 1.0, "the FCT it has alone: {:.1} vs {alone:.1} µs", fct(&forward, 0));
+}
