@@ -187,6 +187,7 @@ impl Simulation {
             sim.sampler = Some(Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone()));
             sim.sched.at(Time::ZERO, Event::Sample);
         }
+        sim.set_lazy_ports(true);
         if sim.flows.is_empty() && sim.horizon == Time::MAX {
             sim.finished = true;
         }

@@ -201,7 +201,18 @@ impl Sampler {
 impl Simulation {
     /// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
     pub(crate) fn sample(&mut self, now: Time) {
-        let Some(s) = self.sampler.as_mut() else { return };
+        if self.sampler.is_none() {
+            return;
+        }
+        // Lazily drained ports first let go of what has left by now.
+        let ports = std::mem::take(&mut self.sampler.as_mut().expect("sampler").ports);
+        for &p in &ports {
+            if self.fabric.ports[p as usize].is_lazy() {
+                self.pop_departed(p);
+            }
+        }
+        let s = self.sampler.as_mut().expect("sampler");
+        s.ports = ports;
         for &p in &s.ports {
             let port = &self.fabric.ports[p as usize];
             s.time_us.push(now.as_us());
@@ -343,9 +354,16 @@ fn scheme_counters(sim: &Simulation) -> std::collections::BTreeMap<String, u64> 
 /// Every table and the run statistics of `sim` (finished, or stopped early for inspection).
 pub(crate) fn collect(sim: &mut Simulation) -> Results {
     let end = if sim.horizon != Time::MAX && sim.finished { sim.horizon.min(sim.sched.peek_time().unwrap_or(sim.horizon)).max(sim.sched.now()) } else { sim.sched.now() };
+    // Lazily drained ports let go of what has left by the end (departures run first at their time).
+    for i in 0..sim.fabric.ports.len() {
+        if sim.fabric.ports[i].is_lazy() {
+            sim.pop_departed_by(i as u32, end);
+        }
+    }
     for port in &mut sim.fabric.ports {
         port.account_area(end);
     }
+    let uplink_bytes = sim.uplink_bytes_departed();
     let count = |st: FlowState| sim.flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
     let stats = RunStats {
         events: sim.sched.processed(),
@@ -372,7 +390,7 @@ pub(crate) fn collect(sim: &mut Simulation) -> Results {
         source_fabric_capacity_bps: sim.infos.iter().map(|i| i.fabric_capacity_bps).collect(),
     };
     Results {
-        flows: flow_table(&sim.flows, sim.uplinks, &sim.uplink_bytes),
+        flows: flow_table(&sim.flows, sim.uplinks, &uplink_bytes),
         ports: port_table(sim, end),
         switches: switch_table(sim),
         samples: sim.sampler.as_ref().map(Sampler::table).unwrap_or_default(),

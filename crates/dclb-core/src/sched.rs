@@ -1,9 +1,20 @@
-//! The event scheduler: a priority queue of `(time, sequence)` keys.
+//! The event scheduler: a priority queue of `(time, class, tie)` keys.
 //!
-//! Events at equal times run in the order they were scheduled: a monotonically increasing sequence number
-//! breaks ties, which is what makes a run deterministic. Events are a small `Copy` enum whose payloads are
-//! indices (of packets in the arena, of ports, of flows), so scheduling never allocates once the heap has
-//! grown to its working size.
+//! Events at equal times run in a canonical order that depends only on the events themselves, never on when
+//! they were scheduled, which is what lets a lazily drained port (`port.rs`) schedule a packet's arrival at
+//! the next hop the moment it admits the packet and still see it run exactly where the event-driven port's
+//! arrival (scheduled when the packet's serialisation ends) would have:
+//!
+//! 1. **departures**: the end of a packet's serialisation on a port (`TxDone`, `WireLoss`), by port id; a
+//!    packet that leaves at `t` is gone for everything else that happens at `t`;
+//! 2. **arrivals** over a link (`Arrive` through a port): by the port they come through, in an order
+//!    shuffled per instant (the port ids XOR a hash of the time), so no port wins every tie;
+//! 3. **everything else** (flow starts, timers, alarms, samples, packets made at a node): in the order they
+//!    were scheduled (a sequence number).
+//!
+//! Keys never tie: a port finishes one packet at a time and a link delivers one packet at a time. Events
+//! are a small `Copy` enum whose payloads are indices (of packets in the arena, of ports, of flows), so
+//! scheduling never allocates once the heap has grown to its working size.
 
 use crate::units::Time;
 use std::cmp::Ordering;
@@ -17,8 +28,10 @@ pub enum Event {
     /// A packet finishes propagating and arrives at `node`, through `via`: the node's own port on the link
     /// it came by, or `u32::MAX` for a packet made at the node itself.
     Arrive { node: u32, pkt: u32, via: u32 },
-    /// The head packet of `port` finishes serialisation.
+    /// The head packet of `port` finishes serialisation (event-driven ports).
     TxDone { port: u32 },
+    /// A packet that the wire loses finishes serialisation on lazily drained `port`, which lets go of it.
+    WireLoss { port: u32 },
     /// A flow's retransmission timer may have expired (checked lazily against the flow's deadline).
     Rto { flow: u32 },
     /// A flow's receiver resequencing buffer flushes.
@@ -37,49 +50,85 @@ pub enum Event {
     Sample,
 }
 
-/// Heap entry: time in the high 64 bits of `key`, scheduling sequence in the low 64, so one integer comparison
-/// orders by time and then by scheduling order.
+/// The classes of simultaneous events, in the order they run (the top two bits of a key's low half).
+const DEPARTURE: u64 = 0;
+const ARRIVAL: u64 = 1 << 62;
+const OTHER: u64 = 2 << 62;
+
+/// The place of an arrival through port `via` among the arrivals of instant `at`: a 30-bit hash of both
+/// (a random-looking permutation per instant, independent from one instant to the next), then the port.
+#[inline]
+fn arrival_rank(at: Time, via: u32) -> u64 {
+    let mut z = at.0 ^ (via as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 34) << 32 | via as u64
+}
+
+/// The low half of the key of `ev`, due at `at` (see the module doc); `seq` is the scheduling sequence.
+#[inline]
+fn tie(at: Time, ev: &Event, seq: u64) -> u64 {
+    match *ev {
+        Event::TxDone { port } | Event::WireLoss { port } => DEPARTURE | port as u64,
+        Event::Arrive { via, .. } if via != u32::MAX => ARRIVAL | arrival_rank(at, via),
+        _ => OTHER | seq,
+    }
+}
+
+/// Queue entry: time and the class and tie-breaker ([`tie`]); `key()` puts the time in the high 64 bits so
+/// one integer comparison orders by time and then canonically.
 #[derive(Copy, Clone, Debug)]
 struct Entry {
-    key: u128,
+    at: u64,
+    tie: u64,
     ev: Event,
 }
 
 impl Entry {
-    fn at(&self) -> Time {
-        Time((self.key >> 64) as u64)
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.at as u128) << 64 | self.tie as u128
     }
 }
 
-impl PartialEq for Entry {
+/// A heap entry: earliest key on top.
+struct Pending(Entry);
+
+impl PartialEq for Pending {
     fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
+        self.0.key() == o.0.key()
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl Eq for Pending {}
+impl PartialOrd for Pending {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (then first-scheduled) on top.
+impl Ord for Pending {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest on top.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
+        o.0.key().cmp(&self.0.key())
     }
 }
 
-#[derive(Default)]
 pub struct Scheduler {
-    heap: BinaryHeap<Entry>,
+    heap: BinaryHeap<Pending>,
     next_seq: u64,
     now: Time,
     processed: u64,
 }
 
+impl Default for Scheduler {
+    fn default() -> Self {
+        Scheduler::new()
+    }
+}
+
 impl Scheduler {
     pub fn new() -> Scheduler {
-        Scheduler { heap: BinaryHeap::with_capacity(1 << 16), ..Default::default() }
+        Scheduler { heap: BinaryHeap::with_capacity(1 << 16), next_seq: 0, now: Time::ZERO, processed: 0 }
     }
 
     pub fn now(&self) -> Time {
@@ -96,21 +145,33 @@ impl Scheduler {
     }
 
     /// Schedules `ev` at absolute time `at`, which must not be in the past.
+    #[inline]
     pub fn at(&mut self, at: Time, ev: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
-        self.heap.push(Entry { key: (at.0 as u128) << 64 | self.next_seq as u128, ev });
+        debug_assert!(self.next_seq < 1 << 62);
+        self.heap.push(Pending(Entry { at: at.0, tie: tie(at, &ev, self.next_seq), ev }));
         self.next_seq += 1;
     }
 
     /// Time of the next event, if any.
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at())
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.heap.peek().map(|e| Time(e.0.at))
     }
 
     /// Removes the next event and advances the clock to it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
-        self.now = e.at();
+        self.pop_by(Time::MAX)
+    }
+
+    /// Removes the next event if it is due by `limit`, and advances the clock to it.
+    #[inline]
+    pub fn pop_by(&mut self, limit: Time) -> Option<(Time, Event)> {
+        if self.heap.peek()?.0.at > limit.0 {
+            return None;
+        }
+        let e = self.heap.pop().expect("peeked").0;
+        self.now = Time(e.at);
         self.processed += 1;
         Some((self.now, e.ev))
     }
@@ -136,6 +197,96 @@ mod tests {
         assert_eq!(order, vec![0, 1, 2, 3]);
         assert_eq!(s.now(), Time(5));
         assert_eq!(s.processed(), 4);
+    }
+
+    #[test]
+    fn simultaneous_events_run_departures_then_arrivals_then_the_rest_whatever_the_scheduling_order() {
+        let t = Time(1000);
+        let evs = [
+            Event::Sample,
+            Event::Arrive { node: 3, pkt: 7, via: 12 },
+            Event::TxDone { port: 9 },
+            Event::Rto { flow: 1 },
+            Event::Arrive { node: 3, pkt: 8, via: 5 },
+            Event::WireLoss { port: 4 },
+            Event::Arrive { node: 3, pkt: 9, via: u32::MAX },
+            Event::Arrive { node: 4, pkt: 10, via: 40 },
+        ];
+        let order = |perm: &[usize]| -> Vec<Event> {
+            let mut s = Scheduler::new();
+            for &i in perm {
+                s.at(t, evs[i]);
+            }
+            std::iter::from_fn(|| s.pop()).map(|(_, e)| e).collect()
+        };
+        let a = order(&[0, 1, 2, 3, 4, 5, 6, 7]);
+        let b = order(&[7, 6, 5, 4, 3, 2, 1, 0]);
+        // Departures by port, then arrivals over links (in an order of their own), then the rest as scheduled.
+        assert_eq!(&a[..2], &[Event::WireLoss { port: 4 }, Event::TxDone { port: 9 }]);
+        let arrivals = |v: &[Event]| v[2..5].to_vec();
+        assert!(arrivals(&a).iter().all(|e| matches!(e, Event::Arrive { via, .. } if *via != u32::MAX)));
+        assert_eq!(arrivals(&a), arrivals(&b), "arrivals ordered by themselves, not by scheduling");
+        assert_eq!(&a[5..], &[Event::Sample, Event::Rto { flow: 1 }, Event::Arrive { node: 3, pkt: 9, via: u32::MAX }]);
+        assert_eq!(&b[5..], &[Event::Arrive { node: 3, pkt: 9, via: u32::MAX }, Event::Rto { flow: 1 }, Event::Sample]);
+        // The order of simultaneous arrivals changes from one instant to the next (no port wins every tie).
+        let first_at = |at: u64| {
+            let mut s = Scheduler::new();
+            for via in [10, 11, 12, 13] {
+                s.at(Time(at), Event::Arrive { node: 0, pkt: via, via });
+            }
+            match s.pop().unwrap().1 {
+                Event::Arrive { via, .. } => via,
+                _ => unreachable!(),
+            }
+        };
+        let firsts: std::collections::BTreeSet<u32> = (1..200).map(|k| first_at(k * 1_200_000)).collect();
+        assert_eq!(firsts.len(), 4, "{firsts:?}");
+    }
+
+    #[test]
+    fn pops_in_exact_key_order_under_random_interleaving() {
+        // Reference: the minimum key of what is pending. Interleave pushes and pops as a simulation does,
+        // with delays from zero to a second, and event kinds of every class.
+        {
+            let mut rng = crate::rng::Rng::new(7);
+            let mut s = Scheduler::new();
+            let mut pending: Vec<(u128, u32)> = Vec::new();
+            let mut next_id = 0u32;
+            for _ in 0..50_000 {
+                if rng.below(3) > 0 || s.pending() == 0 {
+                    let delay = match rng.below(5) {
+                        0 => 0,
+                        1 => rng.below(2_000) as u64,
+                        2 => rng.below(1_000_000) as u64,
+                        3 => rng.below(100_000_000) as u64,
+                        _ => rng.below(1 << 40) as u64,
+                    };
+                    let at = Time(s.now().0 + delay);
+                    let id = next_id;
+                    next_id += 1;
+                    let ev = match rng.below(3) {
+                        0 => Event::TxDone { port: id },
+                        1 => Event::Arrive { node: 0, pkt: id, via: id },
+                        _ => Event::Rto { flow: id },
+                    };
+                    let seq = s.next_seq;
+                    s.at(at, ev);
+                    pending.push(((at.0 as u128) << 64 | tie(at, &ev, seq) as u128, id));
+                } else {
+                    let (t, e) = s.pop().unwrap();
+                    let id = match e {
+                        Event::TxDone { port } => port,
+                        Event::Arrive { pkt, .. } => pkt,
+                        Event::Rto { flow } => flow,
+                        _ => unreachable!(),
+                    };
+                    let min = pending.iter().enumerate().min_by_key(|(_, p)| p.0).map(|(i, _)| i).unwrap();
+                    let (key, want) = pending.swap_remove(min);
+                    assert_eq!((t.0, id), ((key >> 64) as u64, want));
+                }
+            }
+            assert_eq!(s.pending(), pending.len());
+        }
     }
 
     #[test]

@@ -47,7 +47,9 @@ pub(crate) struct SwitchState {
 #[inline]
 pub(crate) fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, sched: &mut Scheduler, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
     let n = &fabric.nodes[st.info.node as usize];
-    let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&fabric.ports, n.first_port, n.n_ports), facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
+    debug_assert_eq!(now, sched.now(), "balancers run at the event's time");
+    let ports = PortsView::new(&fabric.ports, n.first_port, n.n_ports, now);
+    let mut cx = SwitchCx { now, me: st.info, ports, facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
     let r = hook(&mut *st.lb, &mut cx);
     for (at, token) in alarms.drain(..) {
         sched.at(at, Event::SwitchAlarm { node: st.info.node, token });
@@ -60,10 +62,59 @@ impl Simulation {
         (node - self.fabric.hosts) as usize
     }
 
+    /// Makes every switch port lazily drained (`on`) or event-driven, except the ports of switches whose
+    /// balancer watches departures, which stay event-driven. Only before the run starts (ports empty).
+    pub fn set_lazy_ports(&mut self, on: bool) {
+        for i in 0..self.fabric.ports.len() {
+            let reverse = self.fabric.reverse_port(i as u32);
+            let port = &mut self.fabric.ports[i];
+            let lazy = on && port.owner >= self.fabric.hosts && !self.switches[(port.owner - self.fabric.hosts) as usize].hooks.departure;
+            port.set_lazy(lazy, reverse);
+        }
+    }
+
+    /// Pops the packets of lazy port `port_id` that have left by now: counted as sent there, and a packet
+    /// the wire lost is freed and counted as dropped.
+    pub(crate) fn pop_departed(&mut self, port_id: u32) {
+        self.pop_departed_by(port_id, self.sched.now());
+    }
+
+    /// [`Simulation::pop_departed`] by `now` (at the end of a run: by its end).
+    pub(crate) fn pop_departed_by(&mut self, port_id: u32, now: Time) {
+        let port = &mut self.fabric.ports[port_id as usize];
+        while let Some(d) = port.pop_departed(now) {
+            if d.lost() {
+                self.dropped += d.wire() as u64;
+                self.pkts.free(d.pid);
+            }
+        }
+    }
+
+    /// Payload bytes per (flow, uplink) that have left their source leaf: a lazy uplink counts a packet at
+    /// admission, so the packets it still holds (not departed: the caller popped the rest) are left out.
+    pub(crate) fn uplink_bytes_departed(&self) -> Vec<u64> {
+        let mut out = self.uplink_bytes.clone();
+        let hosts = self.fabric.hosts;
+        for port in self.fabric.ports.iter().filter(|p| p.is_lazy() && p.role == PortRole::LeafUp) {
+            for d in port.departures() {
+                let p = self.pkts.get(d.pid);
+                if p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == port.owner - hosts {
+                    out[p.flow as usize * self.uplinks + port.slot as usize] -= p.payload as u64;
+                }
+            }
+        }
+        out
+    }
+
     /// Puts packet `pid` into `port`'s queue: the port admits it (drop-tail, DCTCP marking), the owning
-    /// switch's balancer sees it, and the port starts serving if it was idle. Whether it was admitted (a
-    /// refused packet is counted as dropped and freed).
+    /// switch's balancer sees it, and the port starts serving if it was idle (a lazy port instead pops what
+    /// has left before admitting, and schedules the packet's arrival at the next hop). Whether it was
+    /// admitted (a refused packet is counted as dropped and freed).
     pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+        let lazy = self.fabric.ports[port_id as usize].is_lazy();
+        if lazy {
+            self.pop_departed(port_id);
+        }
         let port = &mut self.fabric.ports[port_id as usize];
         let p = self.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {
@@ -80,7 +131,21 @@ impl Simulation {
         }
         let port = &mut self.fabric.ports[port_id as usize];
         port.count_mark(was_ce, p.ecn.ce);
-        self.serve(now, port_id);
+        if lazy {
+            let d = *port.last_departure().expect("a lazy port records what it admits");
+            let (peer, delay, via, role, slot) = (port.peer, port.delay, port.reverse(), port.role, port.slot);
+            // Counted at admission; the result tables leave out what has not departed by the end.
+            if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - self.fabric.hosts {
+                self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
+            }
+            if d.lost() {
+                self.sched.at(d.at, Event::WireLoss { port: port_id });
+            } else {
+                self.sched.at(d.at + delay, Event::Arrive { node: peer, pkt: pid, via });
+            }
+        } else {
+            self.serve(now, port_id);
+        }
         true
     }
 
