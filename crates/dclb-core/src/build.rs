@@ -133,10 +133,14 @@ impl Simulation {
 
         let uplinks = fabric.facts.uplinks as usize;
         let stall_window = stall_window(cfg, &fabric, &tp);
+        // The scheduler's wheel slots span about the time between events of a busy fabric: a full-size
+        // packet's serialisation at the host rate, shared by every host (speed only, never results).
+        let mtu = crate::units::Bytes(fabric.facts.mtu_wire_bytes as u64);
+        let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64);
         let mut sim = Simulation {
             tp,
             host: HostParams::from_config(&cfg.transport),
-            sched: Scheduler::new(),
+            sched: Scheduler::with_slot_width(slot_width),
             pkts: PacketArena::new(),
             uplink_bytes: vec![0; flows.len() * uplinks],
             uplinks,
