@@ -310,7 +310,7 @@ fn port_table(sim: &Simulation, span: Time) -> Table {
     t.push("ecn_marks", Column::U64(pl.iter().map(|p| p.ecn_marks).collect()));
     t.push("peak_queue_bytes", Column::U64(pl.iter().map(|p| p.peak_queue_bytes).collect()));
     t.push("peak_queue_packets", Column::U64(pl.iter().map(|p| p.peak_queue_packets as u64).collect()));
-    t.push("avg_queue_bytes", Column::F64(pl.iter().map(|p| p.queue_area / span).collect()));
+    t.push("avg_queue_bytes", Column::F64(pl.iter().map(|p| p.queue_area as f64 / span).collect()));
     t
 }
 

@@ -199,8 +199,8 @@ pub struct Port {
     pub ecn_marks: u64,
     pub peak_queue_bytes: u64,
     pub peak_queue_packets: u32,
-    /// Integral of queued bytes over time, in byte-picoseconds, up to `area_updated`.
-    pub queue_area: f64,
+    /// Integral of queued bytes over time, in byte-picoseconds, up to `area_updated` (exact).
+    pub queue_area: u128,
     area_updated: Time,
 }
 
@@ -247,7 +247,7 @@ impl Port {
             ecn_marks: 0,
             peak_queue_bytes: 0,
             peak_queue_packets: 0,
-            queue_area: 0.0,
+            queue_area: 0,
             area_updated: Time::ZERO,
         }
     }
@@ -384,7 +384,7 @@ impl Port {
     pub fn account_area(&mut self, now: Time) {
         let dt = now.saturating_sub(self.area_updated);
         if dt.0 > 0 {
-            self.queue_area += self.queued_bytes as f64 * dt.0 as f64;
+            self.queue_area += self.queued_bytes as u128 * dt.0 as u128;
             self.area_updated = now;
         }
     }
