@@ -295,6 +295,11 @@ impl Port {
         self.control_kinds = kinds;
     }
 
+    /// The packet kinds served as a control class (see [`Port::set_control_kinds`]).
+    pub fn control_kinds(&self) -> u8 {
+        self.control_kinds
+    }
+
     /// Makes an idle port lazily drained (see the module doc), or event-driven again; `reverse` is the peer's
     /// own port on this link (the `via` of the arrivals the port schedules). A port with a control class
     /// stays event-driven; the answer is whether the port is lazy now.

@@ -5,8 +5,8 @@
 //! the next hop the moment it admits the packet and still see it run exactly where the event-driven port's
 //! arrival (scheduled when the packet's serialisation ends) would have:
 //!
-//! 1. **departures**: the end of a packet's serialisation on a port (`TxDone`, `WireLoss`), by port id; a
-//!    packet that leaves at `t` is gone for everything else that happens at `t`;
+//! 1. **departures**: the end of a packet's serialisation on a port (`TxDone`, `WireLoss`, `LeftNic`), by
+//!    port id; a packet that leaves at `t` is gone for everything else that happens at `t`;
 //! 2. **arrivals** over a link (`Arrive` through a port): by the port they come through, in an order
 //!    shuffled per instant (the port ids XOR a hash of the time), so no port wins every tie;
 //! 3. **everything else** (flow starts, timers, alarms, samples, packets made at a node): in the order they
@@ -32,6 +32,8 @@ pub enum Event {
     TxDone { port: u32 },
     /// A packet that the wire loses finishes serialisation on lazily drained `port`, which lets go of it.
     WireLoss { port: u32 },
+    /// Data packet `pkt` finishes serialisation on lazily drained host NIC `port`: its sender may send more.
+    LeftNic { port: u32, pkt: u32 },
     /// A flow's retransmission timer may have expired (checked lazily against the flow's deadline).
     Rto { flow: u32 },
     /// A flow's receiver resequencing buffer flushes.
@@ -70,7 +72,7 @@ fn arrival_rank(at: Time, via: u32) -> u64 {
 #[inline]
 fn tie(at: Time, ev: &Event, seq: u64) -> u64 {
     match *ev {
-        Event::TxDone { port } | Event::WireLoss { port } => DEPARTURE | port as u64,
+        Event::TxDone { port } | Event::WireLoss { port } | Event::LeftNic { port, .. } => DEPARTURE | port as u64,
         Event::Arrive { via, .. } if via != u32::MAX => ARRIVAL | arrival_rank(at, via),
         _ => OTHER | seq,
     }

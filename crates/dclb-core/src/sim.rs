@@ -211,6 +211,7 @@ impl Simulation {
             }
             Event::TxDone { port } => self.tx_done(now, port),
             Event::WireLoss { port } => self.pop_departed(port),
+            Event::LeftNic { port, pkt } => self.left_nic_event(now, port, pkt),
             Event::Rto { flow } => self.rto_event(now, flow),
             Event::Reseq { flow } => self.reseq_event(now, flow),
             Event::UdpTick { flow } => self.udp_tick(now, flow),

@@ -62,24 +62,38 @@ impl Simulation {
         (node - self.fabric.hosts) as usize
     }
 
-    /// Makes every switch port lazily drained (`on`) or event-driven, except the ports of switches whose
-    /// balancer watches departures, which stay event-driven. Only before the run starts (ports empty).
+    /// Makes ports lazily drained (`on`) or event-driven (`port.rs`). Lazy: every switch port, except those
+    /// of switches whose balancer watches departures; and every host NIC when no host has an edge balancer
+    /// (which picks a data packet's path when it starts serialisation) and ACKs do not take priority (a
+    /// second class breaks FIFO). Such a NIC serves one class: the probe kinds it would serve first are
+    /// never sent without edge balancers. Only before the run starts (ports empty).
     pub fn set_lazy_ports(&mut self, on: bool) {
+        let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
         for i in 0..self.fabric.ports.len() {
             let reverse = self.fabric.reverse_port(i as u32);
             let port = &mut self.fabric.ports[i];
-            let lazy = on && port.owner >= self.fabric.hosts && !self.switches[(port.owner - self.fabric.hosts) as usize].hooks.departure;
-            port.set_lazy(lazy, reverse);
+            let lazy = if port.owner >= self.fabric.hosts {
+                !self.switches[(port.owner - self.fabric.hosts) as usize].hooks.departure
+            } else {
+                let fifo = self.edges.is_empty() && port.control_kinds() & !probes == 0;
+                if fifo && on {
+                    port.set_control_kinds(0);
+                }
+                fifo
+            };
+            port.set_lazy(on && lazy, reverse);
         }
     }
 
     /// Pops the packets of lazy port `port_id` that have left by now: counted as sent there, and a packet
     /// the wire lost is freed and counted as dropped.
+    #[inline]
     pub(crate) fn pop_departed(&mut self, port_id: u32) {
         self.pop_departed_by(port_id, self.sched.now());
     }
 
     /// [`Simulation::pop_departed`] by `now` (at the end of a run: by its end).
+    #[inline]
     pub(crate) fn pop_departed_by(&mut self, port_id: u32, now: Time) {
         let port = &mut self.fabric.ports[port_id as usize];
         while let Some(d) = port.pop_departed(now) {
@@ -110,11 +124,80 @@ impl Simulation {
     /// switch's balancer sees it, and the port starts serving if it was idle (a lazy port instead pops what
     /// has left before admitting, and schedules the packet's arrival at the next hop). Whether it was
     /// admitted (a refused packet is counted as dropped and freed).
+    #[inline]
     pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
-        let lazy = self.fabric.ports[port_id as usize].is_lazy();
-        if lazy {
-            self.pop_departed(port_id);
+        if self.fabric.ports[port_id as usize].is_lazy() {
+            self.enqueue_lazy(now, port_id, pid)
+        } else {
+            self.enqueue_driven(now, port_id, pid)
         }
+    }
+
+    /// [`Simulation::enqueue`] on a lazy port: what has left goes, the packet's departure is fixed at
+    /// admission, and its arrival at the next hop is scheduled now. On a host NIC the packet leaves its
+    /// host when its serialisation starts (send timestamp), and a data packet's departure wakes its sender
+    /// ([`Event::LeftNic`], TCP small queues).
+    fn enqueue_lazy(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+        let hosts = self.fabric.hosts;
+        let port = &mut self.fabric.ports[port_id as usize];
+        while let Some(d) = port.pop_departed(now) {
+            if d.lost() {
+                self.dropped += d.wire() as u64;
+                self.pkts.free(d.pid);
+            }
+        }
+        let p = self.pkts.get_mut(pid);
+        let Some(was_ce) = port.admit(now, pid, p) else {
+            self.dropped += p.wire_bytes as u64;
+            self.pkts.free(pid);
+            return false;
+        };
+        let owner = port.owner;
+        let mut port = port;
+        if owner >= hosts {
+            let st = &mut self.switches[(owner - hosts) as usize];
+            if st.hooks.enqueue {
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
+                port = &mut self.fabric.ports[port_id as usize];
+            }
+            // Counted at admission; the result tables leave out what has not departed by the end.
+            if port.role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
+                self.uplink_bytes[p.flow as usize * self.uplinks + port.slot as usize] += p.payload as u64;
+            }
+        }
+        port.count_mark(was_ce, p.ecn.ce);
+        let d = *port.last_departure().expect("a lazy port records what it admits");
+        if owner < hosts {
+            if !matches!(p.kind, PacketKind::Ack | PacketKind::ProbeReply | PacketKind::SynAck) {
+                p.sent_at = d.at - port.tx_time(p.wire_bytes);
+            }
+            if p.kind == PacketKind::Data {
+                // Also pops the packet, lost or not: no WireLoss event of its own.
+                self.sched.at(d.at, Event::LeftNic { port: port_id, pkt: pid });
+                if d.lost() {
+                    return true;
+                }
+            }
+        }
+        if d.lost() {
+            self.sched.at(d.at, Event::WireLoss { port: port_id });
+        } else {
+            self.sched.at(d.at + port.delay, Event::Arrive { node: port.peer, pkt: pid, via: port.reverse() });
+        }
+        true
+    }
+
+    /// A data packet finished serialisation on lazy host NIC `port_id`: the NIC lets go of it and its
+    /// sender may send more ([`Simulation::left_nic`]).
+    pub(crate) fn left_nic_event(&mut self, now: Time, port_id: u32, pid: u32) {
+        let p = self.pkts.get(pid);
+        let (kind, flow, wire) = (p.kind, p.flow, p.wire_bytes);
+        self.pop_departed(port_id);
+        self.left_nic(now, kind, flow, wire);
+    }
+
+    /// [`Simulation::enqueue`] on an event-driven port.
+    fn enqueue_driven(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
         let port = &mut self.fabric.ports[port_id as usize];
         let p = self.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {
@@ -131,21 +214,7 @@ impl Simulation {
         }
         let port = &mut self.fabric.ports[port_id as usize];
         port.count_mark(was_ce, p.ecn.ce);
-        if lazy {
-            let d = *port.last_departure().expect("a lazy port records what it admits");
-            let (peer, delay, via, role, slot) = (port.peer, port.delay, port.reverse(), port.role, port.slot);
-            // Counted at admission; the result tables leave out what has not departed by the end.
-            if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - self.fabric.hosts {
-                self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
-            }
-            if d.lost() {
-                self.sched.at(d.at, Event::WireLoss { port: port_id });
-            } else {
-                self.sched.at(d.at + delay, Event::Arrive { node: peer, pkt: pid, via });
-            }
-        } else {
-            self.serve(now, port_id);
-        }
+        self.serve(now, port_id);
         true
     }
 
