@@ -124,8 +124,9 @@ pub struct Departure {
 
 impl Departure {
     const LOST: u32 = 1 << 31;
+    #[inline(always)]
     fn new(at: Time, wire: u32, pid: u32, lost: bool) -> Departure {
-        assert!(wire < Self::LOST, "a packet of 2 GB");
+        debug_assert!(wire < Self::LOST, "a packet of 2 GB");
         Departure { at, wire_lost: wire | if lost { Self::LOST } else { 0 }, pid }
     }
     #[inline]
@@ -141,6 +142,67 @@ impl Departure {
     #[inline]
     pub fn left_by(&self, now: Time) -> bool {
         self.at <= now
+    }
+}
+
+/// A lazy port's departures: a ring buffer whose capacity is a power of two (cheaper than a `VecDeque` on
+/// the hot path: a mask instead of a wrap test, no growth check but on push).
+#[derive(Clone, Debug, Default)]
+struct Ring {
+    buf: Vec<Departure>,
+    head: u32,
+    len: u32,
+}
+
+impl Ring {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.buf.len() as u32 - 1
+    }
+    #[inline(always)]
+    fn len(&self) -> u32 {
+        self.len
+    }
+    #[inline(always)]
+    fn get(&self, i: u32) -> Option<&Departure> {
+        (i < self.len).then(|| &self.buf[((self.head + i) & self.mask()) as usize])
+    }
+    #[inline(always)]
+    fn front(&self) -> Option<&Departure> {
+        self.get(0)
+    }
+    #[inline(always)]
+    fn back(&self) -> Option<&Departure> {
+        self.len.checked_sub(1).and_then(|i| self.get(i))
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        debug_assert!(self.len > 0);
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+    }
+    #[inline(always)]
+    fn push_back(&mut self, d: Departure) {
+        if self.len as usize == self.buf.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & self.mask();
+        self.buf[i as usize] = d;
+        self.len += 1;
+    }
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(8);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend((0..self.len).map(|i| *self.get(i).expect("in range")));
+        buf.resize(cap, Departure::new(Time::ZERO, 0, 0, false));
+        (self.buf, self.head) = (buf, 0);
+    }
+    fn iter(&self) -> impl Iterator<Item = &Departure> {
+        (0..self.len).map(move |i| self.get(i).expect("in range"))
+    }
+    fn capacity(&self) -> usize {
+        self.buf.len()
     }
 }
 
@@ -183,7 +245,7 @@ pub struct Port {
     /// Lazily drained (see the module doc): packets are in `departures`, not `queue`.
     lazy: bool,
     /// A lazy port's packets in FIFO order with their departure times.
-    departures: VecDeque<Departure>,
+    departures: Ring,
     /// A lazy port's serialiser is busy until then (the last admitted packet's departure).
     busy_until: Time,
     /// On a lazy port: the peer's own port on this link, through which its packets arrive there.
@@ -237,7 +299,7 @@ impl Port {
             service_end: Time::ZERO,
             service_bytes: 0,
             lazy: false,
-            departures: VecDeque::new(),
+            departures: Ring::default(),
             busy_until: Time::ZERO,
             reverse: u32::MAX,
             bytes_sent: 0,
@@ -284,7 +346,7 @@ impl Port {
     #[inline]
     pub fn queue_packets(&self) -> u32 {
         if self.lazy {
-            self.departures.len() as u32
+            self.departures.len()
         } else {
             (self.queue.len() + self.control.len()) as u32
         }
@@ -336,7 +398,7 @@ impl Port {
     #[inline]
     fn departed_by(&self, now: Time) -> (u32, u64) {
         let (mut n, mut bytes) = (0u32, 0u64);
-        for d in &self.departures {
+        for d in self.departures.iter() {
             if !d.left_by(now) {
                 break;
             }
@@ -360,7 +422,7 @@ impl Port {
     #[inline]
     pub fn queue_packets_at(&self, now: Time) -> u32 {
         if self.lazy {
-            self.departures.len() as u32 - self.departed_by(now).0
+            self.departures.len() - self.departed_by(now).0
         } else {
             self.queue_packets()
         }
@@ -400,7 +462,7 @@ impl Port {
     pub fn wait_time(&self, now: Time) -> Time {
         let (rest, waiting) = if self.lazy {
             let (n, bytes) = self.departed_by(now);
-            match self.departures.get(n as usize) {
+            match self.departures.get(n) {
                 // The first packet not departed is on the wire: the one ahead has left by now.
                 Some(head) => (head.at - now, self.queued_bytes - bytes - head.wire() as u64),
                 None => (Time::ZERO, 0),
@@ -450,6 +512,9 @@ impl Port {
     /// (see [`Port::last_departure`]).
     #[inline]
     pub fn admit(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
+        if self.lazy {
+            return self.admit_lazy(now, pid, pkt);
+        }
         if !self.up || self.would_overflow(pkt.wire_bytes) {
             self.drops += 1;
             return None;
@@ -459,14 +524,7 @@ impl Port {
             pkt.ecn.ce = true;
         }
         self.account_area(now);
-        if self.lazy {
-            let start = now.max(self.busy_until);
-            let tx = self.tx_time(pkt.wire_bytes);
-            pkt.queue_delay += start - now;
-            self.busy_until = start + tx;
-            let lost = self.draws_loss();
-            self.departures.push_back(Departure::new(self.busy_until, pkt.wire_bytes, pid, lost));
-        } else if self.control_kinds & pkt.kind.bit() != 0 {
+        if self.control_kinds & pkt.kind.bit() != 0 {
             self.control.push_back(pid);
         } else {
             self.queue.push_back(pid);
@@ -474,6 +532,36 @@ impl Port {
         self.queued_bytes += pkt.wire_bytes as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
         self.peak_queue_packets = self.peak_queue_packets.max(self.queue_packets());
+        pkt.enqueued_at = now;
+        Some(was_ce)
+    }
+
+    /// [`Port::admit`] on a lazy port (the caller popped what has left).
+    #[inline(always)]
+    fn admit_lazy(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
+        let wire = pkt.wire_bytes;
+        let packets = self.departures.len();
+        if !self.up || packets >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes {
+            self.drops += 1;
+            return None;
+        }
+        let was_ce = pkt.ecn.ce;
+        if pkt.ecn.ect && self.ecn_k.k > 0 {
+            let q = match self.ecn_k.unit {
+                QueueUnit::Packets => packets as u64,
+                QueueUnit::Bytes => self.queued_bytes,
+            };
+            pkt.ecn.ce |= q >= self.ecn_k.k;
+        }
+        self.account_area(now);
+        let start = now.max(self.busy_until);
+        pkt.queue_delay += start - now;
+        self.busy_until = start + self.tx_time(wire);
+        let lost = !matches!(self.fault, WireFault::None) && self.draws_loss();
+        self.departures.push_back(Departure::new(self.busy_until, wire, pid, lost));
+        self.queued_bytes += wire as u64;
+        self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
+        self.peak_queue_packets = self.peak_queue_packets.max(packets + 1);
         pkt.enqueued_at = now;
         Some(was_ce)
     }

@@ -115,8 +115,8 @@ struct Wheel {
     /// Bit `i % 64` of word `i / 64` set when slot `i` has a list.
     occupied: Vec<u64>,
     nodes: Vec<Node>,
-    /// Free nodes, most recently freed last.
-    free: Vec<u32>,
+    /// First free node (most recently freed), linked through `next`.
+    free: u32,
     /// The events of slot `cursor`, sorted descending (the next event last).
     current: Vec<Entry>,
     /// Absolute slot number (time >> slot_bits) of the current slot.
@@ -159,7 +159,7 @@ impl Wheel {
             heads: vec![NIL; SLOTS],
             occupied: vec![0; SLOTS / 64],
             nodes: Vec::with_capacity(1 << 12),
-            free: Vec::with_capacity(1 << 12),
+            free: NIL,
             current: Vec::with_capacity(64),
             cursor: 0,
             far: BinaryHeap::new(),
@@ -182,17 +182,15 @@ impl Wheel {
         }
         let i = (s as usize) & (SLOTS - 1);
         let node = Node { e, next: self.heads[i] };
-        let n = match self.free.pop() {
-            Some(n) => {
-                self.nodes[n as usize] = node;
-                n
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
-        self.heads[i] = n;
+        let n = self.free;
+        if n != NIL {
+            let slot = &mut self.nodes[n as usize];
+            self.free = slot.next;
+            *slot = node;
+        } else {
+            self.nodes.push(node);
+        }
+        self.heads[i] = if n != NIL { n } else { (self.nodes.len() - 1) as u32 };
         self.occupied[i / 64] |= 1 << (i % 64);
     }
 
@@ -268,10 +266,12 @@ impl Wheel {
         let mut n = std::mem::replace(&mut self.heads[i], NIL);
         self.occupied[i / 64] &= !(1 << (i % 64));
         while n != NIL {
-            let node = self.nodes[n as usize];
+            let node = &mut self.nodes[n as usize];
             self.current.push(node.e);
-            self.free.push(n);
-            n = node.next;
+            let next = node.next;
+            node.next = self.free;
+            self.free = n;
+            n = next;
         }
         match self.current.len() {
             0 | 1 => {}
@@ -330,9 +330,10 @@ impl Scheduler {
     }
 
     /// A scheduler whose wheel slots span `width` (rounded down to a power of two picoseconds, 1 ns to
-    /// 65 ns): about the mean time between events keeps slots short and few of them empty. Speed only.
+    /// 262 ns): a few times the mean time between events keeps slots short and few of them empty. Speed
+    /// only.
     pub fn with_slot_width(width: Time) -> Scheduler {
-        let bits = (63 - width.0.max(1).leading_zeros()).clamp(10, 16);
+        let bits = (63 - width.0.max(1).leading_zeros()).clamp(10, 18);
         Scheduler { queue: Wheel::new(bits), next_seq: 0, now: Time::ZERO, processed: 0 }
     }
 
@@ -449,8 +450,8 @@ mod tests {
     fn pops_in_exact_key_order_under_random_interleaving_on_any_wheel() {
         // Reference: the minimum key of what is pending. Interleave pushes and pops as a simulation does,
         // with delays from zero (the current slot) to beyond the wheel's window (the far heap), and event
-        // kinds of every class; on wheels with slots of 1 ns (so the window wraps often) and 65 ns.
-        for width in [Time(1 << 10), Time(1 << 16)] {
+        // kinds of every class; on wheels with slots of 1 ns (so the window wraps often) and 262 ns.
+        for width in [Time(1 << 10), Time(1 << 18)] {
             let mut rng = crate::rng::Rng::new(7);
             let mut s = Scheduler::with_slot_width(width);
             let mut pending: Vec<(u128, u32)> = Vec::new();
