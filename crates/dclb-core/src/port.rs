@@ -538,7 +538,7 @@ impl Port {
 
     /// [`Port::admit`] on a lazy port (the caller popped what has left).
     #[inline(always)]
-    fn admit_lazy(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
+    pub(crate) fn admit_lazy(&mut self, now: Time, pid: u32, pkt: &mut Packet) -> Option<bool> {
         let wire = pkt.wire_bytes;
         let packets = self.departures.len();
         if !self.up || packets >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes {

@@ -59,12 +59,11 @@ const OTHER: u64 = 2 << 62;
 
 /// The place of an arrival through port `via` among the arrivals of instant `at`: a 30-bit hash of both
 /// (a random-looking permutation per instant, independent from one instant to the next), then the port.
-#[inline]
+#[inline(always)]
 fn arrival_rank(at: Time, via: u32) -> u64 {
     let mut z = at.0 ^ (via as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
     (z >> 34) << 32 | via as u64
 }
 
@@ -356,6 +355,14 @@ impl Scheduler {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
         debug_assert!(self.next_seq < 1 << 62);
         self.queue.push(Entry { at: at.0, tie: tie(at, &ev, self.next_seq), ev });
+        self.next_seq += 1;
+    }
+
+    /// Schedules `Event::Arrive { node, pkt, via }` at `at` (the hot path's [`Scheduler::at`]).
+    #[inline(always)]
+    pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
+        debug_assert!(at >= self.now && via != u32::MAX);
+        self.queue.push(Entry { at: at.0, tie: ARRIVAL | arrival_rank(at, via), ev: Event::Arrive { node, pkt, via } });
         self.next_seq += 1;
     }
 

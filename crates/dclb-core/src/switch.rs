@@ -147,7 +147,7 @@ impl Simulation {
             }
         }
         let p = self.pkts.get_mut(pid);
-        let Some(was_ce) = port.admit(now, pid, p) else {
+        let Some(was_ce) = port.admit_lazy(now, pid, p) else {
             self.dropped += p.wire_bytes as u64;
             self.pkts.free(pid);
             return false;
@@ -182,7 +182,7 @@ impl Simulation {
         if d.lost() {
             self.sched.at(d.at, Event::WireLoss { port: port_id });
         } else {
-            self.sched.at(d.at + port.delay, Event::Arrive { node: port.peer, pkt: pid, via: port.reverse() });
+            self.sched.arrival(d.at + port.delay, port.peer, pid, port.reverse());
         }
         true
     }
