@@ -98,26 +98,24 @@ impl Entry {
 const SLOTS: usize = 1 << 16;
 const NIL: u32 = u32::MAX;
 
-/// A timing wheel over a binary heap. Events due within the window ahead of the current slot wait unsorted
-/// in their slot (a linked list through a pool of nodes, reused most recent first so they stay in cache);
-/// the slot the loop reaches is moved into a small sorted buffer, and events scheduled into it go to their
-/// place there. Events due beyond the window wait in a binary heap and move onto the wheel as the window
-/// reaches them. Scheduling costs a link into a slot; taking the next event a pop from the sorted buffer or,
-/// when it is empty, a look for the next occupied slot in a bitmap. A binary heap costs `log n` moves of an
-/// entry each time, and the loop holds one event per packet in flight. The slot width is set per run from
-/// the expected event rate ([`Scheduler::with_slot_width`]); it changes speed only, never the order.
+/// A timing wheel over a binary heap. Events due within the window of `SLOTS` slots from the current one
+/// wait in their slot, a list through a pool of nodes (reused most recent first, so they stay in cache)
+/// kept in key order: scheduling walks the slot's few events to its place, and taking the next event
+/// unlinks the head of the current slot, or when that is empty looks for the next occupied slot in a
+/// bitmap. Events due beyond the window wait in a binary heap and move onto the wheel as the window
+/// reaches them. A binary heap costs `log n` moves of an entry each time, and the loop holds one event per
+/// packet in flight. The slot width is set per run from the expected event rate
+/// ([`Scheduler::with_slot_width`]); it changes speed only, never the order.
 struct Wheel {
     /// Log2 of a slot's span in picoseconds.
     slot_bits: u32,
-    /// First node of each slot's list.
+    /// First node (earliest key) of each slot's list.
     heads: Vec<u32>,
     /// Bit `i % 64` of word `i / 64` set when slot `i` has a list.
     occupied: Vec<u64>,
     nodes: Vec<Node>,
     /// First free node (most recently freed), linked through `next`.
     free: u32,
-    /// The events of slot `cursor`, sorted descending (the next event last).
-    current: Vec<Entry>,
     /// Absolute slot number (time >> slot_bits) of the current slot.
     cursor: u64,
     /// Events due at or after slot `cursor + SLOTS`.
@@ -159,7 +157,6 @@ impl Wheel {
             occupied: vec![0; SLOTS / 64],
             nodes: Vec::with_capacity(1 << 12),
             free: NIL,
-            current: Vec::with_capacity(64),
             cursor: 0,
             far: BinaryHeap::new(),
             len: 0,
@@ -175,34 +172,50 @@ impl Wheel {
     fn push(&mut self, e: Entry) {
         self.len += 1;
         let s = self.slot_of(e.at);
-        if s.wrapping_sub(self.cursor).wrapping_sub(1) >= SLOTS as u64 - 1 {
-            // Not strictly inside the window: the current slot (or before it), or beyond the window.
+        if s.wrapping_sub(self.cursor) >= SLOTS as u64 {
+            // Beyond the window, or (after a look ahead that found nothing due) before the current slot,
+            // where it goes first.
             return self.push_aside(e, s);
         }
-        let i = (s as usize) & (SLOTS - 1);
-        let node = Node { e, next: self.heads[i] };
-        let n = self.free;
-        if n != NIL {
-            let slot = &mut self.nodes[n as usize];
-            self.free = slot.next;
-            *slot = node;
-        } else {
-            self.nodes.push(node);
-        }
-        self.heads[i] = if n != NIL { n } else { (self.nodes.len() - 1) as u32 };
-        self.occupied[i / 64] |= 1 << (i % 64);
+        self.link((s as usize) & (SLOTS - 1), e);
     }
 
-    /// The rarer pushes: into the slot being run (to its place in the sorted buffer; a time before the
-    /// current slot can only follow a look ahead that found nothing due, and sorts first), or beyond the
-    /// window.
+    /// Links `e` into slot `i` at its place by key.
+    #[inline(always)]
+    fn link(&mut self, i: usize, e: Entry) {
+        let n = self.free;
+        let n = if n != NIL {
+            self.free = self.nodes[n as usize].next;
+            n
+        } else {
+            self.nodes.push(Node { e, next: NIL });
+            (self.nodes.len() - 1) as u32
+        };
+        let key = e.key();
+        let head = self.heads[i];
+        if head == NIL || key < self.nodes[head as usize].e.key() {
+            self.nodes[n as usize] = Node { e, next: head };
+            self.heads[i] = n;
+            self.occupied[i / 64] |= 1 << (i % 64);
+            return;
+        }
+        let mut prev = head;
+        loop {
+            let next = self.nodes[prev as usize].next;
+            if next == NIL || key < self.nodes[next as usize].e.key() {
+                self.nodes[n as usize] = Node { e, next };
+                self.nodes[prev as usize].next = n;
+                return;
+            }
+            prev = next;
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn push_aside(&mut self, e: Entry, s: u64) {
-        if s <= self.cursor {
-            let key = e.key();
-            let at = self.current.partition_point(|x| x.key() > key);
-            self.current.insert(at, e);
+        if s < self.cursor {
+            self.link((self.cursor as usize) & (SLOTS - 1), e);
         } else {
             self.far.push(Far(e));
         }
@@ -231,8 +244,7 @@ impl Wheel {
         None
     }
 
-    /// With the sorted buffer empty: moves the cursor to the next event's slot and loads that slot into the
-    /// buffer; false if no event is pending.
+    /// With the current slot empty: moves the cursor to the next event's slot; false if none is pending.
     #[inline(never)]
     fn advance(&mut self) -> bool {
         if self.len == 0 {
@@ -246,62 +258,54 @@ impl Wheel {
             (None, Some(f)) => f,
             (None, None) => unreachable!("events are pending"),
         };
-        // The window moved: bring the far events it now covers onto the wheel (those of the new current
-        // slot straight into the buffer).
+        // The window moved: bring the far events it now covers onto the wheel.
         while let Some(f) = self.far.peek() {
-            if self.slot_of(f.0.at) - self.cursor >= SLOTS as u64 {
+            let s = self.slot_of(f.0.at);
+            if s - self.cursor >= SLOTS as u64 {
                 break;
             }
             let Far(e) = self.far.pop().expect("peeked");
-            self.len -= 1;
-            if self.slot_of(e.at) == self.cursor {
-                self.len += 1;
-                self.current.push(e);
-            } else {
-                self.push(e);
-            }
-        }
-        let i = (self.cursor as usize) & (SLOTS - 1);
-        let mut n = std::mem::replace(&mut self.heads[i], NIL);
-        self.occupied[i / 64] &= !(1 << (i % 64));
-        while n != NIL {
-            let node = &mut self.nodes[n as usize];
-            self.current.push(node.e);
-            let next = node.next;
-            node.next = self.free;
-            self.free = n;
-            n = next;
-        }
-        match self.current.len() {
-            0 | 1 => {}
-            2 => {
-                if self.current[0].key() < self.current[1].key() {
-                    self.current.swap(0, 1);
-                }
-            }
-            _ => self.current.sort_unstable_by(|a, b| b.key().cmp(&a.key())),
+            self.link((s as usize) & (SLOTS - 1), e);
         }
         true
     }
 
-    fn peek(&mut self) -> Option<&Entry> {
-        if self.current.is_empty() && !self.advance() {
+    /// The node at the head of the current slot, moving to the next occupied slot if needed.
+    #[inline(always)]
+    fn head(&mut self) -> Option<u32> {
+        let i = (self.cursor as usize) & (SLOTS - 1);
+        let h = self.heads[i];
+        if h != NIL {
+            return Some(h);
+        }
+        if !self.advance() {
             return None;
         }
-        self.current.last()
+        Some(self.heads[(self.cursor as usize) & (SLOTS - 1)])
+    }
+
+    fn peek(&mut self) -> Option<&Entry> {
+        let h = self.head()?;
+        Some(&self.nodes[h as usize].e)
     }
 
     /// Takes the next event if its key is at most `limit`.
     #[inline(always)]
     fn pop_by(&mut self, limit: u128) -> Option<Entry> {
-        if self.current.is_empty() && !self.advance() {
+        let h = self.head()?;
+        let node = self.nodes[h as usize];
+        if node.e.key() > limit {
             return None;
         }
-        if self.current.last().expect("loaded").key() > limit {
-            return None;
+        let i = (self.cursor as usize) & (SLOTS - 1);
+        self.heads[i] = node.next;
+        if node.next == NIL {
+            self.occupied[i / 64] &= !(1 << (i % 64));
         }
+        self.nodes[h as usize].next = self.free;
+        self.free = h;
         self.len -= 1;
-        self.current.pop()
+        Some(node.e)
     }
 
     fn len(&self) -> usize {
@@ -363,7 +367,6 @@ impl Scheduler {
     pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
         debug_assert!(at >= self.now && via != u32::MAX);
         self.queue.push(Entry { at: at.0, tie: ARRIVAL | arrival_rank(at, via), ev: Event::Arrive { node, pkt, via } });
-        self.next_seq += 1;
     }
 
     /// Time of the next event, if any.
