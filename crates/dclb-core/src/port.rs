@@ -207,63 +207,73 @@ impl Ring {
 }
 
 /// One direction of a link: the egress queue of `owner` towards `peer`.
+///
+/// `repr(C)` keeps the fields in this order: what admission and popping on a lazy port touch comes first,
+/// in two cache lines (the switch path touches one port per hop, and a port's fields spread over four lines
+/// cost a cache miss each).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Port {
-    pub owner: u32,
-    pub peer: u32,
-    pub role: PortRole,
-    /// See [`PortLink::slot`].
-    pub slot: u32,
-    pub rate: Rate,
-    /// Picoseconds per byte when the rate divides 8e12 exactly (every usual rate does), else 0.
-    ps_per_byte: u64,
-    pub delay: Time,
-    pub up: bool,
-    /// Buffer limit in packets (`u32::MAX` when limited by bytes).
-    pub cap_packets: u32,
+    // --- hot: admission and popping ---
+    /// Bytes queued, the packet in service included; on a lazy port, of every packet not yet popped
+    /// (read it through [`Port::queue_bytes_at`]).
+    pub queued_bytes: u64,
+    /// A lazy port's serialiser is busy until then (the last admitted packet's departure).
+    busy_until: Time,
     /// Buffer limit in bytes (`u64::MAX` when limited by packets).
     pub cap_bytes: u64,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (every usual rate does), else 0.
+    ps_per_byte: u64,
+    /// A lazy port's packets in FIFO order with their departure times.
+    departures: Ring,
+    /// Integral of queued bytes over time, in byte-picoseconds (exact): on an event-driven port up to
+    /// `area_updated`; on a lazy port every admitted packet's bytes times its whole time in the queue
+    /// (the same integral, read through [`Port::queue_area_by`]).
+    queue_area: u128,
+    area_updated: Time,
+    pub delay: Time,
     /// ECN marking threshold (DCTCP's K).
     pub ecn_k: Threshold,
+    pub peak_queue_bytes: u64,
+    /// Buffer limit in packets (`u32::MAX` when limited by bytes).
+    pub cap_packets: u32,
+    pub peak_queue_packets: u32,
+    pub owner: u32,
+    pub peer: u32,
+    /// On a lazy port: the peer's own port on this link, through which its packets arrive there.
+    reverse: u32,
+    /// See [`PortLink::slot`].
+    pub slot: u32,
+    /// Packets refused at admission: buffer full, or the link down.
+    pub drops: u64,
+    pub ecn_marks: u64,
+    /// A lazy port's admitted packets and bytes (what it has sent is these less what it still holds).
+    admitted_packets: u64,
+    admitted_bytes: u64,
+    /// Lazily drained (see the module doc): packets are in `departures`, not `queue`.
+    lazy: bool,
+    pub up: bool,
+    pub role: PortRole,
+    /// Packet kinds of the control class, as a set of [`crate::packet::PacketKind::bit`]; empty: one FIFO.
+    control_kinds: u8,
     pub fault: WireFault,
 
-    // --- live state ---
+    // --- the rest ---
+    pub rate: Rate,
     /// Queued packets (arena ids); the head is the one on the wire while `busy` and not `serving_control`.
     queue: VecDeque<u32>,
     /// Packets of the control class, served before `queue`; the head is on the wire while `serving_control`.
     control: VecDeque<u32>,
-    /// Packet kinds of the control class, as a set of [`crate::packet::PacketKind::bit`]; empty: one FIFO.
-    control_kinds: u8,
     serving_control: bool,
-    /// Bytes queued, the packet in service included; on a lazy port, of every packet not yet popped
-    /// (read it through [`Port::queue_bytes_at`]).
-    pub queued_bytes: u64,
     busy: bool,
     /// While `busy`: when the packet on the wire finishes serialisation, and its wire bytes.
     service_end: Time,
     service_bytes: u64,
-    /// Lazily drained (see the module doc): packets are in `departures`, not `queue`.
-    lazy: bool,
-    /// A lazy port's packets in FIFO order with their departure times.
-    departures: Ring,
-    /// A lazy port's serialiser is busy until then (the last admitted packet's departure).
-    busy_until: Time,
-    /// On a lazy port: the peer's own port on this link, through which its packets arrive there.
-    reverse: u32,
-
-    // --- counters ---
-    pub bytes_sent: u64,
-    pub packets_sent: u64,
-    /// Packets refused at admission: buffer full, or the link down.
-    pub drops: u64,
+    /// An event-driven port's packets and bytes sent (see [`Port::bytes_sent`]).
+    bytes_sent: u64,
+    packets_sent: u64,
     /// Packets lost on the wire to a [`WireFault`].
     pub wire_losses: u64,
-    pub ecn_marks: u64,
-    pub peak_queue_bytes: u64,
-    pub peak_queue_packets: u32,
-    /// Integral of queued bytes over time, in byte-picoseconds, up to `area_updated` (exact).
-    pub queue_area: u128,
-    area_updated: Time,
 }
 
 fn exact_ps_per_byte(rate: Rate) -> u64 {
@@ -278,39 +288,41 @@ fn exact_ps_per_byte(rate: Rate) -> u64 {
 impl Port {
     pub fn new(link: PortLink, buffer: Buffer, ecn_k: Threshold) -> Port {
         Port {
+            queued_bytes: 0,
+            busy_until: Time::ZERO,
+            cap_bytes: buffer.bytes,
+            ps_per_byte: exact_ps_per_byte(link.rate),
+            departures: Ring::default(),
+            queue_area: 0,
+            area_updated: Time::ZERO,
+            delay: link.delay,
+            ecn_k,
+            peak_queue_bytes: 0,
+            cap_packets: buffer.packets,
+            peak_queue_packets: 0,
             owner: link.owner,
             peer: link.peer,
-            role: link.role,
+            reverse: u32::MAX,
             slot: link.slot,
-            rate: link.rate,
-            ps_per_byte: exact_ps_per_byte(link.rate),
-            delay: link.delay,
+            drops: 0,
+            ecn_marks: 0,
+            admitted_packets: 0,
+            admitted_bytes: 0,
+            lazy: false,
             up: true,
-            cap_packets: buffer.packets,
-            cap_bytes: buffer.bytes,
-            ecn_k,
+            role: link.role,
+            control_kinds: 0,
             fault: WireFault::None,
+            rate: link.rate,
             queue: VecDeque::new(),
             control: VecDeque::new(),
-            control_kinds: 0,
             serving_control: false,
-            queued_bytes: 0,
             busy: false,
             service_end: Time::ZERO,
             service_bytes: 0,
-            lazy: false,
-            departures: Ring::default(),
-            busy_until: Time::ZERO,
-            reverse: u32::MAX,
             bytes_sent: 0,
             packets_sent: 0,
-            drops: 0,
             wire_losses: 0,
-            ecn_marks: 0,
-            peak_queue_bytes: 0,
-            peak_queue_packets: 0,
-            queue_area: 0,
-            area_updated: Time::ZERO,
         }
     }
 
@@ -438,12 +450,41 @@ impl Port {
             return None;
         }
         self.departures.pop_front();
-        self.account_area(d.at);
         self.queued_bytes -= d.wire() as u64;
-        self.bytes_sent += d.wire() as u64;
-        self.packets_sent += 1;
-        self.wire_losses += d.lost() as u64;
+        if d.lost() {
+            self.wire_losses += 1;
+        }
         Some(d)
+    }
+
+    /// Bytes this port has sent (serialised): on a lazy port, call after popping what has left.
+    pub fn bytes_sent(&self) -> u64 {
+        if self.lazy {
+            self.admitted_bytes - self.queued_bytes
+        } else {
+            self.bytes_sent
+        }
+    }
+
+    /// Packets this port has sent (serialised): on a lazy port, call after popping what has left.
+    pub fn packets_sent(&self) -> u64 {
+        if self.lazy {
+            self.admitted_packets - self.departures.len() as u64
+        } else {
+            self.packets_sent
+        }
+    }
+
+    /// The queue-area integral up to `end` (exact byte-picoseconds; the time-averaged queue is this over
+    /// the run's span): an event-driven port brings it up to `end`; a lazy one, which counts each packet's
+    /// whole stay at admission, leaves out the part of the packets still queued that falls after `end`.
+    pub fn queue_area_by(&mut self, end: Time) -> u128 {
+        if !self.lazy {
+            self.account_area(end);
+            return self.queue_area;
+        }
+        let after: u128 = self.departures.iter().filter(|d| d.at > end).map(|d| d.wire() as u128 * (d.at - end).0 as u128).sum();
+        self.queue_area - after
     }
 
     /// Brings the queue-area integral (for the time-averaged queue) up to `now`.
@@ -553,12 +594,15 @@ impl Port {
             };
             pkt.ecn.ce |= q >= self.ecn_k.k;
         }
-        self.account_area(now);
         let start = now.max(self.busy_until);
         pkt.queue_delay += start - now;
         self.busy_until = start + self.tx_time(wire);
+        // The packet's whole stay in the queue, from now to its departure.
+        self.queue_area += wire as u128 * (self.busy_until - now).0 as u128;
         let lost = !matches!(self.fault, WireFault::None) && self.draws_loss();
         self.departures.push_back(Departure::new(self.busy_until, wire, pid, lost));
+        self.admitted_packets += 1;
+        self.admitted_bytes += wire as u64;
         self.queued_bytes += wire as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
         self.peak_queue_packets = self.peak_queue_packets.max(packets + 1);
@@ -792,11 +836,10 @@ mod tests {
         let end = ns(100_000);
         driven.catch_up(end, &mut pkts);
         while lazy.pop_departed(end).is_some() {}
-        for p in [&mut driven.port, &mut lazy] {
-            p.account_area(end);
-        }
-        let counters = |p: &Port| (p.bytes_sent, p.packets_sent, p.drops, p.ecn_marks, p.peak_queue_bytes, p.peak_queue_packets, p.queue_area, p.queued_bytes);
-        assert_eq!(counters(&lazy), counters(&driven.port));
+        let counters = |p: &mut Port| (p.bytes_sent(), p.packets_sent(), p.drops, p.ecn_marks, p.peak_queue_bytes, p.peak_queue_packets, p.queue_area_by(end), p.queued_bytes);
+        assert_eq!(counters(&mut lazy), counters(&mut driven.port));
+        // Mid-run, with packets still queued, the area up to then agrees too.
+        assert_eq!(lazy.queue_area_by(end), driven.port.queue_area_by(end));
         // The lazy port adds a packet's wait when it admits it, the driven one when its service starts.
         for (a, b) in pairs {
             assert_eq!(pkts.get(a).queue_delay, pkts.get(b).queue_delay);
