@@ -67,18 +67,19 @@ fn arrival_rank(at: Time, via: u32) -> u64 {
     (z >> 34) << 32 | via as u64
 }
 
-/// The low half of the key of `ev`, due at `at` (see the module doc); `seq` is the scheduling sequence.
+/// The stored half of the tie-breaker of `ev` (see the module doc): the class in the top two bits, then the
+/// port for a departure, the ingress port for an arrival (its hash is taken only when two arrivals meet:
+/// [`Entry::key`]), the scheduling sequence `seq` for the rest.
 #[inline]
-fn tie(at: Time, ev: &Event, seq: u64) -> u64 {
+fn tie(ev: &Event, seq: u64) -> u64 {
     match *ev {
         Event::TxDone { port } | Event::WireLoss { port } | Event::LeftNic { port, .. } => DEPARTURE | port as u64,
-        Event::Arrive { via, .. } if via != u32::MAX => ARRIVAL | arrival_rank(at, via),
+        Event::Arrive { via, .. } if via != u32::MAX => ARRIVAL | via as u64,
         _ => OTHER | seq,
     }
 }
 
-/// Queue entry: time and the class and tie-breaker ([`tie`]); `key()` puts the time in the high 64 bits so
-/// one integer comparison orders by time and then canonically. (Two `u64`s rather than a `u128`: 8-byte
+/// Queue entry: time and the stored tie-breaker ([`tie`]). (Two `u64`s rather than a `u128`: 8-byte
 /// alignment keeps an entry and its link in 40 bytes.)
 #[derive(Copy, Clone, Debug)]
 struct Entry {
@@ -88,9 +89,25 @@ struct Entry {
 }
 
 impl Entry {
+    /// The full key: time in the high 64 bits, then the class and the tie-breaker (an arrival's hashed
+    /// rank), so one integer comparison orders by time and then canonically.
     #[inline(always)]
     fn key(&self) -> u128 {
-        (self.at as u128) << 64 | self.tie as u128
+        let tie = if self.tie & !(ARRIVAL - 1) == ARRIVAL { ARRIVAL | arrival_rank(Time(self.at), self.tie as u32) } else { self.tie };
+        (self.at as u128) << 64 | tie as u128
+    }
+
+    /// Whether this entry runs before `o`: the order of [`Entry::key`], hashing only for two arrivals at the
+    /// same instant (the stored ties order every other pair the same way).
+    #[inline(always)]
+    fn precedes(&self, o: &Entry) -> bool {
+        if self.at != o.at {
+            return self.at < o.at;
+        }
+        if self.tie & o.tie & ARRIVAL != 0 && (self.tie | o.tie) & OTHER == 0 {
+            return self.key() < o.key();
+        }
+        self.tie < o.tie
     }
 }
 
@@ -191,9 +208,8 @@ impl Wheel {
             self.nodes.push(Node { e, next: NIL });
             (self.nodes.len() - 1) as u32
         };
-        let key = e.key();
         let head = self.heads[i];
-        if head == NIL || key < self.nodes[head as usize].e.key() {
+        if head == NIL || e.precedes(&self.nodes[head as usize].e) {
             self.nodes[n as usize] = Node { e, next: head };
             self.heads[i] = n;
             self.occupied[i / 64] |= 1 << (i % 64);
@@ -202,7 +218,7 @@ impl Wheel {
         let mut prev = head;
         loop {
             let next = self.nodes[prev as usize].next;
-            if next == NIL || key < self.nodes[next as usize].e.key() {
+            if next == NIL || e.precedes(&self.nodes[next as usize].e) {
                 self.nodes[n as usize] = Node { e, next };
                 self.nodes[prev as usize].next = n;
                 return;
@@ -289,12 +305,12 @@ impl Wheel {
         Some(&self.nodes[h as usize].e)
     }
 
-    /// Takes the next event if its key is at most `limit`.
+    /// Takes the next event if it is due at or before `limit` (picoseconds).
     #[inline(always)]
-    fn pop_by(&mut self, limit: u128) -> Option<Entry> {
+    fn pop_by(&mut self, limit: u64) -> Option<Entry> {
         let h = self.head()?;
         let node = self.nodes[h as usize];
-        if node.e.key() > limit {
+        if node.e.at > limit {
             return None;
         }
         let i = (self.cursor as usize) & (SLOTS - 1);
@@ -358,7 +374,7 @@ impl Scheduler {
     pub fn at(&mut self, at: Time, ev: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
         debug_assert!(self.next_seq < 1 << 62);
-        self.queue.push(Entry { at: at.0, tie: tie(at, &ev, self.next_seq), ev });
+        self.queue.push(Entry { at: at.0, tie: tie(&ev, self.next_seq), ev });
         self.next_seq += 1;
     }
 
@@ -366,7 +382,7 @@ impl Scheduler {
     #[inline(always)]
     pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
         debug_assert!(at >= self.now && via != u32::MAX);
-        self.queue.push(Entry { at: at.0, tie: ARRIVAL | arrival_rank(at, via), ev: Event::Arrive { node, pkt, via } });
+        self.queue.push(Entry { at: at.0, tie: ARRIVAL | via as u64, ev: Event::Arrive { node, pkt, via } });
     }
 
     /// Time of the next event, if any.
@@ -383,7 +399,7 @@ impl Scheduler {
     /// Removes the next event if it is due by `limit`, and advances the clock to it.
     #[inline]
     pub fn pop_by(&mut self, limit: Time) -> Option<(Time, Event)> {
-        let e = self.queue.pop_by((limit.0 as u128) << 64 | u64::MAX as u128)?;
+        let e = self.queue.pop_by(limit.0)?;
         self.now = Time(e.at);
         self.processed += 1;
         Some((self.now, e.ev))
@@ -485,7 +501,7 @@ mod tests {
                     };
                     let seq = s.next_seq;
                     s.at(at, ev);
-                    pending.push(((at.0 as u128) << 64 | tie(at, &ev, seq) as u128, id));
+                    pending.push((Entry { at: at.0, tie: tie(&ev, seq), ev }.key(), id));
                 } else {
                     let (t, e) = s.pop().unwrap();
                     let id = match e {
