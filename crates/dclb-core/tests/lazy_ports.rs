@@ -93,3 +93,28 @@ fn wire_faults_failed_links_and_a_horizon_give_the_same_tables() {
     cfg.lb.scheme = "ecmp".into();
     same_both_ways(&cfg, "ecmp with faults and a horizon");
 }
+
+/// The no-progress watchdog (`sim.rs`) judges progress by what receivers get (new in-order data, a flow's
+/// end), never by port events: a run whose flows are stuck on a black hole stops the same way with lazy
+/// and event-driven ports (same message, same flows active, same last progress), though the lazy run has
+/// no transmission-done events to wake the watchdog.
+#[test]
+fn a_stalled_run_stops_the_same_way_with_lazy_and_event_driven_ports() {
+    use dclb_core::config::{Direction, TransportKind};
+    let mut cfg = fabric(2, 4, 4);
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, blackhole: true, direction: Direction::Up, ..Default::default() });
+    let flows: Vec<(f64, u32, u32, u64)> = (0..40).map(|i| (i as f64 * 20.0, i % 4, 4 + (i / 4) % 4, 50 * 1460)).collect();
+    cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
+    let stop = |lazy: bool| {
+        let mut sim = Simulation::new(&cfg).expect("valid scenario");
+        if !lazy {
+            sim.set_lazy_ports(false);
+        }
+        sim.run_to_end();
+        (sim.error().map(str::to_owned), sim.flows_ended(), sim.now())
+    };
+    let (lazy, driven) = (stop(true), stop(false));
+    let msg = lazy.0.as_deref().expect("the stalled run stops with an error");
+    assert!(msg.starts_with("run: no progress for"), "{msg}");
+    assert_eq!(lazy, driven);
+}
