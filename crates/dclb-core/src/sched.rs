@@ -327,6 +327,15 @@ impl Wheel {
     fn len(&self) -> usize {
         self.len
     }
+
+    /// Bytes held: the slot heads and bitmap (fixed), the node pool (as large as the most events ever
+    /// pending at once, since nodes are reused) and the far heap.
+    fn footprint_bytes(&self) -> usize {
+        self.heads.capacity() * std::mem::size_of::<u32>()
+            + self.occupied.capacity() * std::mem::size_of::<u64>()
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.far.capacity() * std::mem::size_of::<Far>()
+    }
 }
 
 pub struct Scheduler {
@@ -367,6 +376,11 @@ impl Scheduler {
 
     pub fn pending(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Bytes the scheduler holds (for the memory watchdog).
+    pub fn footprint_bytes(&self) -> usize {
+        self.queue.footprint_bytes()
     }
 
     /// Schedules `ev` at absolute time `at`, which must not be in the past.

@@ -37,7 +37,7 @@ use crate::fabric::{Fabric, NodeKind};
 use crate::host::{EdgeState, Flow, HostParams};
 use crate::metrics::Sampler;
 use crate::lb::{Alarms, ProbeRequest, Reflect};
-use crate::memory::{self, MemoryLimit, BYTES_PER_EVENT, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
+use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
 use crate::metrics::Results;
 use crate::packet::{Packet, PacketArena};
 use crate::sched::{Event, Scheduler};
@@ -170,7 +170,7 @@ impl Simulation {
     /// it over its memory limit.
     fn watch_memory(&mut self, now: Time) {
         let Some(limit) = &self.memory_limit else { return };
-        let packets = (self.pkts.footprint_bytes() + self.sched.pending() * BYTES_PER_EVENT) as f64;
+        let packets = (self.pkts.footprint_bytes() + self.sched.footprint_bytes()) as f64;
         let rows = self.sampler.as_ref().map_or(0, |s| s.rows());
         let sampled = rows as f64 * BYTES_PER_SAMPLE_ROW;
         let total = self.fixed_bytes + packets + sampled;
