@@ -8,6 +8,9 @@
 //! floats with the shortest text that round-trips, so two digests agree only if every value agrees bit for bit.
 //! `--digest` also prints a digest of the per-port table.
 //!
+//! It also prints the cost model's counts: packets serialised on any port (hops), data packets sent, events
+//! per data packet.
+//!
 //! Other options: `--event-driven` runs every port event-driven (no lazily drained switch ports; for
 //! comparing the two), `--dump PREFIX` writes the flow, port and switch tables as `PREFIX.{flows,ports,switches}.tsv`
 //! (one row per line, values as `Debug` prints them) for diffing two runs.
@@ -80,6 +83,12 @@ fn main() {
     println!("flows {} completed {} | events {} | wall {:.3} s (setup {:.3} s) | {:.2} M events/s | sim {:.1} ms | engine ~{:.1} MB, peak packets {} peak active flows {}",
         s.flows_total, s.flows_completed, s.events, wall, build, s.events as f64 / wall / 1e6, s.sim_time_us / 1e3,
         s.engine_bytes as f64 / 1e6, s.peak_packets_in_flight, s.peak_flows_active);
+    // The cost model's denominators (docs/performance.md): packets serialised on any port (hops) and data
+    // packets sent by the flows' senders (retransmissions included).
+    let hops: u64 = r.ports.u64s("packets_sent").iter().sum();
+    let data: u64 = r.flows.u64s("packets_sent").iter().sum();
+    println!("hops {hops} | data packets {data} | {:.2} events per data packet | {:.2} hops per data packet",
+        s.events as f64 / data.max(1) as f64, hops as f64 / data.max(1) as f64);
     if digest {
         let flows = fnv1a(format!("{:?}", r.flows.columns).as_bytes());
         let counters = fnv1a(format!("{} {:?}", s.probes_sent, s.scheme_counters).as_bytes());
