@@ -239,15 +239,16 @@ def workloads_cmd(as_json: bool) -> None:
 
 
 @cli.command("bench")
+@click.option("--scenario", "scenario", type=click.Choice(["s1", "p1"]), default="s1", show_default=True, help="S1 (4x4x8, 10G) or P1 (10x10x20, 40G).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override a field of the benchmark scenario.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def bench_cmd(overrides: tuple[str, ...], as_json: bool) -> None:
-    """Run benchmark scenario S1 and report events/s, wall time and peak memory."""
+def bench_cmd(scenario: str, overrides: tuple[str, ...], as_json: bool) -> None:
+    """Run a benchmark scenario (S1 by default, or P1) and report events/s, wall time and peak memory."""
     from .bench import run_bench
 
     bar, update = _progress_bar(0, enabled=not as_json)
     with bar:
-        report = run_bench(list(overrides), progress=update)
+        report = run_bench(list(overrides), scenario, progress=update)
     if as_json:
         click.echo(_json_text(report))
         return

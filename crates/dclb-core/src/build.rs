@@ -133,10 +133,15 @@ impl Simulation {
 
         let uplinks = fabric.facts.uplinks as usize;
         let stall_window = stall_window(cfg, &fabric, &tp);
+        // The scheduler's wheel slots span a few times the time between events of a busy fabric (about a
+        // full-size packet's serialisation at the host rate, shared by every host): six times that gave the
+        // fewest instructions on S1 and P1 (speed only, never results).
+        let mtu = crate::units::Bytes(fabric.facts.mtu_wire_bytes as u64);
+        let slot_width = Time(6 * fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64);
         let mut sim = Simulation {
             tp,
             host: HostParams::from_config(&cfg.transport),
-            sched: Scheduler::new(),
+            sched: Scheduler::with_slot_width(slot_width),
             pkts: PacketArena::new(),
             uplink_bytes: vec![0; flows.len() * uplinks],
             uplinks,
@@ -187,6 +192,7 @@ impl Simulation {
             sim.sampler = Some(Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone()));
             sim.sched.at(Time::ZERO, Event::Sample);
         }
+        sim.set_lazy_ports(true);
         if sim.flows.is_empty() && sim.horizon == Time::MAX {
             sim.finished = true;
         }

@@ -45,9 +45,6 @@ const BALANCER_BYTES_PER_LEAF_PATH: f64 = 16.0;
 /// Per (host, destination leaf, path) of an edge scheme: weights and timers (Clove's, for one).
 const EDGE_BYTES_PER_HOST_PATH: f64 = 24.0;
 
-/// Bytes of one pending event in the scheduler's heap.
-pub const BYTES_PER_EVENT: usize = 32;
-
 /// The running simulation adds up its memory every this many events.
 pub const WATCH_EVENTS: u64 = 1 << 16;
 

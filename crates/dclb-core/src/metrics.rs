@@ -201,14 +201,25 @@ impl Sampler {
 impl Simulation {
     /// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
     pub(crate) fn sample(&mut self, now: Time) {
-        let Some(s) = self.sampler.as_mut() else { return };
+        if self.sampler.is_none() {
+            return;
+        }
+        // Lazily drained ports first let go of what has left by now.
+        let ports = std::mem::take(&mut self.sampler.as_mut().expect("sampler").ports);
+        for &p in &ports {
+            if self.fabric.ports[p as usize].is_lazy() {
+                self.pop_departed(p);
+            }
+        }
+        let s = self.sampler.as_mut().expect("sampler");
+        s.ports = ports;
         for &p in &s.ports {
             let port = &self.fabric.ports[p as usize];
             s.time_us.push(now.as_us());
             s.kind.push("port".into());
             s.id.push(p as u64);
             s.queue_bytes.push(port.queued_bytes);
-            s.bytes.push(port.bytes_sent);
+            s.bytes.push(port.bytes_sent());
         }
         for &f in &s.flows {
             s.time_us.push(now.as_us());
@@ -271,8 +282,9 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     t
 }
 
-/// The per-port table; `span` is the run's simulated length (for the time-averaged queue).
-fn port_table(sim: &Simulation, span: Time) -> Table {
+/// The per-port table; `span` is the run's simulated length and `areas` each port's queue-area integral
+/// over it (for the time-averaged queue).
+fn port_table(sim: &Simulation, span: Time, areas: &[u128]) -> Table {
     let pl = &sim.fabric.ports;
     let nodes = &sim.fabric.nodes;
     let span = span.0.max(1) as f64;
@@ -292,14 +304,14 @@ fn port_table(sim: &Simulation, span: Time) -> Table {
     t.push("buffer_bytes", Column::U64(pl.iter().map(|p| if p.cap_bytes == u64::MAX { 0 } else { p.cap_bytes }).collect()));
     t.push("ecn_k_packets", k_in(QueueUnit::Packets));
     t.push("ecn_k_bytes", k_in(QueueUnit::Bytes));
-    t.push("bytes_sent", Column::U64(pl.iter().map(|p| p.bytes_sent).collect()));
-    t.push("packets_sent", Column::U64(pl.iter().map(|p| p.packets_sent).collect()));
+    t.push("bytes_sent", Column::U64(pl.iter().map(|p| p.bytes_sent()).collect()));
+    t.push("packets_sent", Column::U64(pl.iter().map(|p| p.packets_sent()).collect()));
     t.push("drops", Column::U64(pl.iter().map(|p| p.drops).collect()));
     t.push("wire_losses", Column::U64(pl.iter().map(|p| p.wire_losses).collect()));
     t.push("ecn_marks", Column::U64(pl.iter().map(|p| p.ecn_marks).collect()));
     t.push("peak_queue_bytes", Column::U64(pl.iter().map(|p| p.peak_queue_bytes).collect()));
     t.push("peak_queue_packets", Column::U64(pl.iter().map(|p| p.peak_queue_packets as u64).collect()));
-    t.push("avg_queue_bytes", Column::F64(pl.iter().map(|p| p.queue_area / span).collect()));
+    t.push("avg_queue_bytes", Column::F64(areas.iter().map(|&a| a as f64 / span).collect()));
     t
 }
 
@@ -343,9 +355,14 @@ fn scheme_counters(sim: &Simulation) -> std::collections::BTreeMap<String, u64> 
 /// Every table and the run statistics of `sim` (finished, or stopped early for inspection).
 pub(crate) fn collect(sim: &mut Simulation) -> Results {
     let end = if sim.horizon != Time::MAX && sim.finished { sim.horizon.min(sim.sched.peek_time().unwrap_or(sim.horizon)).max(sim.sched.now()) } else { sim.sched.now() };
-    for port in &mut sim.fabric.ports {
-        port.account_area(end);
+    // Lazily drained ports let go of what has left by the end (departures run first at their time).
+    for i in 0..sim.fabric.ports.len() {
+        if sim.fabric.ports[i].is_lazy() {
+            sim.pop_departed_by(i as u32, end);
+        }
     }
+    let areas: Vec<u128> = sim.fabric.ports.iter_mut().map(|p| p.queue_area_by(end)).collect();
+    let uplink_bytes = sim.uplink_bytes_departed();
     let count = |st: FlowState| sim.flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
     let stats = RunStats {
         events: sim.sched.processed(),
@@ -372,8 +389,8 @@ pub(crate) fn collect(sim: &mut Simulation) -> Results {
         source_fabric_capacity_bps: sim.infos.iter().map(|i| i.fabric_capacity_bps).collect(),
     };
     Results {
-        flows: flow_table(&sim.flows, sim.uplinks, &sim.uplink_bytes),
-        ports: port_table(sim, end),
+        flows: flow_table(&sim.flows, sim.uplinks, &uplink_bytes),
+        ports: port_table(sim, end, &areas),
         switches: switch_table(sim),
         samples: sim.sampler.as_ref().map(Sampler::table).unwrap_or_default(),
         stats,

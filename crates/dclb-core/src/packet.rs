@@ -118,39 +118,44 @@ pub struct Ecn {
     pub ece: bool,
 }
 
+/// `repr(C, align(64))`: exactly two cache lines, the fields a switch hop reads and writes (addresses, ports,
+/// kind, sizes, ECN, queueing) in the first; the host's timestamps and the balancer header in the second.
 #[derive(Copy, Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Packet {
     pub flow: u32,
-    pub kind: PacketKind,
     /// Source and destination hosts (global host indices).
     pub src: u32,
     pub dst: u32,
+    /// Bytes on the wire (payload plus headers): what queues and links count.
+    pub wire_bytes: u32,
+    /// Payload bytes.
+    pub payload: u32,
     /// Transport ports; with src/dst they form the 5-tuple that ECMP hashes (protocol is implied by kind).
     pub sport: u16,
     pub dport: u16,
-    /// First payload byte (data) or the cumulative ACK number (ACK).
-    pub seq: u64,
-    /// Payload bytes.
-    pub payload: u32,
-    /// Bytes on the wire (payload plus headers): what queues and links count.
-    pub wire_bytes: u32,
+    pub kind: PacketKind,
     pub ecn: Ecn,
+    /// Switch hops taken so far.
+    pub hops: u8,
     /// Why this data packet was sent (first transmission, fast retransmit, or go-back-N after a timeout).
     pub retx: crate::transport::tcp::Retx,
+    /// First payload byte (data) or the cumulative ACK number (ACK).
+    pub seq: u64,
+    /// When the packet entered its current queue.
+    pub enqueued_at: Time,
+    /// Total time spent waiting in queues so far (serialisation excluded).
+    pub queue_delay: Time,
     /// When the packet left its host: the start of its serialisation on the host's NIC (a TCP timestamp,
     /// and what edge balancers measure delays from). An answer (ACK, probe reply, SYN-ACK) and a packet
     /// made by a switch (a cancel notice) carry the time they were made instead.
     pub sent_at: Time,
     /// On an ACK or a probe reply: `sent_at` of the data packet or probe that triggered it (timestamp echo).
     pub echo_ts: Time,
-    /// When the packet entered its current queue.
-    pub enqueued_at: Time,
-    /// Total time spent waiting in queues so far (serialisation excluded).
-    pub queue_delay: Time,
-    /// Switch hops taken so far.
-    pub hops: u8,
     pub lb: LbHeader,
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 128, "a packet is two cache lines");
 
 impl Packet {
     pub fn new(kind: PacketKind, flow: u32, src: u32, dst: u32) -> Packet {

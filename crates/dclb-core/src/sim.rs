@@ -3,6 +3,7 @@
 //! ```text
 //!  FlowStart ─► host stack (host.rs): sender fills its window (or sends its SYN) ─► packets into the NIC port
 //!  port (port.rs) ─TxDone─► serialised ─Arrive (after propagation)─► next node
+//!  (a lazily drained switch port schedules the Arrive when it admits the packet: no TxDone)
 //!     switch (switch.rs): on_arrival ─► routing candidates ─► choose ─► port admits (drop-tail, ECN) ─►
 //!                         on_enqueue ... on_departure at TxDone
 //!     host (host.rs):     data ─► [resequencer] ─► TCP receiver ─► ACK (scheme's reflection) into the NIC
@@ -36,7 +37,7 @@ use crate::fabric::{Fabric, NodeKind};
 use crate::host::{EdgeState, Flow, HostParams};
 use crate::metrics::Sampler;
 use crate::lb::{Alarms, ProbeRequest, Reflect};
-use crate::memory::{self, MemoryLimit, BYTES_PER_EVENT, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
+use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
 use crate::metrics::Results;
 use crate::packet::{Packet, PacketArena};
 use crate::sched::{Event, Scheduler};
@@ -131,14 +132,10 @@ impl Simulation {
     pub fn run(&mut self, budget: u64) -> bool {
         let limit = self.sched.processed().saturating_add(budget);
         while !self.finished && self.sched.processed() < limit {
-            match self.sched.peek_time() {
-                Some(t) if t <= self.horizon => {}
-                _ => {
-                    self.finished = true;
-                    break;
-                }
-            }
-            let (now, ev) = self.sched.pop().expect("peeked");
+            let Some((now, ev)) = self.sched.pop_by(self.horizon) else {
+                self.finished = true;
+                break;
+            };
             if self.active == 0 {
                 self.progress_at = now;
             } else if now.saturating_sub(self.progress_at) > self.stall_window {
@@ -173,7 +170,7 @@ impl Simulation {
     /// it over its memory limit.
     fn watch_memory(&mut self, now: Time) {
         let Some(limit) = &self.memory_limit else { return };
-        let packets = (self.pkts.footprint_bytes() + self.sched.pending() * BYTES_PER_EVENT) as f64;
+        let packets = (self.pkts.footprint_bytes() + self.sched.footprint_bytes()) as f64;
         let rows = self.sampler.as_ref().map_or(0, |s| s.rows());
         let sampled = rows as f64 * BYTES_PER_SAMPLE_ROW;
         let total = self.fixed_bytes + packets + sampled;
@@ -213,6 +210,8 @@ impl Simulation {
                 }
             }
             Event::TxDone { port } => self.tx_done(now, port),
+            Event::WireLoss { port } => self.pop_departed(port),
+            Event::LeftNic { port, pkt } => self.left_nic_event(now, port, pkt),
             Event::Rto { flow } => self.rto_event(now, flow),
             Event::Reseq { flow } => self.reseq_event(now, flow),
             Event::UdpTick { flow } => self.udp_tick(now, flow),

@@ -47,7 +47,9 @@ pub(crate) struct SwitchState {
 #[inline]
 pub(crate) fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, sched: &mut Scheduler, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
     let n = &fabric.nodes[st.info.node as usize];
-    let mut cx = SwitchCx { now, me: st.info, ports: PortsView::new(&fabric.ports, n.first_port, n.n_ports), facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
+    debug_assert_eq!(now, sched.now(), "balancers run at the event's time");
+    let ports = PortsView::new(&fabric.ports, n.first_port, n.n_ports, now);
+    let mut cx = SwitchCx { now, me: st.info, ports, facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
     let r = hook(&mut *st.lb, &mut cx);
     for (at, token) in alarms.drain(..) {
         sched.at(at, Event::SwitchAlarm { node: st.info.node, token });
@@ -60,10 +62,142 @@ impl Simulation {
         (node - self.fabric.hosts) as usize
     }
 
+    /// Makes ports lazily drained (`on`) or event-driven (`port.rs`). Lazy: every switch port, except those
+    /// of switches whose balancer watches departures; and every host NIC when no host has an edge balancer
+    /// (which picks a data packet's path when it starts serialisation) and ACKs do not take priority (a
+    /// second class breaks FIFO). Such a NIC serves one class: the probe kinds it would serve first are
+    /// never sent without edge balancers. Only before the run starts (ports empty).
+    pub fn set_lazy_ports(&mut self, on: bool) {
+        let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
+        for i in 0..self.fabric.ports.len() {
+            let reverse = self.fabric.reverse_port(i as u32);
+            let port = &mut self.fabric.ports[i];
+            let lazy = if port.owner >= self.fabric.hosts {
+                !self.switches[(port.owner - self.fabric.hosts) as usize].hooks.departure
+            } else {
+                let fifo = self.edges.is_empty() && port.control_kinds() & !probes == 0;
+                if fifo && on {
+                    port.set_control_kinds(0);
+                }
+                fifo
+            };
+            port.set_lazy(on && lazy, reverse);
+        }
+    }
+
+    /// Pops the packets of lazy port `port_id` that have left by now: counted as sent there, and a packet
+    /// the wire lost is freed and counted as dropped.
+    #[inline]
+    pub(crate) fn pop_departed(&mut self, port_id: u32) {
+        self.pop_departed_by(port_id, self.sched.now());
+    }
+
+    /// [`Simulation::pop_departed`] by `now` (at the end of a run: by its end).
+    #[inline]
+    pub(crate) fn pop_departed_by(&mut self, port_id: u32, now: Time) {
+        let port = &mut self.fabric.ports[port_id as usize];
+        while let Some(d) = port.pop_departed(now) {
+            if d.lost() {
+                self.dropped += d.wire() as u64;
+                self.pkts.free(d.pid);
+            }
+        }
+    }
+
+    /// Payload bytes per (flow, uplink) that have left their source leaf: a lazy uplink counts a packet at
+    /// admission, so the packets it still holds (not departed: the caller popped the rest) are left out.
+    pub(crate) fn uplink_bytes_departed(&self) -> Vec<u64> {
+        let mut out = self.uplink_bytes.clone();
+        let hosts = self.fabric.hosts;
+        for port in self.fabric.ports.iter().filter(|p| p.is_lazy() && p.role == PortRole::LeafUp) {
+            for d in port.departures() {
+                let p = self.pkts.get(d.pid);
+                if p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == port.owner - hosts {
+                    out[p.flow as usize * self.uplinks + port.slot as usize] -= p.payload as u64;
+                }
+            }
+        }
+        out
+    }
+
     /// Puts packet `pid` into `port`'s queue: the port admits it (drop-tail, DCTCP marking), the owning
-    /// switch's balancer sees it, and the port starts serving if it was idle. Whether it was admitted (a
-    /// refused packet is counted as dropped and freed).
+    /// switch's balancer sees it, and the port starts serving if it was idle (a lazy port instead pops what
+    /// has left before admitting, and schedules the packet's arrival at the next hop). Whether it was
+    /// admitted (a refused packet is counted as dropped and freed).
+    #[inline]
     pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+        if self.fabric.ports[port_id as usize].is_lazy() {
+            self.enqueue_lazy(now, port_id, pid)
+        } else {
+            self.enqueue_driven(now, port_id, pid)
+        }
+    }
+
+    /// [`Simulation::enqueue`] on a lazy port: what has left goes, the packet's departure is fixed at
+    /// admission, and its arrival at the next hop is scheduled now. On a host NIC the packet leaves its
+    /// host when its serialisation starts (send timestamp), and a data packet's departure wakes its sender
+    /// ([`Event::LeftNic`], TCP small queues).
+    fn enqueue_lazy(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+        let hosts = self.fabric.hosts;
+        let port = &mut self.fabric.ports[port_id as usize];
+        while let Some(d) = port.pop_departed(now) {
+            if d.lost() {
+                self.dropped += d.wire() as u64;
+                self.pkts.free(d.pid);
+            }
+        }
+        let p = self.pkts.get_mut(pid);
+        let Some(was_ce) = port.admit_lazy(now, pid, p) else {
+            self.dropped += p.wire_bytes as u64;
+            self.pkts.free(pid);
+            return false;
+        };
+        let owner = port.owner;
+        let mut port = port;
+        if owner >= hosts {
+            let st = &mut self.switches[(owner - hosts) as usize];
+            if st.hooks.enqueue {
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
+                port = &mut self.fabric.ports[port_id as usize];
+            }
+            // Counted at admission; the result tables leave out what has not departed by the end.
+            if port.role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
+                self.uplink_bytes[p.flow as usize * self.uplinks + port.slot as usize] += p.payload as u64;
+            }
+        }
+        port.count_mark(was_ce, p.ecn.ce);
+        let d = *port.last_departure().expect("a lazy port records what it admits");
+        if owner < hosts {
+            if !matches!(p.kind, PacketKind::Ack | PacketKind::ProbeReply | PacketKind::SynAck) {
+                p.sent_at = d.at - port.tx_time(p.wire_bytes);
+            }
+            if p.kind == PacketKind::Data {
+                // Also pops the packet, lost or not: no WireLoss event of its own.
+                self.sched.at(d.at, Event::LeftNic { port: port_id, pkt: pid });
+                if d.lost() {
+                    return true;
+                }
+            }
+        }
+        if d.lost() {
+            self.sched.at(d.at, Event::WireLoss { port: port_id });
+        } else {
+            self.sched.arrival(d.at + port.delay, port.peer, pid, port.reverse());
+        }
+        true
+    }
+
+    /// A data packet finished serialisation on lazy host NIC `port_id`: the NIC lets go of it and its
+    /// sender may send more ([`Simulation::left_nic`]).
+    pub(crate) fn left_nic_event(&mut self, now: Time, port_id: u32, pid: u32) {
+        let p = self.pkts.get(pid);
+        let (kind, flow, wire) = (p.kind, p.flow, p.wire_bytes);
+        self.pop_departed(port_id);
+        self.left_nic(now, kind, flow, wire);
+    }
+
+    /// [`Simulation::enqueue`] on an event-driven port.
+    fn enqueue_driven(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
         let port = &mut self.fabric.ports[port_id as usize];
         let p = self.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {

@@ -191,13 +191,16 @@ fn flow_digest(r: &dclb_core::Results) -> u64 {
 
 /// Plain round robin is unchanged, bit for bit, by the weighted variant: these digests were taken on the engine
 /// before `weights` existed (commit 63bfedc), on a symmetric fabric, on one with a 2.5 Gbps link and one with a
-/// failed link, with Presto's default parameters.
+/// failed link, with Presto's default parameters. Re-pinned once since, when the engine's order of simultaneous
+/// events became canonical (issue #12, lazily drained ports: departures, then arrivals, then the rest; see
+/// docs/performance.md): main's engine before that change still gave 63bfedc's values, and the change touched
+/// no Presto code, only which of two events at the same picosecond runs first.
 #[test]
 fn equal_weights_reproduce_the_unweighted_presto_bit_for_bit() {
     let cases: [(&str, Option<LinkOverride>, u64); 3] = [
-        ("symmetric", None, 0x9e87_fe33_a2f2_c260),
-        ("slow link", Some(LinkOverride { leaf: 2, spine: 1, rate_gbps: Some(2.5), ..Default::default() }), 0x3724_0d69_f520_13f9),
-        ("failed link", Some(LinkOverride { leaf: 1, spine: 3, failed: true, ..Default::default() }), 0x6182_829c_8ca4_2e32),
+        ("symmetric", None, 0x1019_8173_f03c_7e03),
+        ("slow link", Some(LinkOverride { leaf: 2, spine: 1, rate_gbps: Some(2.5), ..Default::default() }), 0x75d6_e71e_76f0_a340),
+        ("failed link", Some(LinkOverride { leaf: 1, spine: 3, failed: true, ..Default::default() }), 0x14d9_feb0_524a_383b),
     ];
     let mut got = Vec::new();
     for (name, link, _) in &cases {

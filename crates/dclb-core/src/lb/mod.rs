@@ -85,15 +85,19 @@ pub struct SwitchInfo {
 }
 
 /// A read-only view of one switch's own ports: live queues and the static facts of each port (rate, role,
-/// slot), never another node's. Ports are named by their global id, as candidates are.
+/// slot), never another node's. Ports are named by their global id, as candidates are. Live readings are
+/// taken at the view's time (the event being run), so a lazily drained port leaves out the packets that
+/// have left by then.
 pub struct PortsView<'a> {
     ports: &'a [Port],
     first: u32,
+    now: Time,
 }
 
 impl<'a> PortsView<'a> {
-    pub fn new(all: &'a [Port], first: u32, n: u32) -> PortsView<'a> {
-        PortsView { ports: &all[first as usize..(first + n) as usize], first }
+    /// The ports `first..first + n` of `all`, read at `now`.
+    pub fn new(all: &'a [Port], first: u32, n: u32, now: Time) -> PortsView<'a> {
+        PortsView { ports: &all[first as usize..(first + n) as usize], first, now }
     }
     #[inline]
     fn get(&self, port: u32) -> &'a Port {
@@ -102,22 +106,24 @@ impl<'a> PortsView<'a> {
     /// Bytes queued at `port`, the packet in service included.
     #[inline]
     pub fn queue_bytes(&self, port: u32) -> u64 {
-        self.get(port).queued_bytes
+        self.get(port).queue_bytes_at(self.now)
     }
     /// Packets queued at `port`, the packet in service included.
     #[inline]
     pub fn queue_packets(&self, port: u32) -> u32 {
-        self.get(port).queue_packets()
+        self.get(port).queue_packets_at(self.now)
     }
     /// Time to drain this port's queue at its rate (the packet on the wire counted whole).
     #[inline]
     pub fn queue_delay(&self, port: u32) -> Time {
-        self.get(port).queue_delay()
+        self.get(port).queue_delay_at(self.now)
     }
     /// Exactly how long a packet enqueued at `port` now would wait before its serialisation starts: the rest
-    /// of the packet on the wire plus the bytes queued behind it ([`Port::wait_time`]).
+    /// of the packet on the wire plus the bytes queued behind it ([`Port::wait_time`]). `now` must be the
+    /// view's time.
     #[inline]
     pub fn wait_time(&self, port: u32, now: Time) -> Time {
+        debug_assert_eq!(now, self.now, "a port view reads its queues at its own time");
         self.get(port).wait_time(now)
     }
     /// One-way propagation delay of `port`'s link (static).

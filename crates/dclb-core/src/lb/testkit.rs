@@ -99,7 +99,7 @@ impl SwitchBench {
     /// The context the engine would give the balancer now.
     pub fn cx(&mut self) -> SwitchCx<'_> {
         let n = &self.fabric.nodes[self.me.node as usize];
-        SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms, ingress: self.ingress }
+        SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports, self.now), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms, ingress: self.ingress }
     }
     pub fn choose(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> Decision {
         lb.choose(&mut self.cx(), &mut PacketMut::new(pkt), candidates)
