@@ -125,3 +125,20 @@ def test_mdtlb_fig3_verdicts_follow_the_data():
     below = md._hetero_mechanism(frame(queue_s0_l2_peak_over_k=0.63, marks_share_s0_l2=0.0))
     assert below.holds is False and "peak 0.63 K, 0% of the marks" in below.text
     assert md._hetero_throughput(pd.DataFrame(columns=["series", "a_gbps_mean"])).holds is None
+
+
+def test_figure_frame_does_not_keep_per_run_tables():
+    """A paper-scale figure reads hundreds of per-flow tables: the reader must not hold them all at once."""
+    from dclb.reproduce.data import RunReader
+
+    class FakeStore:
+        def flows(self, run_id):
+            import pandas as pd
+
+            return pd.DataFrame({"x": [1.0, 2.0]})
+
+    reader = RunReader(FakeStore())
+    reader.flows("a"), reader.flows("b")
+    assert set(reader._flows) == {"a", "b"}
+    reader.release("a")
+    assert set(reader._flows) == {"b"}

@@ -73,6 +73,12 @@ class RunReader:
             return float(metric.run(RunTables(self, run_id))) * metric.factor
         raise ValueError(f"metric {metric.key} has neither a summary key nor a flow, switch or run function")
 
+    def release(self, run_id: str) -> None:
+        """Forgets a run's tables (its record stays): a paper-scale figure reads hundreds of per-flow tables,
+        and holding them all would grow with runs x flows."""
+        for cache in (self._flows, self._samples, self._switches, self._ports):
+            cache.pop(run_id, None)
+
     def ports(self, run_id: str) -> pd.DataFrame:
         if run_id not in self._ports:
             self._ports[run_id] = self.store.ports(run_id)
@@ -120,6 +126,7 @@ def figure_frame(pp: PaperPlan, fig: Figure, reader: RunReader) -> pd.DataFrame:
         row["status"] = "completed" if complete else reader.status(e.run_id)
         for m in metrics:
             row[m.key] = reader.value(e.run_id, m) if complete else math.nan
+        reader.release(e.run_id)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -132,6 +139,7 @@ def timeseries_frame(pp: PaperPlan, fig: Figure, metric: Metric, reader: RunRead
         if e.figure != fig.id or reader.record(e.run_id) is None:
             continue
         ts = metric.samples(reader.samples(e.run_id))
+        reader.release(e.run_id)
         if ts is None or not len(ts):
             continue
         ts = ts.assign(series=e.series, seed=e.seed, **{k: v for k, v in e.values.items()})
