@@ -471,6 +471,8 @@ impl SwitchBalancer for Conga {
         // The register just after this departure: the previous departure's, then the decays between the
         // two, then this packet (the port is FIFO: departures are admitted in their order).
         let i = (port - cx.ports.first()) as usize;
+        // Count what has left by now, so that the departures waiting stay as few as the port's queue.
+        self.sync(i, cx.now);
         let to = self.ticks_before(at);
         let alpha = self.cfg.dre_alpha;
         let l = &mut self.lazy[i];
