@@ -158,6 +158,28 @@ fn unpack(slot: u32) -> Option<(u32, u8)> {
     (slot & VALID != 0).then_some(((slot >> 16) & 0x7fff, (slot & 0xff) as u8))
 }
 
+/// A DRE register fed at admission, ahead of time (see [`Conga::on_departure_at`]).
+#[derive(Clone, Debug, Default)]
+struct LazyDre {
+    ahead: Dre,
+    ahead_ticks: u64,
+    pending: std::collections::VecDeque<(Time, u32)>,
+}
+
+/// Applies the decays of `x` up to the `to`-th (it has had `*done`): the same multiplications, in the same
+/// order, as the timer's `decay` would have done (none once the register is 0).
+#[inline]
+fn decay_to(x: &mut Dre, done: &mut u64, to: u64, alpha: f64) {
+    while *done < to {
+        if x.x == 0.0 {
+            *done = to;
+            break;
+        }
+        x.decay(alpha);
+        *done += 1;
+    }
+}
+
 /// Congestion-To-Leaf entry: the path metric the destination leaf last fed back.
 #[derive(Copy, Clone, Debug, Default)]
 struct Remote {
@@ -182,8 +204,20 @@ pub struct Conga {
     salt: u64,
     uplinks: usize,
     /// One estimator per port of this switch (indexed from the switch's first port); only fabric-facing
-    /// ports (leaf uplinks, spine downlinks) are counted.
+    /// ports (leaf uplinks, spine downlinks) are counted. With departures at admission (lazily drained
+    /// ports) it lags: it holds the departures up to some time and `dre_ticks[i]` decays, the rest waits in
+    /// `lazy[i]` and is counted when the register is read ([`Conga::sync`]).
     dre: Vec<Dre>,
+    /// Decays applied to each `dre` register (departures at admission only).
+    dre_ticks: Vec<u64>,
+    /// Departures at admission (`on_departure_at`) instead of at their time (`on_departure`).
+    at_admission: bool,
+    /// Per port, with departures at admission: the register as it will be just after the last admitted
+    /// packet's departure, with its decays (what that packet's CE stamp reads), and the admitted
+    /// departures (time, wire bytes) the lagging register has not counted yet.
+    lazy: Vec<LazyDre>,
+    /// Timer runs so far (decay steps due by now).
+    ticks: u64,
     /// `to_leaf[dst_leaf * uplinks + uplink]` (leaves only).
     to_leaf: Vec<Remote>,
     /// `from_leaf[src_leaf * uplinks + tag]` (leaves only).
@@ -210,6 +244,10 @@ impl Conga {
             salt: me.salt,
             uplinks,
             dre: vec![Dre::default(); n_ports],
+            dre_ticks: vec![0; n_ports],
+            at_admission: false,
+            lazy: Vec::new(),
+            ticks: 0,
             to_leaf: vec![Remote::default(); tables],
             from_leaf: vec![Pending::default(); tables],
             rr: vec![0; rr_len],
@@ -220,13 +258,55 @@ impl Conga {
 
     /// The quantised DRE metric of one of this switch's ports now.
     pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
-        let i = (port - cx.ports.first()) as usize;
-        self.dre[i].metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
+        self.port_dre(cx, port).metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
     }
 
-    /// The register of one of this switch's ports (for tests and inspection).
-    pub fn port_dre(&self, cx: &SwitchCx, port: u32) -> &Dre {
-        &self.dre[(port - cx.ports.first()) as usize]
+    /// The register of one of this switch's ports now (for tests and inspection).
+    pub fn port_dre(&self, cx: &SwitchCx, port: u32) -> Dre {
+        let i = (port - cx.ports.first()) as usize;
+        let mut x = self.dre[i];
+        if self.at_admission {
+            let mut done = self.dre_ticks[i];
+            self.catch_up(&mut x, &mut done, &self.lazy[i].pending, cx.now);
+        }
+        x
+    }
+
+    /// The decay steps that come before a departure at `at`: the timer runs at every multiple of `T_dre`
+    /// after the same instant's departures.
+    #[inline]
+    fn ticks_before(&self, at: Time) -> u64 {
+        at.0.saturating_sub(1) / self.cfg.dre_period().0
+    }
+
+    /// Brings register `x` (with `*done` decays) to `now`: the departures of `pending` up to `now` (a
+    /// departure at `now` has happened: departures run first at an instant), each after the decays before
+    /// it, then the decays the timer has made by now. Returns how many departures it counted.
+    #[inline]
+    fn catch_up(&self, x: &mut Dre, done: &mut u64, pending: &std::collections::VecDeque<(Time, u32)>, now: Time) -> usize {
+        let alpha = self.cfg.dre_alpha;
+        let mut n = 0;
+        for &(at, bytes) in pending {
+            if at > now {
+                break;
+            }
+            decay_to(x, done, self.ticks_before(at), alpha);
+            x.on_send(bytes);
+            n += 1;
+        }
+        decay_to(x, done, self.ticks, alpha);
+        n
+    }
+
+    /// With departures at admission: brings port `i`'s register to `now` for good.
+    #[inline]
+    fn sync(&mut self, i: usize, now: Time) {
+        let (mut x, mut done) = (self.dre[i], self.dre_ticks[i]);
+        let lazy = std::mem::take(&mut self.lazy[i].pending);
+        let n = self.catch_up(&mut x, &mut done, &lazy, now);
+        self.lazy[i].pending = lazy;
+        self.lazy[i].pending.drain(..n);
+        (self.dre[i], self.dre_ticks[i]) = (x, done);
     }
 
     /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
@@ -327,7 +407,15 @@ impl SwitchBalancer for Conga {
         let previous = self.flowlets.get(key).map(|e| (e.port, self.flowlets.is_live(e, now)));
         let port = match previous {
             Some((p, true)) if candidates.contains(&p) => p,
-            _ => self.pick_uplink(cx, dst_leaf, candidates, previous.map(|(p, _)| p)),
+            _ => {
+                if self.at_admission {
+                    let first = cx.ports.first();
+                    for &p in candidates {
+                        self.sync((p - first) as usize, now);
+                    }
+                }
+                self.pick_uplink(cx, dst_leaf, candidates, previous.map(|(p, _)| p))
+            }
         };
         self.flowlets.record(key, port, now);
         let tag = cx.ports.uplink_index(port).expect("a leaf's fabric candidates are uplinks");
@@ -375,10 +463,43 @@ impl SwitchBalancer for Conga {
         }
     }
 
-    fn on_timer(&mut self, cx: &mut SwitchCx) {
+    fn on_departure_at(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, port: u32, at: Time) {
+        let role = cx.ports.role(port);
+        if role != PortRole::LeafUp && role != PortRole::SpineDown {
+            return;
+        }
+        // The register just after this departure: the previous departure's, then the decays between the
+        // two, then this packet (the port is FIFO: departures are admitted in their order).
+        let i = (port - cx.ports.first()) as usize;
+        // Count what has left by now, so that the departures waiting stay as few as the port's queue.
+        self.sync(i, cx.now);
+        let to = self.ticks_before(at);
         let alpha = self.cfg.dre_alpha;
-        for d in &mut self.dre {
-            d.decay(alpha);
+        let l = &mut self.lazy[i];
+        decay_to(&mut l.ahead, &mut l.ahead_ticks, to, alpha);
+        l.ahead.on_send(pkt.wire_bytes);
+        l.pending.push_back((at, pkt.wire_bytes));
+        if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
+            let m = l.ahead.metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits);
+            if m > ce {
+                pkt.lb_mut().fb[0] = pack(tag, m);
+            }
+        }
+    }
+
+    fn departures_at_admission(&mut self, on: bool) -> bool {
+        self.at_admission = on;
+        self.lazy = if on { vec![LazyDre::default(); self.dre.len()] } else { Vec::new() };
+        true
+    }
+
+    fn on_timer(&mut self, cx: &mut SwitchCx) {
+        self.ticks += 1;
+        if !self.at_admission {
+            let alpha = self.cfg.dre_alpha;
+            for d in &mut self.dre {
+                d.decay(alpha);
+            }
         }
         if self.kind == SwitchKind::Leaf && cx.now >= self.next_sweep {
             let now = cx.now;
@@ -390,6 +511,10 @@ impl SwitchBalancer for Conga {
 
     fn timer_period(&self) -> Option<Time> {
         Some(self.cfg.dre_period())
+    }
+
+    fn hooks(&self) -> super::Hooks {
+        super::Hooks { arrival: true, enqueue: false, departure: true, choose_single: true }
     }
 
     fn state_bytes(&self) -> usize {

@@ -298,6 +298,19 @@ pub trait SwitchBalancer: Send {
     fn on_enqueue(&mut self, _cx: &mut SwitchCx, _pkt: &mut MarkablePacket, _port: u32) {}
     /// When the packet finishes serialisation on `port` (rate estimators count here).
     fn on_departure(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: u32) {}
+    /// The departure hook on a lazily drained port: runs when the port admits the packet (`cx.now`), with
+    /// the time `at` its serialisation will end. Called, instead of [`SwitchBalancer::on_departure`], only
+    /// for a balancer that accepted it in [`SwitchBalancer::departures_at_admission`]; it must leave
+    /// everything it shows before `at` (its reads at earlier times, the packet's fields read downstream) as
+    /// `on_departure` at `at` would have.
+    fn on_departure_at(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: u32, _at: Time) {}
+    /// Asked before the run, for a balancer with a departure hook: whether it takes its departures at
+    /// admission ([`SwitchBalancer::on_departure_at`]) when `on`, so that its switch's ports can be lazily
+    /// drained (no per-packet departure event). `false` (the default) keeps the switch's ports event-driven.
+    /// Asked again with `on = false` when the ports are made event-driven again.
+    fn departures_at_admission(&mut self, _on: bool) -> bool {
+        false
+    }
     /// Periodic work, every [`SwitchBalancer::timer_period`].
     fn on_timer(&mut self, _cx: &mut SwitchCx) {}
     fn timer_period(&self) -> Option<Time> {
