@@ -127,18 +127,35 @@ def test_mdtlb_fig3_verdicts_follow_the_data():
     assert md._hetero_throughput(pd.DataFrame(columns=["series", "a_gbps_mean"])).holds is None
 
 
-def test_figure_frame_does_not_keep_per_run_tables():
-    """A paper-scale figure reads hundreds of per-flow tables: the reader must not hold them all at once."""
-    from dclb.reproduce.data import RunReader
+def test_figure_frame_holds_one_run_s_tables_at_a_time():
+    """A paper-scale figure reads hundreds of per-flow tables: drawing one must not hold them all at once. The
+    store counts the tables the reader holds whenever it is asked for another; without the reader's release in
+    ``figure_frame`` the count grows with the runs."""
+    from dclb.reproduce.data import RunReader, figure_frame
+    from dclb.reproduce.plan import plan_paper
 
-    class FakeStore:
+    pp = plan_paper(rp.get_paper("lbt"), "ci", ["5"])
+    fig = pp.figures[0]
+    runs = {e.run_id for e in pp.entries}
+    assert len(runs) > 2
+    held: list[int] = []
+
+    class CountingStore:
+        def is_complete(self, run_id):
+            return True
+
+        def read_record(self, run_id):
+            return {"summary": {}}
+
         def flows(self, run_id):
-            import pandas as pd
+            held.append(len(reader._flows))
+            return pd.DataFrame(
+                {"size_bytes": [50_000, 200_000], "fct_us": [100.0, 900.0], "state": "completed", "transport": "tcp", "best_effort": False}
+            )
 
-            return pd.DataFrame({"x": [1.0, 2.0]})
-
-    reader = RunReader(FakeStore())
-    reader.flows("a"), reader.flows("b")
-    assert set(reader._flows) == {"a", "b"}
-    reader.release("a")
-    assert set(reader._flows) == {"b"}
+    reader = RunReader(CountingStore())
+    frame = figure_frame(pp, fig, reader)
+    assert len(held) == len(pp.entries), "each entry's flows are read once"
+    assert max(held) == 0, f"tables of earlier runs still held: {held}"
+    assert not reader._flows
+    assert frame["short_afct_ms"].tolist() == [0.1] * len(frame)
