@@ -39,6 +39,30 @@ def test_each_paper_reproduces_end_to_end_at_ci_scale(key, tmp_path):
     assert again.ran == 0 and again.runs == result.runs
 
 
+def test_a_figure_drawn_alone_keeps_the_other_figures_in_the_report(tmp_path):
+    """``--figure N`` into a directory that holds a whole paper's report: the report still shows every figure
+    drawn there at that scale, and says which were drawn earlier; a section drawn at another scale is left out."""
+    import json
+
+    paper = rp.get_paper("lbt")
+    quiet = dict(out=tmp_path, jobs=2, progress=False, log=lambda _: None)
+    run_paper(paper, "ci", ["2", "5"], **quiet)
+    again = run_paper(paper, "ci", ["5"], **quiet)
+    html = again.report.read_text()
+    assert "Fig. 2:" in html and "Fig. 5:" in html
+    assert "Drawn by an earlier invocation into this directory, at the same scale: Fig. 2 (" in html
+    assert "Not drawn yet at this scale: Fig. 3, " in html
+    n = len(paper.figure("2").claims) + len(paper.figure("5").claims)
+    assert sum(html.count(f'<span class="{c}">') for c in ("holds", "fails", "unknown")) == n
+    section = again.out / "fig2.section.json"
+    data = json.loads(section.read_text())
+    section.write_text(json.dumps({**data, "scale": "quick"}))
+    html = run_paper(paper, "ci", ["5"], **quiet).report.read_text()
+    assert "Fig. 2:" not in html and "Not drawn yet at this scale: Fig. 2, Fig. 3, " in html
+    section.write_text("{not json")
+    assert "Fig. 2:" not in run_paper(paper, "ci", ["5"], **quiet).report.read_text()
+
+
 def _frame(values: dict[tuple[str, float], list[float]]) -> pd.DataFrame:
     rows = []
     for (series, load), ys in values.items():

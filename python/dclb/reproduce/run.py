@@ -5,6 +5,7 @@ Layout of the output directory (``--out``, default ``reproduce-<scale>``)::
     <out>/store/                 the result store of every run (shared by the papers; resumable)
     <out>/<paper>/figN.png       each figure, as drawn
     <out>/<paper>/figN.csv       the numbers behind it: one row per series, grid point and seed
+    <out>/<paper>/figN.section.json  the figure's part of the report, so ``--figure`` keeps the others
     <out>/<paper>/report.html    claims beside figures, with a verdict computed from the data
     <out>/index.html             with ``all``: one line per paper, linking its report
 
