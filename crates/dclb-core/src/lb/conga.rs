@@ -15,6 +15,15 @@
 //! with the smallest `max(local uplink metric, Congestion-To-Leaf[dst leaf][uplink])`. Packets within a
 //! flowlet keep their uplink.
 //!
+//! **How the DRE runs without a departure event.** A FIFO port knows when a packet will finish sending as
+//! soon as it admits it, so the engine drains CONGA's ports lazily and calls [`Conga::on_departure_at`] at
+//! admission with that future time. Each port then keeps two registers: one *ahead*, already holding every
+//! admitted packet with the decays due before its departure (what the packet's `CE` stamp must read, since
+//! it leaves after all of them), and one *lagging* behind `now`, brought up to date from the recorded
+//! (departure time, bytes) pairs whenever a choice reads it. Both apply the same multiplications in the
+//! same order as a timer and a departure hook would, so results are bit-identical to event-driven ports
+//! (`tests/lazy_ports.rs`, `tests/conga.rs`).
+//!
 //! **Choices where the paper leaves room.**
 //! * *Header.* The four overlay fields live in two of the packet's feedback slots, so a packet carries the
 //!   forward pair for its own path and one feedback pair for the reverse direction at the same time, as the
