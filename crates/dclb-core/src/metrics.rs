@@ -43,7 +43,8 @@ pub enum Column {
     U64(Vec<u64>),
     F64(Vec<f64>),
     Bool(Vec<bool>),
-    Str(Vec<String>),
+    /// Names from a fixed set (a flow's state, a port's role): static, so a row costs no allocation.
+    Str(Vec<&'static str>),
     /// A list of u64 per row, flattened with a fixed width.
     U64List { width: usize, values: Vec<u64> },
     /// Floats where a row may have no value (a flow without a deadline, an unfinished flow's FCT): null in
@@ -109,7 +110,7 @@ impl Table {
             _ => panic!("no nullable bool column {name}"),
         }
     }
-    pub fn strs(&self, name: &str) -> &[String] {
+    pub fn strs(&self, name: &str) -> &[&'static str] {
         match self.get(name) {
             Some(Column::Str(v)) => v,
             _ => panic!("no str column {name}"),
@@ -171,7 +172,7 @@ pub(crate) struct Sampler {
     ports: Vec<u32>,
     flows: Vec<u32>,
     time_us: Vec<f64>,
-    kind: Vec<String>,
+    kind: Vec<&'static str>,
     id: Vec<u64>,
     queue_bytes: Vec<u64>,
     bytes: Vec<u64>,
@@ -216,14 +217,14 @@ impl Simulation {
         for &p in &s.ports {
             let port = &self.fabric.ports[p as usize];
             s.time_us.push(now.as_us());
-            s.kind.push("port".into());
+            s.kind.push("port");
             s.id.push(p as u64);
             s.queue_bytes.push(port.queued_bytes);
             s.bytes.push(port.bytes_sent());
         }
         for &f in &s.flows {
             s.time_us.push(now.as_us());
-            s.kind.push("flow".into());
+            s.kind.push("flow");
             s.id.push(f as u64);
             s.queue_bytes.push(0);
             s.bytes.push(self.flows[f as usize].bytes_delivered());
@@ -259,7 +260,7 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     t.push("src_host", u64s(&|f| f.spec.src as u64));
     t.push("dst_host", u64s(&|f| f.spec.dst as u64));
     t.push("size_bytes", u64s(&|f| f.spec.size));
-    t.push("transport", Column::Str(flows.iter().map(|f| transport_name(f.spec.transport).to_string()).collect()));
+    t.push("transport", Column::Str(flows.iter().map(|f| transport_name(f.spec.transport)).collect()));
     t.push("best_effort", Column::Bool(flows.iter().map(|f| f.spec.best_effort).collect()));
     t.push("deadline_us", opt(&|f| deadline(f).map(us)));
     t.push("start_us", Column::F64(flows.iter().map(|f| us(f.spec.start)).collect()));
@@ -269,7 +270,7 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     t.push("slowdown", opt(&|f| Some((fct(f)?.0 as f64 / ideal(f)?.0 as f64).max(1.0))));
     // Met: completed no later than the deadline; a flow that did not complete (cancelled, unfinished) missed.
     t.push("deadline_met", Column::OptBool(flows.iter().map(|f| deadline(f).map(|d| fct(f).is_some_and(|x| x <= d))).collect()));
-    t.push("state", Column::Str(flows.iter().map(|f| f.state.unwrap_or(FlowState::Unfinished).name().to_string()).collect()));
+    t.push("state", Column::Str(flows.iter().map(|f| f.state.unwrap_or(FlowState::Unfinished).name()).collect()));
     t.push("bytes_sent", u64s(&|f| f.bytes_sent));
     t.push("bytes_delivered", u64s(&|f| f.bytes_delivered()));
     t.push("packets_sent", u64s(&|f| f.packets_sent));
@@ -290,10 +291,10 @@ fn port_table(sim: &Simulation, span: Time, areas: &[u128]) -> Table {
     let span = span.0.max(1) as f64;
     let mut t = Table::default();
     t.push("node", Column::U64(pl.iter().map(|p| p.owner as u64).collect()));
-    t.push("node_kind", Column::Str(pl.iter().map(|p| nodes[p.owner as usize].kind.name().to_string()).collect()));
+    t.push("node_kind", Column::Str(pl.iter().map(|p| nodes[p.owner as usize].kind.name()).collect()));
     t.push("port", Column::U64((0..pl.len() as u64).collect()));
     t.push("peer", Column::U64(pl.iter().map(|p| p.peer as u64).collect()));
-    t.push("role", Column::Str(pl.iter().map(|p| p.role.name().to_string()).collect()));
+    t.push("role", Column::Str(pl.iter().map(|p| p.role.name()).collect()));
     t.push("slot", Column::U64(pl.iter().map(|p| p.slot as u64).collect()));
     t.push("rate_gbps", Column::F64(pl.iter().map(|p| p.rate.as_gbps()).collect()));
     t.push("delay_us", Column::F64(pl.iter().map(|p| p.delay.as_us()).collect()));
@@ -320,7 +321,7 @@ fn switch_table(sim: &Simulation) -> Table {
     let sw = &sim.switches;
     let mut t = Table::default();
     t.push("node", Column::U64(sw.iter().map(|s| s.info.node as u64).collect()));
-    t.push("kind", Column::Str(sw.iter().map(|s| if s.info.kind == SwitchKind::Leaf { "leaf" } else { "spine" }.to_string()).collect()));
+    t.push("kind", Column::Str(sw.iter().map(|s| if s.info.kind == SwitchKind::Leaf { "leaf" } else { "spine" }).collect()));
     t.push("index", Column::U64(sw.iter().map(|s| s.info.index as u64).collect()));
     t.push("decisions", Column::U64(sw.iter().map(|s| s.decisions).collect()));
     t.push("balancer_drops", Column::U64(sw.iter().map(|s| s.balancer_drops).collect()));

@@ -20,7 +20,7 @@ fn blackhole(scheme: &str) -> dclb_core::Config {
 }
 
 fn unfinished(r: &Results) -> usize {
-    r.flows.strs("state").iter().filter(|s| *s != "completed").count()
+    r.flows.strs("state").iter().filter(|&&s| s != "completed").count()
 }
 
 #[test]

@@ -721,7 +721,7 @@ fn spines_without_a_choice_keep_no_state_and_runs_are_deterministic() {
     let spine = SwitchBench::spine(&cfg, 0);
     let empty = Lbt::new(LbtParams::default(), &spine.me, &spine.fabric.facts).state_bytes() as u64;
     for (k, s) in kinds.iter().zip(state) {
-        if k == "spine" {
+        if *k == "spine" {
             assert_eq!(*s, empty, "a spine with one link per leaf holds no LBT state");
         } else {
             assert!(*s > empty, "a leaf holds groups and flow entries");

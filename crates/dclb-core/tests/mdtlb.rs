@@ -793,7 +793,7 @@ fn blackhole(scheme: &str) -> dclb_core::Config {
 fn a_blackholed_uplink_is_judged_failed_and_avoided_where_ecmp_keeps_losing_flows() {
     let e = run(&blackhole("ecmp"));
     let (m, snaps) = run_spied(&blackhole("mdtlb"));
-    let unfinished = |r: &Results| r.flows.strs("state").iter().filter(|s| *s != "completed").count();
+    let unfinished = |r: &Results| r.flows.strs("state").iter().filter(|&&s| s != "completed").count();
     eprintln!("unfinished of 300: ecmp {}, mdtlb {}", unfinished(&e), unfinished(&m));
     assert!(unfinished(&e) >= 30, "ecmp hashes about a quarter of the flows onto the dead uplink");
     assert_eq!(unfinished(&m), 0, "mdtlb: every flow escapes the blackhole");

@@ -168,7 +168,7 @@ fn faulty_link(blackhole: bool, loss_rate: f64, packets: u64) -> dclb_core::Conf
 #[test]
 fn a_blackholed_link_stays_in_routing_and_loses_everything_on_the_wire() {
     let r = run(&faulty_link(true, 0.0, 20));
-    let up = r.ports.strs("role").iter().position(|x| x == "leaf_up").unwrap();
+    let up = r.ports.strs("role").iter().position(|&x| x == "leaf_up").unwrap();
     assert_eq!(r.flows.strs("state")[0], "unfinished", "nothing gets through");
     assert_eq!(r.flows.u64s("bytes_delivered")[0], 0);
     assert!(r.flows.u64s("timeouts")[0] >= 3, "the sender keeps timing out");
@@ -179,7 +179,7 @@ fn a_blackholed_link_stays_in_routing_and_loses_everything_on_the_wire() {
 #[test]
 fn a_lossy_link_loses_about_its_rate() {
     let r = run(&faulty_link(false, 0.02, 2000));
-    let up = r.ports.strs("role").iter().position(|x| x == "leaf_up").unwrap();
+    let up = r.ports.strs("role").iter().position(|&x| x == "leaf_up").unwrap();
     assert_eq!(r.flows.strs("state")[0], "completed", "TCP recovers from random loss");
     let (lost, sent) = (r.ports.u64s("wire_losses")[up] as f64, r.ports.u64s("packets_sent")[up] as f64);
     assert!((lost / sent - 0.02).abs() < 0.008, "lost {lost} of {sent}");

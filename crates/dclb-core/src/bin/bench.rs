@@ -35,7 +35,7 @@ fn cell(c: &Column, i: usize) -> String {
         Column::U64(v) => format!("{:?}", v[i]),
         Column::F64(v) => format!("{:?}", v[i]),
         Column::Bool(v) => format!("{:?}", v[i]),
-        Column::Str(v) => v[i].clone(),
+        Column::Str(v) => v[i].to_string(),
         Column::U64List { width, values } => format!("{:?}", &values[i * width..(i + 1) * width]),
         Column::OptF64(v) => format!("{:?}", v[i]),
         Column::OptBool(v) => format!("{:?}", v[i]),
