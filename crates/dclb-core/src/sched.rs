@@ -187,8 +187,8 @@ impl Scheduler {
     /// Removes the next event if it is due by `limit`, and advances the clock to it.
     #[inline]
     pub fn pop_by(&mut self, limit: Time) -> Option<(Time, Event)> {
-        let (k, ev) = on_wheel!(&mut self.queue, w => w.pop_by(limit.0))?;
-        self.now = Time((k >> 64) as u64);
+        let (at, ev) = on_wheel!(&mut self.queue, w => w.pop_by(limit.0))?;
+        self.now = Time(at);
         self.processed += 1;
         Some((self.now, ev))
     }

@@ -63,8 +63,8 @@ impl<T> Ord for Far<T> {
 
 /// Where the smallest pending key is.
 enum Min {
-    /// Lane `lane` of the chunk in `heads` entry `head` of the current slot.
-    Lane { head: u32, lane: usize },
+    /// Lane `lane` of the chunk in `heads` entry `head` of the current slot, holding `key`.
+    Lane { head: u32, lane: usize, key: u128 },
     Far,
 }
 
@@ -230,13 +230,15 @@ impl<T: Copy, const LANES: usize> Wheel<T, LANES> {
         loop {
             let h = self.heads[(self.cursor as usize) & (SLOTS - 1)];
             if h != NIL {
-                let lane = Self::min_lane(&self.chunks[(h >> FILL_BITS) as usize].keys);
+                let keys = &self.chunks[(h >> FILL_BITS) as usize].keys;
+                let lane = Self::min_lane(keys);
+                let key = keys[lane];
                 // The heap's item can come first only if it is due by the current slot (the slot's items
                 // are: an item before the cursor goes into the current slot).
-                if self.far_slot <= self.cursor && self.far_min < self.chunks[(h >> FILL_BITS) as usize].keys[lane] {
+                if self.far_slot <= self.cursor && self.far_min < key {
                     return Some(Min::Far);
                 }
-                return Some(Min::Lane { head: h, lane });
+                return Some(Min::Lane { head: h, lane, key });
             }
             if !self.advance_fast() {
                 return if self.far_min != EMPTY { Some(Min::Far) } else { None };
@@ -285,22 +287,23 @@ impl<T: Copy, const LANES: usize> Wheel<T, LANES> {
     pub fn peek_key(&mut self) -> Option<u128> {
         match self.find_min()? {
             Min::Far => Some(self.far_min),
-            Min::Lane { head, lane } => Some(self.chunks[(head >> FILL_BITS) as usize].keys[lane]),
+            Min::Lane { key, .. } => Some(key),
         }
     }
 
-    /// Takes the item with the smallest key if its time (the key's high 64 bits) is at or before `limit`.
+    /// Takes the item with the smallest key if its time (the key's high 64 bits) is at or before `limit`:
+    /// that time and the item.
     #[inline(always)]
-    pub fn pop_by(&mut self, limit: u64) -> Option<(u128, T)> {
+    pub fn pop_by(&mut self, limit: u64) -> Option<(u64, T)> {
         match self.find_min()? {
             Min::Far => self.pop_far(limit),
-            Min::Lane { head, lane } => {
-                let c = (head >> FILL_BITS) as usize;
-                let chunk = &mut self.chunks[c];
-                let key = chunk.keys[lane];
-                if (key >> 64) as u64 > limit {
+            Min::Lane { head, lane, key } => {
+                let at = (key >> 64) as u64;
+                if at > limit {
                     return None;
                 }
+                let c = (head >> FILL_BITS) as usize;
+                let chunk = &mut self.chunks[c];
                 let item = chunk.items[lane];
                 let last = (head & FILL_MASK) as usize - 1;
                 chunk.keys[lane] = chunk.keys[last];
@@ -314,14 +317,14 @@ impl<T: Copy, const LANES: usize> Wheel<T, LANES> {
                 self.free[self.free_top] = c as u32;
                 self.free_top += gone as usize;
                 self.len -= 1;
-                Some((key, item))
+                Some((at, item))
             }
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn pop_far(&mut self, limit: u64) -> Option<(u128, T)> {
+    fn pop_far(&mut self, limit: u64) -> Option<(u64, T)> {
         if (self.far_min >> 64) as u64 > limit {
             return None;
         }
@@ -329,7 +332,7 @@ impl<T: Copy, const LANES: usize> Wheel<T, LANES> {
         self.far_min = self.far.peek().map_or(EMPTY, |f| f.0);
         self.far_slot = if self.far_min == EMPTY { u64::MAX } else { self.slot_of(self.far_min) };
         self.len -= 1;
-        Some((key, item))
+        Some(((key >> 64) as u64, item))
     }
 
     /// Bytes held: the slot heads and bitmap (fixed), the chunks (as many as slots ever occupied at once,
@@ -357,7 +360,7 @@ mod tests {
     const BITS: u32 = 10;
     const SLOT: u64 = 1 << BITS;
 
-    fn drain<const L: usize>(w: &mut Wheel<u32, L>) -> Vec<(u128, u32)> {
+    fn drain<const L: usize>(w: &mut Wheel<u32, L>) -> Vec<(u64, u32)> {
         std::iter::from_fn(|| w.pop_by(u64::MAX)).collect()
     }
 
@@ -371,6 +374,7 @@ mod tests {
             assert_eq!(w.len(), items.len());
             let mut want = items.to_vec();
             want.sort();
+            let want: Vec<(u64, u32)> = want.into_iter().map(|(key, id)| ((key >> 64) as u64, id)).collect();
             assert_eq!(drain(&mut w), want, "{L} lanes");
             assert_eq!(w.len(), 0);
         }
@@ -397,9 +401,9 @@ mod tests {
         let mut w = Wheel::<u32, 2>::new(BITS, u32::MAX);
         w.push(k(b, 0), 0);
         w.push(k(b - 1, 0), 1);
-        assert_eq!(w.pop_by(b - 1), Some((k(b - 1, 0), 1)));
+        assert_eq!(w.pop_by(b - 1), Some((b - 1, 1)));
         assert_eq!(w.pop_by(b - 1), None);
-        assert_eq!(w.pop_by(b), Some((k(b, 0), 0)));
+        assert_eq!(w.pop_by(b), Some((b, 0)));
         assert_eq!(w.pop_by(u64::MAX), None);
     }
 
@@ -462,7 +466,7 @@ mod tests {
         w.push(k(t, 5), 0);
         w.push(k(t, 8), 1);
         w.push(k(t + 50 * SLOT, 0), 2);
-        assert_eq!(w.pop_by(t), Some((k(t, 5), 0)));
+        assert_eq!(w.pop_by(t), Some((t, 0)));
         w.push(k(t, 6), 3);
         w.push(k(t, 9), 4);
         w.push(k(t, 7), 5);
@@ -499,15 +503,15 @@ mod tests {
                     let limit = if rng.below(4) == 0 { now + rng.below(8 * SLOT as usize) as u64 } else { u64::MAX };
                     let want = reference.first_key_value().map(|(&k, &v)| (k, v)).filter(|&(k, _)| (k >> 64) as u64 <= limit);
                     let got = w.pop_by(limit);
-                    assert_eq!(got, want, "{L} lanes, seed {seed}");
-                    if let Some((key, _)) = got {
+                    assert_eq!(got, want.map(|(key, id)| ((key >> 64) as u64, id)), "{L} lanes, seed {seed}");
+                    if let Some((key, _)) = want {
                         reference.remove(&key);
                         now = (key >> 64) as u64;
                     }
                 }
                 assert_eq!(w.len(), reference.len());
             }
-            assert_eq!(drain(&mut w), reference.into_iter().collect::<Vec<_>>());
+            assert_eq!(drain(&mut w), reference.into_iter().map(|(key, id)| ((key >> 64) as u64, id)).collect::<Vec<_>>());
         }
         for seed in 1..=3 {
             run::<2>(seed);
