@@ -133,11 +133,12 @@ impl Simulation {
 
         let uplinks = fabric.facts.uplinks as usize;
         let stall_window = stall_window(cfg, &fabric, &tp);
-        // The scheduler's wheel slots span a few times the time between events of a busy fabric (about a
-        // full-size packet's serialisation at the host rate, shared by every host): six times that gave the
-        // fewest instructions on S1 and P1 (speed only, never results).
+        // The scheduler's wheel slots span about a quarter of the time between events of a busy fabric
+        // (about a full-size packet's serialisation at the host rate, shared by every host): the fewest
+        // instructions, cache misses and mispredictions on S1 among widths of 1/8 to 6 times it (speed
+        // only, never results; `sched.rs`).
         let mtu = crate::units::Bytes(fabric.facts.mtu_wire_bytes as u64);
-        let slot_width = Time(6 * fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64);
+        let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64 / 4);
         let mut sim = Simulation {
             tp,
             host: HostParams::from_config(&cfg.transport),

@@ -30,6 +30,7 @@ pub mod packet;
 pub mod port;
 pub mod rng;
 pub mod sched;
+mod wheel;
 pub mod sim;
 pub mod switch;
 pub mod traffic;

@@ -14,11 +14,11 @@
 //!
 //! Keys never tie: a port finishes one packet at a time and a link delivers one packet at a time. Events
 //! are a small `Copy` enum whose payloads are indices (of packets in the arena, of ports, of flows), so
-//! scheduling never allocates once the heap has grown to its working size.
+//! scheduling never allocates once the queue has grown to its working size. The queue is a timing wheel
+//! (`wheel.rs`) keyed by a `u128`: time, then the class and tie-breaker.
 
 use crate::units::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use crate::wheel::Wheel;
 
 /// Everything that can happen. Payloads are indices into the simulation's tables.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,8 +68,8 @@ fn arrival_rank(at: Time, via: u32) -> u64 {
 }
 
 /// The stored half of the tie-breaker of `ev` (see the module doc): the class in the top two bits, then the
-/// port for a departure, the ingress port for an arrival (its hash is taken only when two arrivals meet:
-/// [`Entry::key`]), the scheduling sequence `seq` for the rest.
+/// port for a departure, the ingress port for an arrival (hashed into its rank by [`key`]), the scheduling
+/// sequence `seq` for the rest.
 #[inline]
 fn tie(ev: &Event, seq: u64) -> u64 {
     match *ev {
@@ -79,267 +79,33 @@ fn tie(ev: &Event, seq: u64) -> u64 {
     }
 }
 
-/// Queue entry: time and the stored tie-breaker ([`tie`]). (Two `u64`s rather than a `u128`: 8-byte
-/// alignment keeps an entry and its link in 40 bytes.)
-#[derive(Copy, Clone, Debug)]
-struct Entry {
-    at: u64,
-    tie: u64,
-    ev: Event,
+/// The full key of an event at `at` with stored tie-breaker `tie` ([`tie`]): time in the high 64 bits, then
+/// the class and the tie-breaker (an arrival's hashed rank), so one integer comparison orders by time and
+/// then canonically.
+#[inline(always)]
+fn key(at: u64, tie: u64) -> u128 {
+    let tie = if tie & !(ARRIVAL - 1) == ARRIVAL { ARRIVAL | arrival_rank(Time(at), tie as u32) } else { tie };
+    (at as u128) << 64 | tie as u128
 }
 
-impl Entry {
-    /// The full key: time in the high 64 bits, then the class and the tie-breaker (an arrival's hashed
-    /// rank), so one integer comparison orders by time and then canonically.
-    #[inline(always)]
-    fn key(&self) -> u128 {
-        let tie = if self.tie & !(ARRIVAL - 1) == ARRIVAL { ARRIVAL | arrival_rank(Time(self.at), self.tie as u32) } else { self.tie };
-        (self.at as u128) << 64 | tie as u128
-    }
-
-    /// Whether this entry runs before `o`: the order of [`Entry::key`], hashing only for two arrivals at the
-    /// same instant (the stored ties order every other pair the same way).
-    #[inline(always)]
-    fn precedes(&self, o: &Entry) -> bool {
-        if self.at != o.at {
-            return self.at < o.at;
-        }
-        if self.tie & o.tie & ARRIVAL != 0 && (self.tie | o.tie) & OTHER == 0 {
-            return self.key() < o.key();
-        }
-        self.tie < o.tie
-    }
+/// The wheel, with the lanes per slot chosen per run ([`Scheduler::with_slot_width`]).
+enum Queue {
+    Two(Wheel<Event, 2>),
+    Four(Wheel<Event, 4>),
 }
 
-/// Slots on the wheel (a power of two).
-const SLOTS: usize = 1 << 16;
-const NIL: u32 = u32::MAX;
-
-/// A timing wheel over a binary heap. Events due within the window of `SLOTS` slots from the current one
-/// wait in their slot, a list through a pool of nodes (reused most recent first, so they stay in cache)
-/// kept in key order: scheduling walks the slot's few events to its place, and taking the next event
-/// unlinks the head of the current slot, or when that is empty looks for the next occupied slot in a
-/// bitmap. Events due beyond the window wait in a binary heap and move onto the wheel as the window
-/// reaches them. A binary heap costs `log n` moves of an entry each time, and the loop holds one event per
-/// packet in flight. The slot width is set per run from the expected event rate
-/// ([`Scheduler::with_slot_width`]); it changes speed only, never the order.
-struct Wheel {
-    /// Log2 of a slot's span in picoseconds.
-    slot_bits: u32,
-    /// First node (earliest key) of each slot's list.
-    heads: Vec<u32>,
-    /// Bit `i % 64` of word `i / 64` set when slot `i` has a list.
-    occupied: Vec<u64>,
-    nodes: Vec<Node>,
-    /// First free node (most recently freed), linked through `next`.
-    free: u32,
-    /// Absolute slot number (time >> slot_bits) of the current slot.
-    cursor: u64,
-    /// Events due at or after slot `cursor + SLOTS`.
-    far: BinaryHeap<Far>,
-    len: usize,
-}
-
-#[derive(Copy, Clone)]
-struct Node {
-    e: Entry,
-    next: u32,
-}
-
-/// An entry in the far heap: earliest key on top.
-struct Far(Entry);
-
-impl PartialEq for Far {
-    fn eq(&self, o: &Self) -> bool {
-        self.0.key() == o.0.key()
-    }
-}
-impl Eq for Far {}
-impl PartialOrd for Far {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Far {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.key().cmp(&self.0.key())
-    }
-}
-
-impl Wheel {
-    fn new(slot_bits: u32) -> Wheel {
-        Wheel {
-            slot_bits,
-            heads: vec![NIL; SLOTS],
-            occupied: vec![0; SLOTS / 64],
-            nodes: Vec::with_capacity(1 << 12),
-            free: NIL,
-            cursor: 0,
-            far: BinaryHeap::new(),
-            len: 0,
+/// Forwards to the wheel in use (the same arm every time in a run, so the branch is predicted).
+macro_rules! on_wheel {
+    ($q:expr, $w:ident => $e:expr) => {
+        match $q {
+            Queue::Two($w) => $e,
+            Queue::Four($w) => $e,
         }
-    }
-
-    #[inline(always)]
-    fn slot_of(&self, at: u64) -> u64 {
-        at >> self.slot_bits
-    }
-
-    #[inline(always)]
-    fn push(&mut self, e: Entry) {
-        self.len += 1;
-        let s = self.slot_of(e.at);
-        if s.wrapping_sub(self.cursor) >= SLOTS as u64 {
-            // Beyond the window, or (after a look ahead that found nothing due) before the current slot,
-            // where it goes first.
-            return self.push_aside(e, s);
-        }
-        self.link((s as usize) & (SLOTS - 1), e);
-    }
-
-    /// Links `e` into slot `i` at its place by key.
-    #[inline(always)]
-    fn link(&mut self, i: usize, e: Entry) {
-        let n = self.free;
-        let n = if n != NIL {
-            self.free = self.nodes[n as usize].next;
-            n
-        } else {
-            self.nodes.push(Node { e, next: NIL });
-            (self.nodes.len() - 1) as u32
-        };
-        let head = self.heads[i];
-        if head == NIL || e.precedes(&self.nodes[head as usize].e) {
-            self.nodes[n as usize] = Node { e, next: head };
-            self.heads[i] = n;
-            self.occupied[i / 64] |= 1 << (i % 64);
-            return;
-        }
-        let mut prev = head;
-        loop {
-            let next = self.nodes[prev as usize].next;
-            if next == NIL || e.precedes(&self.nodes[next as usize].e) {
-                self.nodes[n as usize] = Node { e, next };
-                self.nodes[prev as usize].next = n;
-                return;
-            }
-            prev = next;
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn push_aside(&mut self, e: Entry, s: u64) {
-        if s < self.cursor {
-            self.link((self.cursor as usize) & (SLOTS - 1), e);
-        } else {
-            self.far.push(Far(e));
-        }
-    }
-
-    /// The next occupied slot after the current one within the window, as an absolute slot number.
-    fn next_occupied(&self) -> Option<u64> {
-        let start = ((self.cursor + 1) as usize) & (SLOTS - 1);
-        let words = SLOTS / 64;
-        let (w0, b0) = (start / 64, start % 64);
-        let first = self.occupied[w0] & (!0u64 << b0);
-        if first != 0 {
-            return Some(self.cursor + 1 + (w0 * 64 + first.trailing_zeros() as usize - start) as u64);
-        }
-        for k in 1..=words {
-            let w = (w0 + k) % words;
-            let mut bits = self.occupied[w];
-            if k == words {
-                bits &= (1u64 << b0).wrapping_sub(1);
-            }
-            if bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                return Some(self.cursor + 1 + ((i + SLOTS - start) & (SLOTS - 1)) as u64);
-            }
-        }
-        None
-    }
-
-    /// With the current slot empty: moves the cursor to the next event's slot; false if none is pending.
-    #[inline(never)]
-    fn advance(&mut self) -> bool {
-        if self.len == 0 {
-            return false;
-        }
-        let near = self.next_occupied();
-        let far = self.far.peek().map(|f| self.slot_of(f.0.at));
-        self.cursor = match (near, far) {
-            (Some(n), Some(f)) => n.min(f),
-            (Some(n), None) => n,
-            (None, Some(f)) => f,
-            (None, None) => unreachable!("events are pending"),
-        };
-        // The window moved: bring the far events it now covers onto the wheel.
-        while let Some(f) = self.far.peek() {
-            let s = self.slot_of(f.0.at);
-            if s - self.cursor >= SLOTS as u64 {
-                break;
-            }
-            let Far(e) = self.far.pop().expect("peeked");
-            self.link((s as usize) & (SLOTS - 1), e);
-        }
-        true
-    }
-
-    /// The node at the head of the current slot, moving to the next occupied slot if needed.
-    #[inline(always)]
-    fn head(&mut self) -> Option<u32> {
-        let i = (self.cursor as usize) & (SLOTS - 1);
-        let h = self.heads[i];
-        if h != NIL {
-            return Some(h);
-        }
-        if !self.advance() {
-            return None;
-        }
-        Some(self.heads[(self.cursor as usize) & (SLOTS - 1)])
-    }
-
-    fn peek(&mut self) -> Option<&Entry> {
-        let h = self.head()?;
-        Some(&self.nodes[h as usize].e)
-    }
-
-    /// Takes the next event if it is due at or before `limit` (picoseconds).
-    #[inline(always)]
-    fn pop_by(&mut self, limit: u64) -> Option<Entry> {
-        let h = self.head()?;
-        let node = self.nodes[h as usize];
-        if node.e.at > limit {
-            return None;
-        }
-        let i = (self.cursor as usize) & (SLOTS - 1);
-        self.heads[i] = node.next;
-        if node.next == NIL {
-            self.occupied[i / 64] &= !(1 << (i % 64));
-        }
-        self.nodes[h as usize].next = self.free;
-        self.free = h;
-        self.len -= 1;
-        Some(node.e)
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Bytes held: the slot heads and bitmap (fixed), the node pool (as large as the most events ever
-    /// pending at once, since nodes are reused) and the far heap.
-    fn footprint_bytes(&self) -> usize {
-        self.heads.capacity() * std::mem::size_of::<u32>()
-            + self.occupied.capacity() * std::mem::size_of::<u64>()
-            + self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.far.capacity() * std::mem::size_of::<Far>()
-    }
+    };
 }
 
 pub struct Scheduler {
-    queue: Wheel,
+    queue: Queue,
     next_seq: u64,
     now: Time,
     processed: u64,
@@ -352,17 +118,23 @@ impl Default for Scheduler {
 }
 
 impl Scheduler {
-    /// A scheduler with 32.8 ns wheel slots (about right for ten million events per simulated second).
+    /// A scheduler with 32.8 ns wheel slots.
     pub fn new() -> Scheduler {
         Scheduler::with_slot_width(Time(1 << 15))
     }
 
     /// A scheduler whose wheel slots span `width` (rounded down to a power of two picoseconds, 1 ns to
-    /// 262 ns): a few times the mean time between events keeps slots short and few of them empty. Speed
-    /// only.
+    /// 262 ns): about a quarter of the mean time between events keeps most occupied slots at one or two
+    /// events, which two lanes (one cache line) hold. Where the width wanted is below the 1 ns floor
+    /// (a dense fabric: P1), slots hold more events at once and get four lanes. Speed only.
     pub fn with_slot_width(width: Time) -> Scheduler {
         let bits = (63 - width.0.max(1).leading_zeros()).clamp(10, 18);
-        Scheduler { queue: Wheel::new(bits), next_seq: 0, now: Time::ZERO, processed: 0 }
+        let queue = if width.0 < 1 << 10 {
+            Queue::Four(Wheel::new(bits, Event::Sample))
+        } else {
+            Queue::Two(Wheel::new(bits, Event::Sample))
+        };
+        Scheduler { queue, next_seq: 0, now: Time::ZERO, processed: 0 }
     }
 
     pub fn now(&self) -> Time {
@@ -375,12 +147,12 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.queue.len()
+        on_wheel!(&self.queue, w => w.len())
     }
 
     /// Bytes the scheduler holds (for the memory watchdog).
     pub fn footprint_bytes(&self) -> usize {
-        self.queue.footprint_bytes()
+        on_wheel!(&self.queue, w => w.footprint_bytes())
     }
 
     /// Schedules `ev` at absolute time `at`, which must not be in the past.
@@ -388,7 +160,8 @@ impl Scheduler {
     pub fn at(&mut self, at: Time, ev: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
         debug_assert!(self.next_seq < 1 << 62);
-        self.queue.push(Entry { at: at.0, tie: tie(&ev, self.next_seq), ev });
+        let k = key(at.0, tie(&ev, self.next_seq));
+        on_wheel!(&mut self.queue, w => w.push(k, ev));
         self.next_seq += 1;
     }
 
@@ -396,12 +169,13 @@ impl Scheduler {
     #[inline(always)]
     pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
         debug_assert!(at >= self.now && via != u32::MAX);
-        self.queue.push(Entry { at: at.0, tie: ARRIVAL | via as u64, ev: Event::Arrive { node, pkt, via } });
+        let k = (at.0 as u128) << 64 | (ARRIVAL | arrival_rank(at, via)) as u128;
+        on_wheel!(&mut self.queue, w => w.push(k, Event::Arrive { node, pkt, via }));
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&mut self) -> Option<Time> {
-        self.queue.peek().map(|e| Time(e.at))
+        on_wheel!(&mut self.queue, w => w.peek_key()).map(|k| Time((k >> 64) as u64))
     }
 
     /// Removes the next event and advances the clock to it.
@@ -413,10 +187,10 @@ impl Scheduler {
     /// Removes the next event if it is due by `limit`, and advances the clock to it.
     #[inline]
     pub fn pop_by(&mut self, limit: Time) -> Option<(Time, Event)> {
-        let e = self.queue.pop_by(limit.0)?;
-        self.now = Time(e.at);
+        let (at, ev) = on_wheel!(&mut self.queue, w => w.pop_by(limit.0))?;
+        self.now = Time(at);
         self.processed += 1;
-        Some((self.now, e.ev))
+        Some((self.now, ev))
     }
 }
 
@@ -490,8 +264,9 @@ mod tests {
     fn pops_in_exact_key_order_under_random_interleaving_on_any_wheel() {
         // Reference: the minimum key of what is pending. Interleave pushes and pops as a simulation does,
         // with delays from zero (the current slot) to beyond the wheel's window (the far heap), and event
-        // kinds of every class; on wheels with slots of 1 ns (so the window wraps often) and 262 ns.
-        for width in [Time(1 << 10), Time(1 << 18)] {
+        // kinds of every class; on wheels with slots of 1 ns (so the window wraps often; four lanes per slot,
+        // then two) and 262 ns.
+        for width in [Time(1 << 9), Time(1 << 10), Time(1 << 18)] {
             let mut rng = crate::rng::Rng::new(7);
             let mut s = Scheduler::with_slot_width(width);
             let mut pending: Vec<(u128, u32)> = Vec::new();
@@ -515,7 +290,7 @@ mod tests {
                     };
                     let seq = s.next_seq;
                     s.at(at, ev);
-                    pending.push((Entry { at: at.0, tie: tie(&ev, seq), ev }.key(), id));
+                    pending.push((key(at.0, tie(&ev, seq)), id));
                 } else {
                     let (t, e) = s.pop().unwrap();
                     let id = match e {
