@@ -311,9 +311,7 @@ impl Conga {
     #[inline]
     fn sync(&mut self, i: usize, now: Time) {
         let (mut x, mut done) = (self.dre[i], self.dre_ticks[i]);
-        let lazy = std::mem::take(&mut self.lazy[i].pending);
-        let n = self.catch_up(&mut x, &mut done, &lazy, now);
-        self.lazy[i].pending = lazy;
+        let n = self.catch_up(&mut x, &mut done, &self.lazy[i].pending, now);
         self.lazy[i].pending.drain(..n);
         (self.dre[i], self.dre_ticks[i]) = (x, done);
     }
