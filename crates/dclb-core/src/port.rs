@@ -114,7 +114,7 @@ impl Threshold {
 
 /// A packet in a lazily drained port's queue: when it leaves (its serialisation ends), its wire bytes and
 /// arena id, and whether the wire loses it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Departure {
     pub at: Time,
     /// Wire bytes, with the wire's loss verdict in the top bit.
@@ -145,11 +145,15 @@ impl Departure {
     }
 }
 
-/// A lazy port's departures: a ring buffer whose capacity is a power of two (cheaper than a `VecDeque` on
-/// the hot path: a mask instead of a wrap test, no growth check but on push).
+/// A lazy port's departures, oldest first: the oldest kept inline (the one popping reads; in the port's hot
+/// lines, so a port whose queue holds at most one packet never reads memory of its own) and the rest in a
+/// ring buffer whose capacity is a power of two (a mask instead of a wrap test; growth checked on push only).
 #[derive(Clone, Debug, Default)]
 struct Ring {
-    buf: Vec<Departure>,
+    /// The oldest departure while `len > 0`.
+    front: Departure,
+    /// The departures after the oldest: `len - 1` of them from `head`.
+    rest: Vec<Departure>,
     head: u32,
     len: u32,
 }
@@ -157,7 +161,7 @@ struct Ring {
 impl Ring {
     #[inline(always)]
     fn mask(&self) -> u32 {
-        self.buf.len() as u32 - 1
+        self.rest.len() as u32 - 1
     }
     #[inline(always)]
     fn len(&self) -> u32 {
@@ -165,11 +169,15 @@ impl Ring {
     }
     #[inline(always)]
     fn get(&self, i: u32) -> Option<&Departure> {
-        (i < self.len).then(|| &self.buf[((self.head + i) & self.mask()) as usize])
+        match i {
+            _ if i >= self.len => None,
+            0 => Some(&self.front),
+            _ => Some(&self.rest[((self.head + i - 1) & self.mask()) as usize]),
+        }
     }
     #[inline(always)]
     fn front(&self) -> Option<&Departure> {
-        self.get(0)
+        (self.len > 0).then_some(&self.front)
     }
     #[inline(always)]
     fn back(&self) -> Option<&Departure> {
@@ -178,31 +186,39 @@ impl Ring {
     #[inline(always)]
     fn pop_front(&mut self) {
         debug_assert!(self.len > 0);
-        self.head = (self.head + 1) & self.mask();
+        if self.len > 1 {
+            self.front = self.rest[self.head as usize];
+            self.head = (self.head + 1) & self.mask();
+        }
         self.len -= 1;
     }
     #[inline(always)]
     fn push_back(&mut self, d: Departure) {
-        if self.len as usize == self.buf.len() {
-            self.grow();
+        if self.len == 0 {
+            self.front = d;
+        } else {
+            let behind = self.len - 1;
+            if behind as usize == self.rest.len() {
+                self.grow();
+            }
+            let i = (self.head + behind) & self.mask();
+            self.rest[i as usize] = d;
         }
-        let i = (self.head + self.len) & self.mask();
-        self.buf[i as usize] = d;
         self.len += 1;
     }
     #[cold]
     fn grow(&mut self) {
-        let cap = (self.buf.len() * 2).max(8);
-        let mut buf = Vec::with_capacity(cap);
-        buf.extend((0..self.len).map(|i| *self.get(i).expect("in range")));
-        buf.resize(cap, Departure::new(Time::ZERO, 0, 0, false));
-        (self.buf, self.head) = (buf, 0);
+        let cap = (self.rest.len() * 2).max(8);
+        let mut rest = Vec::with_capacity(cap);
+        rest.extend((1..self.len).map(|i| *self.get(i).expect("in range")));
+        rest.resize(cap, Departure::default());
+        (self.rest, self.head) = (rest, 0);
     }
     fn iter(&self) -> impl Iterator<Item = &Departure> {
         (0..self.len).map(move |i| self.get(i).expect("in range"))
     }
     fn capacity(&self) -> usize {
-        self.buf.len()
+        self.rest.len() + 1
     }
 }
 
@@ -705,6 +721,34 @@ mod tests {
         pkts.get_mut(pid).wire_bytes = 100;
         assert!(port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some());
         pid
+    }
+
+    #[test]
+    fn the_departure_ring_keeps_fifo_order_through_growth_and_wrap_around() {
+        // Against a VecDeque: pushes and pops in bursts that wrap the ring's buffer many times and grow it
+        // from empty (every read goes through the inline oldest entry and the ring behind it).
+        let mut ring = Ring::default();
+        let mut model = std::collections::VecDeque::new();
+        let mut rng = crate::rng::Rng::new(3);
+        for step in 0..20_000u64 {
+            let burst = rng.below(if step % 1000 < 500 { 3 } else { 40 }) as u64;
+            for k in 0..burst {
+                let d = Departure::new(Time(step * 100 + k), 64 + k as u32, (step * 64 + k) as u32, k % 7 == 0);
+                ring.push_back(d);
+                model.push_back(d);
+            }
+            for _ in 0..rng.below(4 + burst as usize) {
+                assert_eq!(ring.front(), model.front());
+                if model.pop_front().is_some() {
+                    ring.pop_front();
+                }
+            }
+            assert_eq!(ring.len() as usize, model.len());
+            assert_eq!(ring.back(), model.back());
+            assert!(ring.iter().eq(model.iter()), "step {step}");
+            assert!(ring.capacity() >= model.len());
+        }
+        assert!(ring.capacity() >= 32, "the bursts grew the ring");
     }
 
     #[test]
