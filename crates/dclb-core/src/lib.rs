@@ -28,6 +28,7 @@ pub mod memory;
 pub mod metrics;
 pub mod packet;
 pub mod port;
+mod prefetch;
 pub mod rng;
 pub mod sched;
 mod wheel;

@@ -238,6 +238,15 @@ impl PacketArena {
         &mut self.slots[id as usize]
     }
 
+    /// Asks the CPU to bring packet `id`'s first cache line (what a switch hop reads) into cache ahead of
+    /// use; a hint only, and nothing for an id out of range.
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        if let Some(p) = self.slots.get(id as usize) {
+            crate::prefetch::prefetch(p);
+        }
+    }
+
     /// Attaches a SACK option to the ACK in slot `id`.
     pub fn set_sack(&mut self, id: u32, opt: SackOption) {
         if self.sack.len() <= id as usize {

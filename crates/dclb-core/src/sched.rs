@@ -236,6 +236,14 @@ impl Scheduler {
         on_wheel!(&mut self.queue, w => w.push(k, Packed::arrival(node, pkt, via)));
     }
 
+    /// The packet of the event likely to come out next, if that is an arrival (a guess for prefetching:
+    /// see [`Wheel::next_hint`]).
+    #[inline(always)]
+    pub fn next_arrival_hint(&self) -> Option<u32> {
+        let next = on_wheel!(&self.queue, w => w.next_hint())?;
+        (next.0 as u32 == ARRIVE as u32).then_some(next.1 as u32)
+    }
+
     /// Time of the next event, if any.
     pub fn peek_time(&mut self) -> Option<Time> {
         on_wheel!(&mut self.queue, w => w.peek_key()).map(|k| Time((k >> 64) as u64))

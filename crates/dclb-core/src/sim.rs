@@ -142,6 +142,11 @@ impl Simulation {
                 self.stop_stalled(now);
                 break;
             }
+            // The next event's packet is most likely an arrival's: its line comes in while this one runs
+            // (the first touch of a packet at a hop was a cache miss on every hop).
+            if let Some(pid) = self.sched.next_arrival_hint() {
+                self.pkts.prefetch(pid);
+            }
             self.dispatch(now, ev);
             if self.ended as usize == self.flows.len() && self.horizon == Time::MAX {
                 self.finished = true;
