@@ -202,15 +202,40 @@ impl FabricFacts {
     }
 }
 
+/// A table of candidate port lists, all in one array: every switch hop reads one list, and lists kept
+/// in their own allocations cost a cache miss each (a pointer, then the list).
+#[derive(Clone, Debug, Default)]
+struct Routes {
+    /// Per entry: where its list starts in `ports`, and its length.
+    spans: Vec<(u32, u32)>,
+    ports: Vec<u32>,
+}
+
+impl Routes {
+    fn new(lists: &[Vec<u32>]) -> Routes {
+        let mut r = Routes { spans: Vec::with_capacity(lists.len()), ports: Vec::new() };
+        for list in lists {
+            r.spans.push((r.ports.len() as u32, list.len() as u32));
+            r.ports.extend_from_slice(list);
+        }
+        r
+    }
+    #[inline(always)]
+    fn get(&self, entry: u32) -> &[u32] {
+        let (start, len) = self.spans[entry as usize];
+        &self.ports[start as usize..(start + len) as usize]
+    }
+}
+
 pub struct Fabric {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
     pub hosts: u32,
     pub facts: FabricFacts,
-    /// `leaf_routes[l * leaves + d]`: candidate uplink port ids from leaf `l` to leaf `d`.
-    leaf_routes: Vec<Vec<u32>>,
-    /// `spine_routes[s * leaves + d]`: candidate port ids from spine `s` down to leaf `d`.
-    spine_routes: Vec<Vec<u32>>,
+    /// Entry `l * leaves + d`: candidate uplink port ids from leaf `l` to leaf `d`.
+    leaf_routes: Routes,
+    /// Entry `s * leaves + d`: candidate port ids from spine `s` down to leaf `d`.
+    spine_routes: Routes,
     /// `leaf_paths[l * leaves + d]`: the same candidates as uplink indices (the path tags hosts may use).
     leaf_paths: Vec<Vec<u16>>,
 }
@@ -397,8 +422,8 @@ impl Fabric {
                 ack_wire_bytes: tp.ack_bytes,
                 host_rate,
             },
-            leaf_routes: Vec::new(),
-            spine_routes: Vec::new(),
+            leaf_routes: Routes::default(),
+            spine_routes: Routes::default(),
             leaf_paths: Vec::new(),
         };
 
@@ -537,8 +562,8 @@ impl Fabric {
             }
         }
         self.facts.leaf_up = leaf_up;
-        self.spine_routes = spine_routes;
-        self.leaf_routes = leaf_routes;
+        self.spine_routes = Routes::new(&spine_routes);
+        self.leaf_routes = Routes::new(&leaf_routes);
         self.leaf_paths = leaf_paths;
         self.facts.path_delay = path_delay;
         self.facts.spine_down = spine_down;
@@ -603,12 +628,12 @@ impl Fabric {
     /// Uplink ports from leaf `l` that reach leaf `d`.
     #[inline]
     pub fn leaf_candidates(&self, leaf: u32, dst_leaf: u32) -> &[u32] {
-        &self.leaf_routes[(leaf * self.facts.leaves + dst_leaf) as usize]
+        self.leaf_routes.get(leaf * self.facts.leaves + dst_leaf)
     }
     /// Down ports from spine `s` to leaf `d`.
     #[inline]
     pub fn spine_candidates(&self, spine: u32, dst_leaf: u32) -> &[u32] {
-        &self.spine_routes[(spine * self.facts.leaves + dst_leaf) as usize]
+        self.spine_routes.get(spine * self.facts.leaves + dst_leaf)
     }
     /// Usable path tags (uplink indices) from `src_leaf` to `dst_leaf`: what a host edge balancer may choose.
     pub fn paths(&self, src_leaf: u32, dst_leaf: u32) -> &[u16] {
