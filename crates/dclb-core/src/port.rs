@@ -225,8 +225,11 @@ impl Ring {
 /// One direction of a link: the egress queue of `owner` towards `peer`.
 ///
 /// `repr(C, align(64))` keeps the fields in this order from a cache line boundary: what admission and
-/// popping on a lazy port touch comes first, in three lines (the switch path touches one port per hop; a
-/// port's fields spread over five lines cost a cache miss each; S1: 14% fewer L1 misses than unaligned).
+/// popping on a lazy port touch comes first, in three lines and the flags and the wire fault at the start
+/// of the fourth (the switch path touches one port per hop; a port's fields spread over five lines cost a
+/// cache miss each; S1: 14% fewer L1 misses than unaligned). Since the oldest departure moved inline, the
+/// flags no longer fit the third line; fields reordered to put them back there measured slower on S1
+/// (docs/performance.md, round 5), so the order stays.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Port {

@@ -15,7 +15,8 @@
 //! Keys never tie: a port finishes one packet at a time and a link delivers one packet at a time. Events
 //! are a small `Copy` enum whose payloads are indices (of packets in the arena, of ports, of flows), so
 //! scheduling never allocates once the queue has grown to its working size. The queue is a timing wheel
-//! (`wheel.rs`) keyed by a `u128`: time, then the class and tie-breaker.
+//! (`wheel.rs`) keyed by a `u128`: time, then the class and tie-breaker; it stores each event as two words
+//! (`Packed`) and, before each event runs, can name the one likely next so that its packet is prefetched.
 
 use crate::units::Time;
 use crate::wheel::Wheel;
