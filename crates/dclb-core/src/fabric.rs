@@ -670,7 +670,7 @@ impl Fabric {
         };
         let nic = &self.ports[self.host_nic(src) as usize];
         let down = &self.ports[self.leaf_down_port(dst) as usize];
-        let (sl, dl) = (src / self.facts.hosts_per_leaf, dst / self.facts.hosts_per_leaf);
+        let (sl, dl) = (self.facts.leaf_of_host(src), self.facts.leaf_of_host(dst));
         if sl == dl {
             return chain_time(&[nic, down]);
         }
