@@ -149,33 +149,29 @@ impl Simulation {
             }
         }
         let p = self.pkts.get_mut(pid);
-        let Some(was_ce) = port.admit_lazy(now, pid, p) else {
+        let Some((was_ce, d)) = port.admit_lazy(now, pid, p) else {
             self.dropped += p.wire_bytes as u64;
             self.pkts.free(pid);
             return false;
         };
         let owner = port.owner;
-        let mut port = port;
         if owner >= hosts {
             let st = &mut self.switches[(owner - hosts) as usize];
             if st.hooks.enqueue {
                 with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
-                port = &mut self.fabric.ports[port_id as usize];
             }
             if st.hooks.departure {
                 // A lazy port of a switch that watches departures: its balancer takes them at admission.
-                let at = port.last_departure().expect("a lazy port records what it admits").at;
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure_at(cx, &mut PacketMut::new(p), port_id, at));
-                port = &mut self.fabric.ports[port_id as usize];
+                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure_at(cx, &mut PacketMut::new(p), port_id, d.at));
             }
+            let port = &mut self.fabric.ports[port_id as usize];
             // Counted at admission; the result tables leave out what has not departed by the end.
             if port.role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
                 self.uplink_bytes[p.flow as usize * self.uplinks + port.slot as usize] += p.payload as u64;
             }
-        }
-        port.count_mark(was_ce, p.ecn.ce);
-        let d = *port.last_departure().expect("a lazy port records what it admits");
-        if owner < hosts {
+            port.count_mark(was_ce, p.ecn.ce);
+        } else {
+            port.count_mark(was_ce, p.ecn.ce);
             if !matches!(p.kind, PacketKind::Ack | PacketKind::ProbeReply | PacketKind::SynAck) {
                 p.sent_at = d.at - port.tx_time(p.wire_bytes);
             }
@@ -190,6 +186,7 @@ impl Simulation {
         if d.lost() {
             self.sched.at(d.at, Event::WireLoss { port: port_id });
         } else {
+            let port = &self.fabric.ports[port_id as usize];
             self.sched.arrival(d.at + port.delay, port.peer, pid, port.reverse());
         }
         true
