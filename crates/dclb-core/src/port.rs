@@ -276,10 +276,11 @@ pub struct Port {
 
     // --- the rest ---
     pub rate: Rate,
-    /// Queued packets (arena ids); the head is the one on the wire while `busy` and not `serving_control`.
-    queue: VecDeque<u32>,
+    /// Queued packets (arena ids, with when each was admitted); the head is the one on the wire while
+    /// `busy` and not `serving_control`.
+    queue: VecDeque<(u32, Time)>,
     /// Packets of the control class, served before `queue`; the head is on the wire while `serving_control`.
-    control: VecDeque<u32>,
+    control: VecDeque<(u32, Time)>,
     serving_control: bool,
     busy: bool,
     /// While `busy`: when the packet on the wire finishes serialisation, and its wire bytes.
@@ -419,7 +420,7 @@ impl Port {
 
     /// Bytes of buffer the queues' deques hold (for memory estimates).
     pub fn queue_capacity_bytes(&self) -> usize {
-        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<u32>() + self.departures.capacity() * std::mem::size_of::<Departure>()
+        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<(u32, Time)>() + self.departures.capacity() * std::mem::size_of::<Departure>()
     }
 
     /// On a lazy port: the packets and bytes at the head that have left by `now` but are not popped yet.
@@ -582,14 +583,13 @@ impl Port {
         }
         self.account_area(now);
         if self.control_kinds & pkt.kind.bit() != 0 {
-            self.control.push_back(pid);
+            self.control.push_back((pid, now));
         } else {
-            self.queue.push_back(pid);
+            self.queue.push_back((pid, now));
         }
         self.queued_bytes += pkt.wire_bytes as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
         self.peak_queue_packets = self.peak_queue_packets.max(self.queue_packets());
-        pkt.enqueued_at = now;
         Some(was_ce)
     }
 
@@ -625,7 +625,6 @@ impl Port {
         self.queued_bytes += wire as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
         self.peak_queue_packets = self.peak_queue_packets.max(packets + 1);
-        pkt.enqueued_at = now;
         Some((was_ce, d))
     }
 
@@ -647,9 +646,9 @@ impl Port {
             return None;
         }
         self.serving_control = !self.control.is_empty();
-        let head = if self.serving_control { self.control[0] } else { *self.queue.front()? };
+        let (head, since) = if self.serving_control { self.control[0] } else { *self.queue.front()? };
         let p = pkts.get_mut(head);
-        p.queue_delay += now - p.enqueued_at;
+        p.queue_delay += now - since;
         self.busy = true;
         self.service_end = now + self.tx_time(p.wire_bytes);
         self.service_bytes = p.wire_bytes as u64;
@@ -660,7 +659,7 @@ impl Port {
     #[inline]
     pub fn finish_service(&mut self, now: Time, pkts: &PacketArena) -> u32 {
         let served = if self.serving_control { &mut self.control } else { &mut self.queue };
-        let pid = served.pop_front().expect("a port finished serving an empty queue");
+        let (pid, _) = served.pop_front().expect("a port finished serving an empty queue");
         self.account_area(now);
         let wire = pkts.get(pid).wire_bytes as u64;
         self.queued_bytes -= wire;
@@ -740,7 +739,7 @@ mod tests {
                 }
             }
             assert_eq!(ring.len() as usize, model.len());
-            assert_eq!(ring.back(), model.back());
+            assert_eq!(ring.len.checked_sub(1).and_then(|i| ring.get(i)), model.back());
             assert!(ring.iter().eq(model.iter()), "step {step}");
             assert!(ring.capacity() >= model.len());
         }

@@ -11,7 +11,7 @@
 //!
 //! **Defaults.** None: ECMP has no parameters.
 
-use super::flowhash::salted_index;
+use super::flowhash::salted_digest_index;
 use super::PacketMut;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
@@ -30,7 +30,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 /// Index into `n` candidates for this packet's 5-tuple under `salt`.
 #[inline]
 pub fn flow_hash_index(pkt: &Packet, salt: u64, n: usize) -> usize {
-    salted_index(pkt.five_tuple(), salt, n)
+    salted_digest_index(pkt.tuple_digest(), salt, n)
 }
 
 pub struct Ecmp {

@@ -25,7 +25,13 @@ pub fn digest(key: u128) -> u64 {
 /// between salts. Multiply-shift rather than modulo, so that every `n` is as uniform as a power of two.
 #[inline]
 pub fn salted_index(key: u128, salt: u64, n: usize) -> usize {
-    let h = mix64(digest(key) ^ salt);
+    salted_digest_index(digest(key), salt, n)
+}
+
+/// [`salted_index`] of a key whose [`digest`] is `d`.
+#[inline]
+pub fn salted_digest_index(d: u64, salt: u64, n: usize) -> usize {
+    let h = mix64(d ^ salt);
     ((h as u128 * n as u128) >> 64) as usize
 }
 
@@ -66,6 +72,21 @@ mod tests {
         }
         assert!(count.iter().all(|&c| (9_500..10_500).contains(&c)), "{count:?}");
         assert!((9_500..10_500).contains(&same), "two salts agree on {same} of {keys} keys, about 1/5 expected");
+    }
+
+    #[test]
+    fn a_packets_recorded_digest_picks_what_its_5_tuple_picks() {
+        use crate::packet::{Packet, PacketKind};
+        let mut p = Packet::new(PacketKind::Data, 3, 17, 42);
+        (p.sport, p.dport) = (1000, 80);
+        let salt = 0xABCD;
+        for n in 2..9 {
+            let want = salted_index(p.five_tuple(), salt, n);
+            p.tuple = 0;
+            assert_eq!(salted_digest_index(p.tuple_digest(), salt, n), want, "computed, {n} candidates");
+            p.tuple = digest(p.five_tuple());
+            assert_eq!(salted_digest_index(p.tuple_digest(), salt, n), want, "recorded, {n} candidates");
+        }
     }
 
     #[test]
