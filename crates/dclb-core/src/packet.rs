@@ -11,7 +11,7 @@
 //!
 //! ```text
 //!  +---------------- Packet ----------------+
-//!  | flow, kind, src, dst, ports            |  who
+//!  | flow, kind, src, dst, ports, digest    |  who
 //!  | seq, payload, ack, ecn, retx           |  transport
 //!  | sent_at, echo_ts, queue_delay          |  timing
 //!  | LbHeader: path, echo_path, class bits, |  what switches may read
@@ -145,7 +145,7 @@ pub struct Packet {
     /// Digest of the 5-tuple ([`crate::lb::flowhash::digest`] of [`Packet::five_tuple`]), set when the
     /// simulation makes the packet (`0`: not set, as in a packet a test builds; [`Packet::tuple_digest`]
     /// then computes it). ECMP-style choices hash it with their salt at the switch, so the hop does one
-    /// mix instead of three on the way to its port (S1: about 2% of the loop's time).
+    /// mix instead of three on the way to its port (S1: about 1% of the loop's time).
     pub tuple: u64,
     /// Total time spent waiting in queues so far (serialisation excluded).
     pub queue_delay: Time,
@@ -183,8 +183,6 @@ impl Packet {
         }
     }
 
-    /// The exact 5-tuple packed without overlap (32-bit hosts, 16-bit ports, protocol): a key for flow
-    /// tables. ACKs of a flow give the reversed tuple, as in real TCP.
     /// The digest of the 5-tuple: the one recorded when the packet was made, or computed now.
     #[inline]
     pub fn tuple_digest(&self) -> u64 {
@@ -196,6 +194,8 @@ impl Packet {
         }
     }
 
+    /// The exact 5-tuple packed without overlap (32-bit hosts, 16-bit ports, protocol): a key for flow
+    /// tables. ACKs of a flow give the reversed tuple, as in real TCP.
     pub fn five_tuple(&self) -> u128 {
         let proto: u128 = match self.kind {
             PacketKind::Udp => 17,
