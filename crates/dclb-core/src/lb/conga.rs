@@ -148,8 +148,10 @@ impl Dre {
         if capacity_bits <= 0.0 {
             return max as u8;
         }
-        let m = (8.0 * self.x / capacity_bits * levels).floor();
-        (m.min(max as f64).max(0.0)) as u8
+        // `m >= 0`, so truncation is its floor (`f64::floor` is a library call on the baseline x86-64
+        // target); the cast saturates.
+        let m = 8.0 * self.x / capacity_bits * levels;
+        (m.max(0.0) as u64).min(max as u64) as u8
     }
 }
 
@@ -227,6 +229,9 @@ pub struct Conga {
     lazy: Vec<LazyDre>,
     /// Timer runs so far (decay steps due by now).
     ticks: u64,
+    /// `cfg.dre_period()`, worked out once: every departure divides by it (computing it took a float
+    /// multiply and a `round`, a library call on the baseline x86-64 target, per departure).
+    period: Time,
     /// `to_leaf[dst_leaf * uplinks + uplink]` (leaves only).
     to_leaf: Vec<Remote>,
     /// `from_leaf[src_leaf * uplinks + tag]` (leaves only).
@@ -257,6 +262,7 @@ impl Conga {
             at_admission: false,
             lazy: Vec::new(),
             ticks: 0,
+            period: cfg.dre_period(),
             to_leaf: vec![Remote::default(); tables],
             from_leaf: vec![Pending::default(); tables],
             rr: vec![0; rr_len],
@@ -285,7 +291,7 @@ impl Conga {
     /// after the same instant's departures.
     #[inline]
     fn ticks_before(&self, at: Time) -> u64 {
-        at.0.saturating_sub(1) / self.cfg.dre_period().0
+        at.0.saturating_sub(1) / self.period.0
     }
 
     /// Brings register `x` (with `*done` decays) to `now`: the departures of `pending` up to `now` (a
@@ -517,7 +523,7 @@ impl SwitchBalancer for Conga {
     }
 
     fn timer_period(&self) -> Option<Time> {
-        Some(self.cfg.dre_period())
+        Some(self.period)
     }
 
     fn hooks(&self) -> super::Hooks {
