@@ -61,7 +61,7 @@
 
 use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
-use super::{Decision, PacketMut, SwitchBalancer, SwitchCx};
+use super::{Decision, FabricFacts, PacketMut, SwitchBalancer, SwitchCx};
 use crate::packet::Packet;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -122,7 +122,6 @@ pub struct Drill {
     m: usize,
     scope: MemoryScope,
     ties: Ties,
-    hosts_per_leaf: u32,
     /// `m` remembered ports per memory, `NONE` for an empty slot.
     memory: Vec<u32>,
     /// Scratch: candidates being sampled (partial shuffle).
@@ -145,7 +144,6 @@ impl Drill {
             m,
             scope,
             ties: Ties::Memory,
-            hosts_per_leaf: (hosts / leaves.max(1)).max(1),
             memory: vec![NONE; memories * m],
             pool: Vec::new(),
             compared: Vec::new(),
@@ -164,11 +162,11 @@ impl Drill {
         &self.compared
     }
 
-    /// The memory that serves `pkt`.
-    fn slot(&self, pkt: &Packet) -> usize {
+    /// The memory that serves `pkt` (the fabric's facts say its destination's leaf).
+    fn slot(&self, pkt: &Packet, facts: &FabricFacts) -> usize {
         let i = match self.scope {
             MemoryScope::Switch => 0,
-            MemoryScope::DstLeaf => (pkt.dst / self.hosts_per_leaf) as usize,
+            MemoryScope::DstLeaf => facts.leaf_of_host(pkt.dst) as usize,
             MemoryScope::DstHost => pkt.dst as usize,
         };
         i * self.m
@@ -181,7 +179,7 @@ impl SwitchBalancer for Drill {
     }
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let n = candidates.len();
-        let base = self.slot(pkt);
+        let base = self.slot(pkt, cx.facts);
         self.compared.clear();
         for &p in &self.memory[base..base + self.m] {
             if p != NONE && candidates.contains(&p) && !self.compared.contains(&p) {

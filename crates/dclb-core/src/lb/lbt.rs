@@ -411,7 +411,6 @@ pub struct Lbt {
     decides: bool,
     /// Spines keep one group per destination leaf; leaves one group.
     spine: bool,
-    hosts_per_leaf: u32,
     mtu: u64,
     flows: FlowTable<FlowData>,
     groups: Vec<Option<Group>>,
@@ -429,7 +428,6 @@ impl Lbt {
             p,
             decides,
             spine,
-            hosts_per_leaf: facts.hosts_per_leaf.max(1),
             mtu: facts.mtu_wire_bytes as u64,
             flows: FlowTable::exact(Timeout::AtLeast(p.flow_idle_timeout_us), Clock::Timestamp),
             groups: Vec::new(),
@@ -595,7 +593,7 @@ impl SwitchBalancer for Lbt {
 
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
         let (key, now) = (pkt.five_tuple(), cx.now);
-        let g = if self.spine { (pkt.dst / self.hosts_per_leaf) as usize } else { 0 };
+        let g = if self.spine { cx.facts.leaf_of_host(pkt.dst) as usize } else { 0 };
         self.admit(g, &cx.ports, candidates);
         let (port, mut st) = match self.flows.live(key, now) {
             Some(e) => (e.port, e.data),
