@@ -10,6 +10,8 @@
 //! * `ties = "random"` as the default: the slow-spine test fails (25% instead of more than 40%);
 //! * `ties = "random"` ignored (the remembered port always wins ties): the random-tie, lone-flow and
 //!   slow-spine tests fail.
+//! * the destination-leaf memory keyed by host, or by the host over the wrong hosts per leaf (3, 6): the
+//!   dst-leaf scope test fails.
 
 mod common;
 use common::*;
@@ -153,6 +155,26 @@ fn drill_memory_scope_switch_is_shared_and_dst_host_is_not() {
             assert!(dr.last_compared().len() == 2, "host 3 has its own, empty, memory");
         }
     }
+}
+
+#[test]
+fn drill_memory_scope_dst_leaf_is_shared_by_a_leafs_hosts_only() {
+    // Leaf 0 of three leaves with two hosts each: hosts 2 and 3 are behind leaf 1, host 4 behind leaf 2,
+    // and every uplink of leaf 0 reaches both.
+    let mut bench = SwitchBench::leaf(&fabric(3, 4, 2), 0);
+    let cands = bench.candidates_to_leaf(1);
+    assert_eq!(cands, bench.candidates_to_leaf(2));
+    for (i, &p) in cands.iter().enumerate() {
+        bench.set_queue_bytes(p, if i == 2 { 1_500 } else { 100_000 });
+    }
+    let target = cands[2];
+    let mut dr = Drill::new(2, 1, MemoryScope::DstLeaf, 3, 6);
+    let mut send = |dr: &mut Drill, dst: u32| bench.forward(dr, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands);
+    while send(&mut dr, 2) != target {}
+    send(&mut dr, 3);
+    assert_eq!(dr.last_compared()[0], target, "host 3 shares leaf 1's memory with host 2");
+    send(&mut dr, 4);
+    assert_eq!(dr.last_compared().len(), 2, "host 4 is behind leaf 2, whose memory is empty");
 }
 
 fn spread_cfg(scheme: &str) -> Config {
