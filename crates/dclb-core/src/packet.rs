@@ -186,12 +186,19 @@ impl Packet {
     /// The digest of the 5-tuple: the one recorded when the packet was made, or computed now.
     #[inline]
     pub fn tuple_digest(&self) -> u64 {
+        let computed = || crate::lb::flowhash::digest(self.five_tuple());
         if self.tuple != 0 {
-            debug_assert_eq!(self.tuple, crate::lb::flowhash::digest(self.five_tuple()), "a 5-tuple changed after the packet was made");
+            debug_assert_eq!(self.tuple, computed(), "a 5-tuple changed after the packet was made");
             self.tuple
         } else {
-            crate::lb::flowhash::digest(self.five_tuple())
+            computed()
         }
+    }
+
+    /// Records the digest of the 5-tuple, once its fields are final (the simulation does, making the packet).
+    #[inline]
+    pub fn record_tuple(&mut self) {
+        self.tuple = crate::lb::flowhash::digest(self.five_tuple());
     }
 
     /// The exact 5-tuple packed without overlap (32-bit hosts, 16-bit ports, protocol): a key for flow

@@ -231,7 +231,7 @@ impl Simulation {
     /// Puts a new packet in the arena, counting its bytes for conservation.
     pub(crate) fn new_packet(&mut self, mut p: Packet) -> u32 {
         self.created += p.wire_bytes as u64;
-        p.tuple = crate::lb::flowhash::digest(p.five_tuple());
+        p.record_tuple();
         self.pkts.alloc(p)
     }
 
