@@ -586,7 +586,10 @@ class _DaskCluster:
             self.client, self.own_client = dask, False
             where = f"Dask cluster {dask.scheduler.address}"
         elif dask == "local":
-            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+            # Workers log only what is critical: the sweep reports each point's failure itself, and what a
+            # worker logs at ERROR is its link to the scheduler, which an interrupt closes under it (a
+            # heartbeat that found the scheduler gone printed a traceback after Ctrl-C, now and then).
+            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
             self.client = Client(self.cluster)
             where = f"local Dask cluster ({jobs} worker{'s' if jobs != 1 else ''})"
         elif isinstance(dask, str) and dask:
