@@ -119,6 +119,28 @@ impl Table {
     pub fn rows(&self) -> usize {
         self.columns.first().map(|c| c.1.len()).unwrap_or(0)
     }
+    /// One 64-bit digest of the whole table (every column, every row): equal only if every value is equal
+    /// bit for bit (see [`digest`]).
+    pub fn digest(&self) -> u64 {
+        digest(format!("{:?}", self.columns).as_bytes())
+    }
+    /// One digest per column, `(name, digest)`, so that a changed result names the column that moved.
+    pub fn column_digests(&self) -> Vec<(&'static str, u64)> {
+        self.columns.iter().map(|(n, c)| (*n, digest(format!("{c:?}").as_bytes()))).collect()
+    }
+}
+
+/// FNV-1a over 64 bits, of the `Debug` text of values: stable across builds and platforms (std's
+/// `DefaultHasher` promises neither), and `Debug` prints a float as the shortest text that reads back to the
+/// same bits, so two digests agree only if every value agrees bit for bit. For golden tests and the bench's
+/// `--digest`, never for anything the simulation decides.
+pub fn digest(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// Per-run numbers. They cross to Python as one serialised value, so a field added here reaches the front

@@ -15,19 +15,9 @@
 //! comparing the two), `--dump PREFIX` writes the flow, port and switch tables as `PREFIX.{flows,ports,switches}.tsv`
 //! (one row per line, values as `Debug` prints them) for diffing two runs.
 
-use dclb_core::metrics::{Column, Table};
+use dclb_core::metrics::{digest as fnv1a, Column, Table};
 use std::io::Write;
 use std::time::Instant;
-
-/// FNV-1a, 64 bits: stable across builds and platforms (std's `DefaultHasher` promises neither).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
 
 /// Row `i` of a column as `Debug` prints its value.
 fn cell(c: &Column, i: usize) -> String {
@@ -90,11 +80,11 @@ fn main() {
     println!("hops {hops} | data packets {data} | {:.2} events per data packet | {:.2} hops per data packet",
         s.events as f64 / data.max(1) as f64, hops as f64 / data.max(1) as f64);
     if digest {
-        let flows = fnv1a(format!("{:?}", r.flows.columns).as_bytes());
+        let flows = r.flows.digest();
         let counters = fnv1a(format!("{} {:?}", s.probes_sent, s.scheme_counters).as_bytes());
         println!("digest flows {flows:016x} ({} rows) | events {} | probes {} counters {counters:016x} {:?}",
             r.flows.rows(), s.events, s.probes_sent, s.scheme_counters);
-        let ports = fnv1a(format!("{:?}", r.ports.columns).as_bytes());
+        let ports = r.ports.digest();
         println!("digest ports {ports:016x} | bytes created {} delivered {} dropped {} in flight {}",
             s.wire_bytes_created, s.wire_bytes_delivered, s.wire_bytes_dropped, s.wire_bytes_in_flight);
     }
