@@ -5,6 +5,7 @@
 //! the time its retransmission timer should fire; the simulation turns segments into packets and keeps one
 //! lazy timer event per flow.
 
+pub mod alone;
 pub mod reseq;
 pub mod sack;
 pub mod tcp;
