@@ -94,7 +94,7 @@ def check_before_expanding(skeleton: dict[str, Any], host_sets: list[tuple[str, 
         extra.append((f"host sets of {hosts} hosts", field, float(hosts * BYTES_PER_EXPANDED_HOST), "name fewer hosts, or use fewer hosts or leaves"))
     try:
         _core.check_memory(json.dumps(skeleton), extra, limit)
-    except ValueError as e:
-        if str(e).startswith("engine config: "):
-            return  # a value the engine cannot read: the full check that follows names its field
+    except _core.ConfigError as e:
+        # Without sources, the engine's field names are the user's (topology, transport, lb, run and the
+        # host-set fields given above, which are named as the user wrote them).
         raise ScenarioError(str(e)) from None

@@ -42,7 +42,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Optional, Sequence, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator,
@@ -707,11 +707,12 @@ class ResolvedSource:
         return f"{self.csv_path}:{self.csv_lines[index - inline]}"
 
 
-# An engine field path inside a source, and an item (a workload component, a listed flow) inside that.
-_ENGINE_SOURCE = re.compile(r"traffic\.sources\[(\d+)\](.*)")
-_ENGINE_ITEM = re.compile(r"\.(workload|list)\[(\d+)\](.*)")
-#: Source fields the engine names differently.
-_ENGINE_NAMES = {".list": ".flow_list"}
+def _dotted_path(parts: Sequence[str | int], start: str = "") -> str:
+    """``("links", 0, "leaf")`` after ``start`` as a field name: ``start.links[0].leaf``."""
+    out = start
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f"{'.' if out else ''}{part}"
+    return out
 
 
 @dataclass(frozen=True)
@@ -723,22 +724,25 @@ class Resolution:
     sources: list[ResolvedSource]
     config: dict[str, Any]
 
-    def user_field(self, path: str) -> str:
-        """The user's name for an engine field path: ``traffic.sources[0].load`` is ``traffic.load`` in a
-        single-source scenario, a listed flow is its CSV line, a workload component its mixture key."""
-        m = _ENGINE_SOURCE.fullmatch(path)
-        if m is None:
-            return path
-        source, rest = self.sources[int(m[1])], m[2]
-        item = _ENGINE_ITEM.fullmatch(rest)
-        if item is not None:
-            return source.item_origin(item[1], int(item[2])) + item[3]
-        return source.field + _ENGINE_NAMES.get(rest, rest)
+    def user_field(self, path: Sequence[str | int]) -> str:
+        """The user's name for a field the engine names by ``path`` (keys and list indices, in the engine's
+        spelling: ``("traffic", "sources", 0, "load")``, a scheme parameter ``("lb", "d")``): a single-source
+        scenario's ``traffic.sources[0].load`` is ``traffic.load``, a listed flow is its CSV file and line (or
+        ``flow_list[i]``), a workload component its mixture key."""
+        if len(path) < 3 or tuple(path[:2]) != ("traffic", "sources") or not isinstance(path[2], int) or path[2] >= len(self.sources):
+            return _dotted_path(path)
+        source, rest = self.sources[path[2]], tuple(path[3:])
+        if len(rest) >= 2 and rest[0] in ("workload", "list") and isinstance(rest[1], int):
+            return _dotted_path(rest[2:], source.item_origin(rest[0], rest[1]))
+        if rest[:1] == ("list",):  # the engine's name for the explicit flows
+            rest = ("flow_list", *rest[1:])
+        return _dotted_path(rest, source.field)
 
-    def user_message(self, message: str) -> str:
-        """An engine message (``field: what; allowed``) with the field named as the user wrote it."""
-        field, sep, rest = message.partition(": ")
-        return f"{self.user_field(field)}{sep}{rest}" if sep else message
+    def user_error(self, error: Any) -> ScenarioError:
+        """An engine error (``dclb._core.ConfigError``: a field path and a message) as the user's one line."""
+        if not error.path:
+            return ScenarioError(error.message)
+        return ScenarioError(f"{self.user_field(error.path)}: {error.message}")
 
 
 def resolve(sc: Scenario) -> Resolution:
@@ -749,82 +753,12 @@ def resolve(sc: Scenario) -> Resolution:
         loaded: dict[str, wl.Workload] = {}
         sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
         resolution = Resolution(sources, _engine_config(sc, sources))
-        text = json.dumps(resolution.config)
         try:
-            _core.check_config(text, memory_limit())
-        except ValueError as e:
-            message = str(e)
-            if message.startswith(_SERDE_PREFIX):
-                message = _serde_message(text, message)
-            raise ScenarioError(resolution.user_message(message)) from None
+            _core.check_config(json.dumps(resolution.config), memory_limit())
+        except _core.ConfigError as e:
+            raise resolution.user_error(e) from None
         sc._resolution = resolution
     return sc._resolution
-
-
-# The engine reads its config with serde, whose errors name a line and column of the JSON, not a field
-# ("engine config: invalid value: integer `-1`, expected u32 at line 1 column 1602"). The schema above keeps
-# every value within what the engine reads (finite numbers, u32/u64 ranges), so such an error means a gap in
-# the schema; should one slip through, the column is turned back into the field path of the config, which
-# `Resolution.user_message` then renames as the user wrote it.
-_SERDE_PREFIX = "engine config: "
-_SERDE_AT = re.compile(r"(.*) at line (\d+) column (\d+)$")
-
-
-def _json_spans(value: Any, path: tuple[Any, ...], pos: int, out: list[tuple[int, int, tuple[Any, ...]]]) -> int:
-    """Appends (start, end, path) of every value inside ``value`` as ``json.dumps`` (default separators)
-    writes it from offset ``pos``; returns the offset after it."""
-    start = pos
-    if isinstance(value, dict):
-        pos += 1
-        for i, (key, item) in enumerate(value.items()):
-            pos += (2 if i else 0) + len(json.dumps(str(key))) + 2
-            pos = _json_spans(item, (*path, str(key)), pos, out)
-        pos += 1
-    elif isinstance(value, (list, tuple)):
-        pos += 1
-        for i, item in enumerate(value):
-            pos += 2 if i else 0
-            pos = _json_spans(item, (*path, i), pos, out)
-        pos += 1
-    else:
-        pos += len(json.dumps(value))
-    out.append((start, pos, path))
-    return pos
-
-
-def _engine_path(path: tuple[Any, ...]) -> str:
-    """A config path in the engine's spelling: ``("sources", 0, "load")`` is ``traffic.sources[0].load``,
-    a scheme parameter ``("lb", "params", "d")`` is ``lb.d``."""
-    if path[:1] == ("sources",):
-        path = ("traffic", *path)
-    if path[:2] == ("lb", "params"):
-        path = ("lb", *path[2:])
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + part
-    return out
-
-
-def _serde_message(text: str, message: str) -> str:
-    """``engine config: <what> at line 1 column N`` -> ``<field path>: the engine cannot read this value
-    (<what>)``, the path being that of the innermost value at column N of ``text`` (one line, as
-    ``json.dumps`` writes it)."""
-    m = _SERDE_AT.match(message[len(_SERDE_PREFIX):])
-    if m is None or m[2] != "1":
-        return message
-    offset = int(m[3]) - 1
-    spans: list[tuple[int, int, tuple[Any, ...]]] = []
-    _json_spans(json.loads(text), (), 0, spans)
-    inside = [(end - start, -len(path), path) for start, end, path in spans if start <= offset <= end and path]
-    if not inside:
-        return message
-    path = min(inside)[2]
-    value: Any = json.loads(text)
-    for part in path:
-        value = value[part]
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{_engine_path(path)}: must be a finite number, got {value}"
-    return f"{_engine_path(path)}: the engine cannot read this value ({m[1]})"
 
 
 def _check_memory_before_expanding(sc: Scenario) -> None:
