@@ -150,9 +150,9 @@ class Claim:
 def try_claim(store_path: Path, run_id: str) -> tuple[Optional[Claim], Optional[dict[str, Any]]]:
     """Claims ``run_id`` for this process: (the claim, None), or (None, the live claim of its owner)."""
     from .store.files import write_json
-    from .store.records import _check_run_id, utc_now
+    from .store.records import check_run_id, utc_now
 
-    _check_run_id(run_id)
+    check_run_id(run_id)
     folder = claims_path(store_path)
     folder.mkdir(parents=True, exist_ok=True)
     path = _claim_file(store_path, run_id)

@@ -92,7 +92,8 @@ def write_marker(folder: Path, run_id: str, files: Mapping[str, Any]) -> None:
     write_json(folder / COMPLETE_FILE, {"run_id": run_id, "manifest": MANIFEST_VERSION, "files": dict(files)})
 
 
-def _short_error(error: BaseException) -> str:
+def short_error(error: BaseException) -> str:
+    """An error of a file that cannot be read, as one short line for a problem report."""
     return one_line(error)[:200]
 
 
@@ -108,7 +109,7 @@ def _check_file(path: Path, facts: Mapping[str, Any], deep: bool) -> list[str]:
         try:
             rows = pq.read_metadata(path).num_rows
         except (pa.ArrowException, OSError) as error:
-            return [f"{name} is not a readable Parquet file ({_short_error(error)})"]
+            return [f"{name} is not a readable Parquet file ({short_error(error)})"]
         if "rows" in facts and rows != facts["rows"]:
             return [f"{name} has {rows:,} rows, {facts['rows']:,} when written"]
     if deep and "sha256" in facts and _sha256_of_file(path) != facts["sha256"]:
@@ -124,7 +125,7 @@ def _check_unlisted_parquet(path: Path, deep: bool) -> tuple[int | None, list[st
             return pq.read_table(path).num_rows, []
         return pq.read_metadata(path).num_rows, []
     except (pa.ArrowException, OSError) as error:
-        return None, [f"{path.name} is not a readable Parquet file ({_short_error(error)})"]
+        return None, [f"{path.name} is not a readable Parquet file ({short_error(error)})"]
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def verify_folder(folder: Path, run_id: str, deep: bool = False) -> RunCheck:
     try:
         text = marker.read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
-        return RunCheck(run_id, [f"its COMPLETE marker cannot be read ({_short_error(error)})"])
+        return RunCheck(run_id, [f"its COMPLETE marker cannot be read ({short_error(error)})"])
     manifest: Any = None
     if text.strip() != run_id:  # a marker of the time before manifests holds just the run id
         try:
@@ -183,7 +184,7 @@ def verify_folder(folder: Path, run_id: str, deep: bool = False) -> RunCheck:
         try:
             record = read_json(record_path) if record_path.is_file() else None
         except StoreError as error:
-            problems.append(f"{RECORD_FILE} cannot be read ({_short_error(error.__cause__ or error)})")
+            problems.append(f"{RECORD_FILE} cannot be read ({short_error(error.__cause__ or error)})")
         else:
             if record is None:
                 problems.append(f"{RECORD_FILE} is missing")

@@ -140,15 +140,15 @@ def flatten(d: Mapping[str, Any], prefix: str = "", lists: bool = False) -> dict
 RecordLike = RunRecord | Mapping[str, Any]
 
 
-def _plain(record: RecordLike) -> dict[str, Any]:
+def plain_record(record: RecordLike) -> dict[str, Any]:
     return record.as_dict() if isinstance(record, RunRecord) else dict(record)
 
 
-def _normalized_record(record: RecordLike, run_id: str | None = None) -> dict[str, Any]:
+def normalized_record(record: RecordLike, run_id: str | None = None) -> dict[str, Any]:
     """JSON-clean copy of a record with ``run_id``, ``status`` and
     ``scenario_hash`` filled in where missing (a mapping from elsewhere may
     lack them; a :class:`RunRecord` never does)."""
-    clean = to_jsonable(_plain(record))
+    clean = to_jsonable(plain_record(record))
     given = clean.get("run_id")
     if run_id is not None:
         if given not in (None, run_id):
@@ -156,7 +156,7 @@ def _normalized_record(record: RecordLike, run_id: str | None = None) -> dict[st
         clean["run_id"] = run_id
     if not isinstance(clean.get("run_id"), str):
         raise ValueError("a run record needs a string 'run_id'")
-    _check_run_id(clean["run_id"])
+    check_run_id(clean["run_id"])
     clean.setdefault("status", "completed")
     if isinstance(clean.get("scenario"), Mapping) and not clean.get("scenario_hash"):
         clean["scenario_hash"] = scenario_hash(clean["scenario"])
@@ -166,7 +166,7 @@ def _normalized_record(record: RecordLike, run_id: str | None = None) -> dict[st
 def catalog_row(record: RecordLike) -> dict[str, Any]:
     """The catalog row of a run record (column name -> plain value; a
     missing summary measurement is NaN, see the module documentation)."""
-    clean = _normalized_record(record)
+    clean = normalized_record(record)
     row = {column: clean.get(column) for column in RECORD_COLUMNS}
     taken = {column.lower() for column in row}
     for section in ("scenario", "summary"):
@@ -180,7 +180,7 @@ def catalog_row(record: RecordLike) -> dict[str, Any]:
     return row
 
 
-def _check_run_id(run_id: str) -> None:
+def check_run_id(run_id: str) -> None:
     if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
         raise ValueError(
             f"invalid run id {run_id!r}: use letters, digits and _ . , = + @ -, "

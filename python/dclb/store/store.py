@@ -9,8 +9,8 @@ where the two disagree, and reads runs back: the catalog as a DataFrame, each ru
 from __future__ import annotations
 
 import contextlib
-import re
 import os
+import re
 import secrets
 import shutil
 import warnings
@@ -34,15 +34,15 @@ from .files import (
     STAGING_PREFIX,
     RunCheck,
     TableLike,
-    _short_error,
     file_facts,
     read_json,
+    short_error,
     verify_folder,
     write_json,
     write_marker,
     write_parquet,
 )
-from .records import RecordLike, _check_run_id, _normalized_record, _plain, catalog_row
+from .records import RecordLike, catalog_row, check_run_id, normalized_record, plain_record
 
 if TYPE_CHECKING:  # the readers return DataFrames; writing a run never imports pandas (issue #12)
     import pandas as pd
@@ -60,7 +60,7 @@ def _tagged_table(run_id: str, path: Path, columns: Sequence[str] | None) -> pa.
             table = file.read(columns=None if columns is None else [c for c in columns if c in names])
     except (pa.ArrowException, OSError) as error:
         raise StoreError(
-            f"cannot read {path}: {_short_error(error)} (`dclb store check {path.parent.parent.parent}` "
+            f"cannot read {path}: {short_error(error)} (`dclb store check {path.parent.parent.parent}` "
             "lists damaged runs; `dclb store repair` sets them aside so that a sweep runs them again)"
         ) from error
     if "run_id" in table.column_names:
@@ -69,7 +69,7 @@ def _tagged_table(run_id: str, path: Path, columns: Sequence[str] | None) -> pa.
 
 
 class Store:
-    """A results directory; see the module documentation for the layout.
+    """A results directory; see :mod:`dclb.store` for the layout.
 
     Creating a ``Store`` touches nothing on disk.  Writing methods create the
     directory as needed; reading methods raise :class:`StoreError` if the
@@ -95,7 +95,7 @@ class Store:
         return self.path / CATALOG_FILE
 
     def run_path(self, run_id: str) -> Path:
-        _check_run_id(run_id)
+        check_run_id(run_id)
         return self.runs_path / run_id
 
     # ---- writing run folders --------------------------------------------
@@ -114,7 +114,7 @@ class Store:
         ``"completed"`` and ``scenario_hash`` computed if absent.  The
         catalog is not touched; call :meth:`record_in_catalog` for that.
         """
-        clean = _normalized_record(record, run_id)
+        clean = normalized_record(record, run_id)
         if clean["status"] == "failed":
             raise ValueError("record has status 'failed'; use write_failed()")
         for name in tables:
@@ -137,7 +137,7 @@ class Store:
         """Write the folder of a failed run: ``run.json`` only, with status
         ``"failed"``, and no ``COMPLETE``.  It replaces any earlier folder of
         that run id.  The record must carry a non-empty ``error``."""
-        clean = _normalized_record({**_plain(record), "status": "failed"}, run_id)
+        clean = normalized_record({**plain_record(record), "status": "failed"}, run_id)
         if not clean.get("error"):
             raise ValueError("a failed run record needs a non-empty 'error'")
         return self._publish(run_id, lambda folder: write_json(folder / RECORD_FILE, clean))

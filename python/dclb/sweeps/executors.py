@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import UserError, one_line
-from .worker import STOP_GRACE_S, STOP_PREFIX, _pool_worker_init, run_point
+from .worker import STOP_GRACE_S, STOP_PREFIX, pool_worker_init, run_point
 
 
 def default_jobs() -> int:
@@ -38,7 +38,7 @@ class _LocalPool:
         self.pool = ProcessPoolExecutor(
             max_workers=jobs,
             mp_context=context,
-            initializer=_pool_worker_init,
+            initializer=pool_worker_init,
             initargs=(os.getpid(), self.stop_event),
         )
 

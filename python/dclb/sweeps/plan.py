@@ -73,7 +73,7 @@ def plan_sweep(
     from pydantic import ValidationError
 
     from ..runner import run_id_for
-    from ..scenario import Sweep, _format_validation, engine_config, from_dict
+    from ..scenario import Sweep, validation_message, engine_config, from_dict
     from ..store import run_id_of
 
     raw, base_dir, name = _base_from(scenario_or_path, overrides)
@@ -81,7 +81,7 @@ def plan_sweep(
     try:
         table = Sweep.model_validate(table_raw)
     except ValidationError as e:
-        raise ScenarioError(_format_validation(e, prefix="sweep", model=Sweep)) from None
+        raise ScenarioError(validation_message(e, prefix="sweep", model=Sweep)) from None
     full = normalize_grid(table.grid, "sweep.grid")
     full.update(normalize_grid(grid or {}, grid_label))
     n_seeds = seeds if seeds is not None else table.seeds

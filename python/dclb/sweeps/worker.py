@@ -132,7 +132,7 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
     _STOPPING = True
 
 
-def _pool_worker_init(parent_pid: int, stop_event: Any) -> None:
+def pool_worker_init(parent_pid: int, stop_event: Any) -> None:
     """Initializer of the local pool's processes. Ctrl-C is the coordinator's to handle (it reaches the whole
     process group): the coordinator asks the workers to stop through ``stop_event``, and each gives up its
     point between two chunks of engine events, writing nothing. A worker whose coordinator died exits."""
