@@ -18,7 +18,8 @@ from rich.cells import cell_len
 
 import dclb
 from dclb import plots
-from dclb.cli import HEADLINE_KEYS, cli
+from dclb.cli import cli
+from dclb.headline import RUN_SUMMARY
 from dclb.store import Store
 
 from conftest import TINY
@@ -65,7 +66,7 @@ def test_json_output_is_strict_and_the_catalog_has_every_printed_metric(tiny, tm
 
     catalog = _strict_json(_invoke("results", str(store), "--sql", "select * from runs", "--format", "json").stdout)
     columns = set(catalog[0])
-    printed = [key for key in HEADLINE_KEYS if key in run]
+    printed = [key for key in RUN_SUMMARY if key in run]
     assert "deadline_miss_rate" in printed
     missing = [key for key in printed if key not in columns and f"summary.{key}" not in columns]
     assert not missing, missing

@@ -171,7 +171,8 @@ def test_a_source_without_a_pair_is_an_error_not_a_hang(tiny):
 
 
 def test_a_run_reads_each_file_once(tmp_path, monkeypatch):
-    from dclb import scenario, workloads
+    from dclb import workloads
+    from dclb.scenario import resolution
 
     (tmp_path / "small.cdf").write_text("1000 0\n20000 1\n")
     (tmp_path / "flows.csv").write_text("start_us,src,dst,size_bytes\n0,1,5,1000\n")
@@ -180,7 +181,7 @@ def test_a_run_reads_each_file_once(tmp_path, monkeypatch):
         '[[traffic.sources]]\n[[traffic.sources]]\npattern = "list"\nflows_csv = "flows.csv"\n'
     )
     reads: list[str] = []
-    for module, name in [(workloads, "load"), (scenario, "_read_flow_csv")]:
+    for module, name in [(workloads, "load"), (resolution, "_read_flow_csv")]:
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda spec, *a, _real=real, **k: reads.append(spec) or _real(spec, *a, **k))
     sc = load_scenario(tmp_path / "s.toml")

@@ -8,6 +8,7 @@ import shutil
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from dclb.store import (
@@ -466,8 +467,6 @@ def test_lists_in_the_scenario_are_stored_as_json_text(tmp_path):
 # verifying, checking and repairing a store through the CLI
 # --------------------------------------------------------------------------
 
-import hashlib  # noqa: E402
-import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from click.testing import CliRunner  # noqa: E402
@@ -582,45 +581,18 @@ def test_deep_check_compares_checksums(store_copy):
     assert cli_run("store", "check", store_dir, "--deep").exit_code == 0
 
 
-def _make_legacy(store_dir: Path, run_id: str) -> str:
-    """Turns a run folder into what dclb wrote before manifests and before the run id left out the name
-    and description: folder and record under the old id (the whole scenario hashed), COMPLETE holding just
-    the id. Returns the old id."""
-    folder = store_dir / "runs" / run_id
-    record = json.loads((folder / "run.json").read_text())
-    canonical = json.dumps(record["scenario"], sort_keys=True, separators=(",", ":"))
-    old_hash = hashlib.sha256(canonical.encode()).hexdigest()[:16]
-    old_id = f"{record['name']}-{old_hash[:12]}"
-    record.update(run_id=old_id, scenario_hash=old_hash)
-    (folder / "run.json").write_text(json.dumps(record, indent=2))
-    (folder / "COMPLETE").write_text(old_id + "\n")
-    folder.rename(store_dir / "runs" / old_id)
-    return old_id
-
-
-def test_a_store_of_an_older_dclb_is_adopted_not_run_again(store_copy):
-    scenario, store_dir, (by_sweep, by_repair, untouched) = store_copy
-    old_sweep, old_repair = _make_legacy(store_dir, by_sweep), _make_legacy(store_dir, by_repair)
-    (store_dir / "catalog.duckdb").unlink()
-    assert cli_run("results", store_dir).exit_code == 0  # old folders read fine
-    assert open_store(store_dir).verify(old_sweep).ok  # a marker without a manifest still verifies
-
+def test_a_folder_written_before_manifests_still_counts(store_copy):
+    """COMPLETE holding just the run id (what dclb wrote before manifests): the folder is checked by what can
+    be read without a manifest, and counts as done."""
+    _, store_dir, (old, damaged, _) = store_copy
+    for run_id in (old, damaged):
+        (store_dir / "runs" / run_id / "COMPLETE").write_text(run_id + "\n")
+    store = open_store(store_dir)
+    assert store.verify(old).ok
+    # Without a manifest, a table whose row count disagrees with the summary is still caught.
+    flows = store_dir / "runs" / damaged / "flows.parquet"
+    pq.write_table(pq.read_table(flows).slice(0, 1), flows)
+    found = store.verify(damaged)
+    assert not found.ok and "flows.parquet has 1 rows, but the run's summary counts" in found.problems[0]
     check = cli_run("store", "check", store_dir)
-    assert check.exit_code == 1
-    assert f"run {old_repair}: stored under the run id of an older dclb (now {by_repair})" in check.stdout
-
-    shutil.move(store_dir / "runs" / old_repair, store_dir / "aside")  # leave this one to repair
-    rerun = sweep_again(scenario, store_dir)
-    assert rerun.exit_code == 0, rerun.stderr
-    assert "adopted 1 run stored under the run ids of an older dclb" in rerun.stderr
-    assert "2 already complete; running 1" in rerun.stderr  # by_repair's point, whose folder was moved away
-    assert not (store_dir / "runs" / old_sweep).exists() and open_store(store_dir).verify(by_sweep).ok
-
-    shutil.rmtree(store_dir / "runs" / by_repair)
-    shutil.move(store_dir / "aside", store_dir / "runs" / old_repair)
-    repair = cli_run("store", "repair", store_dir)
-    assert repair.exit_code == 0 and f"-> moved to {by_repair}" in repair.stdout
-    assert cli_run("store", "check", store_dir).exit_code == 0
-    runs = open_store(store_dir).runs()
-    assert sorted(runs["run_id"]) == sorted([by_sweep, by_repair, untouched])
-    assert open_store(store_dir).read_record(by_repair)["run_id"] == by_repair
+    assert check.exit_code == 1 and f"run {damaged}: flows.parquet has 1 rows" in check.stdout and f"run {old}" not in check.stdout

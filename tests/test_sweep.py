@@ -192,7 +192,7 @@ def test_a_point_whose_worker_died_is_stored_as_failed(tiny, tmp_path):
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from dclb.sweeps import _reply_of
+    from dclb.sweeps.coordinator import _reply_of
 
     point = plan_sweep(tiny).points[0]
     died: Future = Future()
@@ -389,13 +389,14 @@ class _InlinePool:
 
 def test_a_point_only_the_engine_rejects_is_planned_failed_and_never_reaches_a_worker(tiny, tmp_path, monkeypatch):
     from dclb import sweeps
+    from dclb.sweeps import coordinator
 
     plan = plan_sweep(tiny, grid={"lb.d": [0, 2]}, overrides=["lb.scheme=drill"])
     bad, good = plan.points
     assert bad.error == "lb.d: must be in [1, 64], got 0" and bad.config is None
     assert good.error is None and good.config["lb"] == {"scheme": "drill", "params": {"d": 2}, "timing": "fabric"}
     submitted: list = []
-    monkeypatch.setattr(sweeps, "_LocalPool", lambda jobs: _InlinePool(jobs, submitted))
+    monkeypatch.setattr(coordinator, "_LocalPool", lambda jobs: _InlinePool(jobs, submitted))
     frame = sweeps.execute(plan, out=tmp_path / "res", jobs=1)
     assert submitted == [good.run_id]
     assert list(frame["status"]) == ["failed", "completed"] and frame["error"][0] == bad.error

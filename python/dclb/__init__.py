@@ -22,6 +22,7 @@ _LAZY = {
     "load_scenario": ("dclb.scenario", "load_scenario"),
     "Scenario": ("dclb.scenario", "Scenario"),
     "ScenarioError": ("dclb.errors", "ScenarioError"),
+    "UserError": ("dclb.errors", "UserError"),
     "run": ("dclb.runner", "run"),
     "RunResult": ("dclb.runner", "RunResult"),
     "open_store": ("dclb.store", "open_store"),

@@ -5,10 +5,8 @@ Confidence intervals
 --------------------
 A point of a figure is the mean over the runs that differ only in their seed, with a 95 % confidence
 interval ``mean ± t(0.975, n-1) · s / √n`` (``s`` the sample standard deviation, ``n`` the number of
-seeds; no interval for ``n = 1``). The t quantile comes from :mod:`scipy` when it is installed. Without
-scipy it is computed here: exactly for 1 and 2 degrees of freedom (closed forms), and for more by the
-Cornish-Fisher expansion of the t quantile around the normal quantile (Abramowitz & Stegun 26.7.5, four
-terms), whose error is below 0.2 % from 3 degrees of freedom on.
+seeds; no interval for ``n = 1``). The t quantile is :mod:`scipy`'s (a dependency of dclb, so that a
+figure never depends on what else happens to be installed).
 
 What a figure draws of it (the ``lo`` and ``hi`` columns of :func:`aggregate`) is that interval clipped to
 the values the metric can physically take (:func:`physical_range`: a slowdown is at least 1, a miss rate lies
@@ -29,13 +27,12 @@ from __future__ import annotations
 
 import math
 import re
-from statistics import NormalDist
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .errors import ScenarioError
+from .errors import UserError
 
 #: Catalog columns that are not scenario fields although they contain a dot.
 _NOT_SCENARIO_PREFIXES = ("summary.", "stats.", "scenario.")
@@ -105,26 +102,12 @@ def label_of(name: str, with_unit: bool = True) -> str:
 
 
 def t_quantile(p: float, dof: int) -> float:
-    """Quantile ``p`` of Student's t with ``dof`` degrees of freedom (see the module documentation)."""
+    """Quantile ``p`` of Student's t with ``dof`` degrees of freedom."""
     if dof < 1:
         raise ValueError("t_quantile needs at least 1 degree of freedom")
-    try:
-        from scipy.stats import t as student_t
-    except ImportError:
-        pass
-    else:
-        return float(student_t.ppf(p, dof))
-    if dof == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if dof == 2:
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = NormalDist().inv_cdf(p)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    v = float(dof)
-    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
+    from scipy.stats import t as student_t  # imported when a figure needs it: scipy.stats takes a while to load
+
+    return float(student_t.ppf(p, dof))
 
 
 def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float, int]:
@@ -253,7 +236,7 @@ def require_columns(runs: pd.DataFrame, names: Iterable[str | None], what: str =
             continue
         close = difflib.get_close_matches(name, [str(c) for c in runs.columns], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ScenarioError(f"{name}: no such {what} in the results{hint}")
+        raise UserError(f"{name}: no such {what} in the results{hint}")
 
 
 def parse_baseline(text: str, runs: pd.DataFrame) -> tuple[str, Any]:
@@ -261,12 +244,12 @@ def parse_baseline(text: str, runs: pd.DataFrame) -> tuple[str, Any]:
     from .scenario import parse_override
 
     if "=" not in text:
-        raise ScenarioError(f"--normalize-to {text}: expected FIELD=VALUE, e.g. lb.scheme=ecmp")
+        raise UserError(f"--normalize-to {text}: expected FIELD=VALUE, e.g. lb.scheme=ecmp")
     key = text.split("=", 1)[0].strip()
     require_columns(runs, [key])
     value = parse_override(text)[1]
     if not _matches(runs[key], value).any():
-        raise ScenarioError(f"--normalize-to {text}: no completed run has {key} = {value!r}; values: {', '.join(map(str, _distinct(runs[key])))}")
+        raise UserError(f"--normalize-to {text}: no completed run has {key} = {value!r}; values: {', '.join(map(str, _distinct(runs[key])))}")
     return key, value
 
 

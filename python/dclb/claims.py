@@ -58,7 +58,7 @@ def _claim_file(store_path: Path, run_id: str) -> Path:
 
 @contextlib.contextmanager
 def _lock(store_path: Path) -> Iterator[None]:
-    from .store import StoreError
+    from .errors import StoreError
 
     lock = filelock.FileLock(str(store_path / CLAIMS_LOCK), timeout=LOCK_TIMEOUT_S)
     try:
@@ -149,9 +149,10 @@ class Claim:
 
 def try_claim(store_path: Path, run_id: str) -> tuple[Optional[Claim], Optional[dict[str, Any]]]:
     """Claims ``run_id`` for this process: (the claim, None), or (None, the live claim of its owner)."""
-    from .store import _check_run_id, _write_json, utc_now
+    from .store.files import write_json
+    from .store.records import check_run_id, utc_now
 
-    _check_run_id(run_id)
+    check_run_id(run_id)
     folder = claims_path(store_path)
     folder.mkdir(parents=True, exist_ok=True)
     path = _claim_file(store_path, run_id)
@@ -160,7 +161,7 @@ def try_claim(store_path: Path, run_id: str) -> tuple[Optional[Claim], Optional[
         current = read_claim(path)
         if current is not None and not is_stale(current):
             return None, current
-        _write_json(path, mine)
+        write_json(path, mine)
     claim = Claim(store_path, run_id, mine["token"])
     claim.start_heartbeat()
     return claim, None

@@ -36,8 +36,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import interrupts
-from .errors import ScenarioError
+from .errors import ScenarioError, UserError, one_line
+from .headline import COMPARISON, RUN_SUMMARY
 from .interrupts import Interrupted
+from .jsonvalues import json_text
 
 # No markup and no emoji on either console: user text (a scenario named "[x] :fire:") must print as written.
 console = Console(emoji=False, markup=False)
@@ -64,19 +66,6 @@ def _progress_bar(total_flows: int, enabled: bool):
         progress.update(task, completed=ended, total=max(total, 1), sim=f"{now_us / 1e3:.2f} ms", rate=f"{events / dt / 1e6:.1f} M events/s")
 
     return progress, update
-
-
-#: What `dclb run` prints, in order (the full summary is in run.json and the catalog).
-HEADLINE_KEYS = [
-    "flows_total", "flows_completed", "flows_cancelled", "flows_unfinished",
-    "short_afct_us", "short_p99_fct_us", "long_afct_us", "long_goodput_gbps",
-    "fct_0_100k_avg_us", "fct_0_100k_p99_us", "fct_100k_1m_avg_us", "fct_100k_1m_p99_us", "fct_1m_inf_avg_us", "fct_1m_inf_p99_us",
-    "mean_slowdown", "deadline_miss_rate",
-    "long_lived_flows", "long_lived_goodput_gbps", "long_lived_goodput_min_gbps", "long_lived_goodput_max_gbps",
-    "long_lived_goodput_total_gbps",
-    "drops", "ecn_marks", "retransmissions", "spurious_retransmissions", "timeouts", "out_of_order",
-    "events", "events_per_s", "sim_time_us", "wall_s", "fct_policy",
-]
 
 
 def _summary_table(title: str, rows: list[tuple[str, str]]) -> Table:
@@ -147,7 +136,7 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
     from .summary import load_shortfall_note, summary_rows
 
     # Long-lived rows only when the run had such flows (they are n/a otherwise, and always in run.json).
-    keys = [k for k in HEADLINE_KEYS if result.summary.get("long_lived_flows") or not k.startswith("long_lived_")]
+    keys = [k for k in RUN_SUMMARY if result.summary.get("long_lived_flows") or not k.startswith("long_lived_")]
     console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, keys)))
     if (note := load_shortfall_note(result.summary)) is not None:
         err.print(note, soft_wrap=True, highlight=False)
@@ -279,35 +268,10 @@ def _wide_console() -> Console:
     return Console(width=10_000, emoji=False, markup=False)
 
 
-def _plain_json(value: Any) -> Any:
-    """``value`` as plain JSON data: numpy and pandas scalars unwrapped, NaN, infinities and missing values as
-    None, arrays as lists, dates as ISO text, anything else as its text."""
-    import datetime as _dt
-    import math as _math
-
-    import numpy as np
-    import pandas as pd
-
-    if isinstance(value, dict):
-        return {str(k): _plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain_json(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, float):
-        return value if _math.isfinite(value) else None
-    if isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    return str(value)
-
-
 def _json_text(value: Any, indent: int | None = None) -> str:
-    """Strict JSON text (no NaN or Infinity, which most JSON readers reject)."""
-    return json.dumps(_plain_json(value), indent=indent, allow_nan=False)
+    """Strict JSON text (no NaN or Infinity, which most JSON readers reject); what has no JSON form is
+    printed as its text."""
+    return json_text(value, strict=False, indent=indent)
 
 
 def _json_records(frame: "Any") -> list[dict[str, Any]]:
@@ -430,7 +394,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
 
     Points already complete in the store are not run again, so re-running an interrupted or partly failed
     sweep finishes it. Exits with 1 if any point failed."""
-    from .sweeps import HEADLINE_METRICS, execute, parse_grid_option, plan_sweep
+    from .sweeps import execute, parse_grid_option, plan_sweep
 
     grid: dict[str, Any] = {}
     for text in grids:
@@ -471,7 +435,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
     except Interrupted as e:
         raise Interrupted(e.signum, f"{e.note}; run the same command again to do the rest" if e.note else None) from None
     info = frame.attrs["sweep"]
-    metrics = [m for m in HEADLINE_METRICS if m in frame.columns]
+    metrics = [m for m in COMPARISON if m in frame.columns]
     view = frame[["run_id", *plan.fields, "seed", "status", *metrics]].copy()
     view["status"] = [f"{s} (earlier)" if r else s for s, r in zip(frame["status"], frame["reused"])]
     first, last = _status_priority(frame["status"])
@@ -520,7 +484,6 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
     """Summarise a result store: one row per run, or the result of a SQL query."""
     from .analysis import load_runs, require_columns, varying_fields
     from .store import open_store
-    from .sweeps import HEADLINE_METRICS
 
     store = open_store(store_dir)
     if query:
@@ -534,7 +497,7 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
     else:
         # By default: the fields that tell the runs apart, then as many headline metrics as the width allows.
         varying = varying_fields(runs)
-        metrics = [m for m in HEADLINE_METRICS if m in runs.columns]
+        metrics = [m for m in COMPARISON if m in runs.columns]
         failed = bool((runs["status"] == "failed").any())
         chosen = [*varying, "seed", "status", *metrics, *(["error"] if failed else [])]
         first, last = _status_priority(runs["status"])
@@ -592,8 +555,8 @@ def store_repair_cmd(store_dir: Path, deep: bool) -> None:
     """Fix what `dclb store check` finds and say what was done, one line per problem.
 
     Damaged or unfinished run folders are set aside in DIR/set-aside/ (the next sweep runs those points
-    again), runs stored under an older dclb's run ids are moved to their current ids, the catalog is rebuilt
-    from the folders, and stale claims and leftovers of interrupted writes are deleted."""
+    again), the catalog is rebuilt from the folders, and stale claims and leftovers of interrupted writes
+    are deleted."""
     from .store import open_store
     from .storecheck import repair
 
@@ -620,7 +583,7 @@ def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str 
 
     store = open_store(store_dir)
     if out is not None and out.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise ScenarioError(f"--out {out}: the file name must end in .png, .svg or .pdf")
+        raise UserError(f"--out {out}: the file name must end in .png, .svg or .pdf")
     fig = make_figure(store, kind=kind, x=x, y=y, hue=hue, facet=facet, normalize_to=normalize_to, where=where, stat=stat)
     if out is None:
         default_y = {"line": y, "cdf": "fct_us", "bins": "slowdown", "timeseries": "queue_bytes"}[kind]
@@ -699,12 +662,6 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
         sys.exit(1)
 
 
-def _one_line(error: BaseException) -> str:
-    """The message on one line (DuckDB's query errors span several, with a caret line that is dropped)."""
-    lines = [line.strip() for line in str(error).splitlines()]
-    return " ".join(line for line in lines if line and set(line) - set("^ "))
-
-
 def _interrupted(error: BaseException | None) -> None:
     """The one line an interrupt gets, then exit status 130 (for SIGTERM and SIGHUP too)."""
     for signum in interrupts.SIGNALS:  # leaving now: a further Ctrl-C must not cut the exit short
@@ -748,12 +705,12 @@ def _main() -> None:
         e.show()
         sys.exit(e.exit_code)
     except ScenarioError as e:
-        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
-    except ValueError as e:  # StoreError and engine errors are ValueErrors with a one-line message
+    except ValueError as e:  # every other UserError (a store, an option), and ValueErrors that say what is wrong
         if interrupts.happened():  # a catalog operation cut short by the interrupt
             _interrupted(None)
-        err.print(f"[red]error:[/red] {escape(_one_line(e))}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(one_line(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except OSError as e:
         if interrupts.happened():
@@ -770,7 +727,7 @@ def _main() -> None:
     except BaseException as e:  # pyo3 raises an engine panic as PanicException, a BaseException
         if type(e).__name__ != "PanicException" or os.environ.get("DCLB_DEBUG"):
             raise
-        err.print(f"[red]internal error:[/red] the engine failed: {escape(_one_line(e))} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[red]internal error:[/red] the engine failed: {escape(one_line(e))} (rerun with DCLB_DEBUG=1 for a traceback, and please report it)", highlight=False, markup=True, soft_wrap=True)
         sys.exit(3)
 
 

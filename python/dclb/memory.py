@@ -9,20 +9,22 @@ run: the host sets it expands (``senders = "all"`` on ten million hosts is a lis
 
 The limit is the memory available on this machine (``MemAvailable``, or a cgroup's remaining memory when that
 is smaller), read when a scenario is checked and again when a run starts (a sweep's workers read their own).
-``DCLB_MEMORY_LIMIT`` overrides it: a size such as ``8GB``, ``512MB`` or ``2GiB`` (KB, MB, GB, TB are
-decimal, KiB ... TiB binary; a plain number is bytes), or ``none`` to turn the check off.
+``DCLB_MEMORY_LIMIT`` overrides it: a size such as ``8GB``, ``512MB`` or ``2GiB`` (KB, MB, GB, TB, PB are
+decimal, KiB ... PiB binary, read by pydantic's ``ByteSize``; a plain number such as ``1e9`` is bytes), or
+``none`` to turn the check off.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Optional
 
+from pydantic import ByteSize, TypeAdapter, ValidationError
+
 from . import _core
-from .errors import ScenarioError
+from .errors import ScenarioError, UserError
 
 ENV = "DCLB_MEMORY_LIMIT"
 
@@ -30,18 +32,24 @@ ENV = "DCLB_MEMORY_LIMIT"
 #: sorted list being built, the JSON text, the engine's copy): about 65 B measured, rounded up.
 BYTES_PER_EXPANDED_HOST = 128
 
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*")
+_BYTE_SIZE = TypeAdapter(ByteSize)
 
 
 def parse_size(text: str) -> Optional[int]:
-    """Bytes from ``8GB``, ``512 MB``, ``2GiB``, ``1e9``; None for ``none`` or ``off``. Raises ScenarioError."""
+    """Bytes from ``8GB``, ``512 MB``, ``2GiB``, ``1e9``; None for ``none`` or ``off``. Raises UserError."""
     if text.strip().lower() in ("none", "off"):
         return None
-    m = _SIZE.fullmatch(text.lower())
-    if m is None or m[2] not in _UNITS or float(m[1]) * _UNITS[m[2]] < 1:
-        raise ScenarioError(f"{ENV}: cannot read {text!r}; give a size such as 8GB, 512MB or 2GiB, or none to turn the memory check off")
-    return int(float(m[1]) * _UNITS[m[2]])
+    try:
+        given: float | str = float(text)  # a plain number, exponent included, is bytes
+    except ValueError:
+        given = text  # a number and a unit
+    try:
+        size = int(_BYTE_SIZE.validate_python(given))
+    except (ValidationError, ValueError, OverflowError):  # not a size; inf and nan are no sizes either
+        size = 0
+    if size < 1:
+        raise UserError(f"{ENV}: cannot read {text!r}; give a size such as 8GB, 512MB or 2GiB, or none to turn the memory check off")
+    return size
 
 
 def _available() -> Optional[int]:
@@ -94,7 +102,7 @@ def check_before_expanding(skeleton: dict[str, Any], host_sets: list[tuple[str, 
         extra.append((f"host sets of {hosts} hosts", field, float(hosts * BYTES_PER_EXPANDED_HOST), "name fewer hosts, or use fewer hosts or leaves"))
     try:
         _core.check_memory(json.dumps(skeleton), extra, limit)
-    except ValueError as e:
-        if str(e).startswith("engine config: "):
-            return  # a value the engine cannot read: the full check that follows names its field
+    except _core.ConfigError as e:
+        # Without sources, the engine's field names are the user's (topology, transport, lb, run and the
+        # host-set fields given above, which are named as the user wrote them).
         raise ScenarioError(str(e)) from None

@@ -44,8 +44,8 @@ from .analysis import (
     require_columns,
     varying_fields,
 )
-from .errors import ScenarioError
-from .store import StoreError
+from .errors import UserError
+from .errors import StoreError
 
 KINDS = ("line", "cdf", "bins", "timeseries")
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
@@ -201,14 +201,14 @@ def _seeds_note(points: list[tuple[Any, Any, int]], prefix: str = "") -> str:
 def plot_line(store: Any, x: str, y: str, hue: str | None = None, facet: str | None = None, normalize_to: str | None = None, where: str | None = None):
     runs = load_runs(store, where)
     if runs.empty:
-        raise ScenarioError(f"{store.path}: no completed runs to plot")
+        raise UserError(f"{store.path}: no completed runs to plot")
     require_columns(runs, [x, y, hue, facet])
     if not is_numeric(runs[y]):
-        raise ScenarioError(f"--y {y}: not a numeric metric")
+        raise UserError(f"--y {y}: not a numeric metric")
     if normalize_to:
         runs = normalize(runs, y, normalize_to)
         if runs.empty:
-            raise ScenarioError(f"--normalize-to {normalize_to}: no run has a baseline partner (same seed and other fields)")
+            raise UserError(f"--normalize-to {normalize_to}: no run has a baseline partner (same seed and other fields)")
     split = _split_fields(runs, [x, facet], hue)
     categories = None if is_numeric(runs[x]) else field_values(runs, [x])[x]
     panels = _facets(runs, facet)
@@ -241,9 +241,9 @@ def _flow_rows(store: Any, runs: pd.DataFrame, column: str) -> pd.DataFrame:
     try:
         flows = store.flows(list(runs["run_id"]), columns=sorted({column, "size_bytes", "state", "transport"}))
     except StoreError as error:
-        raise ScenarioError(f"--y {column}: {error}") from None
+        raise UserError(f"--y {column}: {error}") from None
     if flows.empty:
-        raise ScenarioError(f"{store.path}: the selected runs have no flows table")
+        raise UserError(f"{store.path}: the selected runs have no flows table")
     done = flows[(flows["state"] == "completed") & (flows["transport"] != "udp")]
     return done[["run_id", "size_bytes", column]].reset_index(drop=True)
 
@@ -251,7 +251,7 @@ def _flow_rows(store: Any, runs: pd.DataFrame, column: str) -> pd.DataFrame:
 def plot_cdf(store: Any, y: str = "fct_us", hue: str | None = None, facet: str | None = None, where: str | None = None):
     runs = load_runs(store, where)
     if runs.empty:
-        raise ScenarioError(f"{store.path}: no completed runs to plot")
+        raise UserError(f"{store.path}: no completed runs to plot")
     require_columns(runs, [hue, facet])
     split = _split_fields(runs, [facet], hue)
     flows = _flow_rows(store, runs, y).merge(runs[["run_id", *dict.fromkeys([*split, *([facet] if facet else [])])]], on="run_id")
@@ -286,10 +286,10 @@ def plot_cdf(store: Any, y: str = "fct_us", hue: str | None = None, facet: str |
 def plot_bins(store: Any, y: str = "slowdown", hue: str | None = None, facet: str | None = None, normalize_to: str | None = None, where: str | None = None, stat: str = "mean"):
     runs = load_runs(store, where)
     if runs.empty:
-        raise ScenarioError(f"{store.path}: no completed runs to plot")
+        raise UserError(f"{store.path}: no completed runs to plot")
     require_columns(runs, [hue, facet])
     if stat not in ("mean", "p99"):
-        raise ScenarioError(f"--stat {stat}: the bins kind takes mean or p99")
+        raise UserError(f"--stat {stat}: the bins kind takes mean or p99")
     flows = _flow_rows(store, runs, y)
     flows["size bin"] = pd.cut(flows["size_bytes"].astype(float), SIZE_BIN_EDGES, labels=SIZE_BIN_LABELS, right=True).astype(str)
     reduce = (lambda s: float(np.nanmean(s)) if len(s) else math.nan) if stat == "mean" else (lambda s: float(np.nanpercentile(s, 99)) if len(s) else math.nan)
@@ -301,7 +301,7 @@ def plot_bins(store: Any, y: str = "slowdown", hue: str | None = None, facet: st
         parts = [normalize(group.drop(columns="size bin"), metric, normalize_to).assign(**{"size bin": b}) for b, group in per_run.groupby("size bin")]
         per_run = pd.concat(parts, ignore_index=True) if parts else per_run.iloc[0:0]
         if per_run.empty:
-            raise ScenarioError(f"--normalize-to {normalize_to}: no run has a baseline partner (same seed and other fields)")
+            raise UserError(f"--normalize-to {normalize_to}: no run has a baseline partner (same seed and other fields)")
     categories = [b for b in SIZE_BIN_LABELS if b in set(per_run["size bin"])]
     split = _split_fields(runs, [facet], hue)
     panels = _facets(per_run, facet)
@@ -344,12 +344,12 @@ def _series(samples: pd.DataFrame, y: str, stat: str) -> pd.DataFrame:
 def plot_timeseries(store: Any, y: str = "queue_bytes", hue: str | None = None, facet: str | None = None, where: str | None = None, stat: str = "mean"):
     choices = {"queue_bytes": "port", "throughput_gbps": "port", "bytes": "flow"}
     if y not in choices:
-        raise ScenarioError(f"--y {y}: the timeseries kind takes {', '.join(choices)}")
+        raise UserError(f"--y {y}: the timeseries kind takes {', '.join(choices)}")
     if stat not in ("mean", "max", "sum"):
-        raise ScenarioError(f"--stat {stat}: the timeseries kind takes mean, max or sum")
+        raise UserError(f"--stat {stat}: the timeseries kind takes mean, max or sum")
     runs = load_runs(store, where)
     if runs.empty:
-        raise ScenarioError(f"{store.path}: no completed runs to plot")
+        raise UserError(f"{store.path}: no completed runs to plot")
     require_columns(runs, [hue, facet])
     kind = choices[y]
     samples = store.samples(list(runs["run_id"]))
@@ -357,7 +357,7 @@ def plot_timeseries(store: Any, y: str = "queue_bytes", hue: str | None = None, 
         samples = samples[samples["kind"] == kind]
     frames = [_series(part, y, stat).assign(run_id=run_id) for run_id, part in samples.groupby("run_id", sort=False)]
     if not frames:
-        raise ScenarioError(f"{store.path}: the selected runs have no {kind} samples; add a [run.sampler] table to the scenario")
+        raise UserError(f"{store.path}: the selected runs have no {kind} samples; add a [run.sampler] table to the scenario")
     split = _split_fields(runs, [facet], hue)
     samples = pd.concat(frames, ignore_index=True).merge(runs[["run_id", *dict.fromkeys([*split, *([facet] if facet else [])])]], on="run_id")
     panels = _facets(samples, facet)
@@ -388,13 +388,13 @@ def plot_timeseries(store: Any, y: str = "queue_bytes", hue: str | None = None, 
 def make_figure(store: Any, kind: str = "line", x: str | None = None, y: str | None = None, hue: str | None = None, facet: str | None = None, normalize_to: str | None = None, where: str | None = None, stat: str | None = None):
     """Builds one figure (a matplotlib Figure) of the given kind; see the module documentation."""
     if kind not in KINDS:
-        raise ScenarioError(f"--kind {kind}: expected one of {', '.join(KINDS)}")
+        raise UserError(f"--kind {kind}: expected one of {', '.join(KINDS)}")
     if kind == "line":
         if not x or not y:
-            raise ScenarioError("--x and --y: the line kind needs both (e.g. --x traffic.load --y short_afct_us)")
+            raise UserError("--x and --y: the line kind needs both (e.g. --x traffic.load --y short_afct_us)")
         return plot_line(store, x, y, hue, facet, normalize_to, where)
     if normalize_to and kind in ("cdf", "timeseries"):
-        raise ScenarioError(f"--normalize-to: not available for the {kind} kind")
+        raise UserError(f"--normalize-to: not available for the {kind} kind")
     if kind == "cdf":
         return plot_cdf(store, y or "fct_us", hue, facet, where)
     if kind == "bins":
@@ -409,7 +409,7 @@ def save(fig, path: str | Path, dpi: int = 150) -> Path:
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise ScenarioError(f"--out {path}: the file name must end in .png, .svg or .pdf")
+        raise UserError(f"--out {path}: the file name must end in .png, .svg or .pdf")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight")
     _pyplot().close(fig)

@@ -32,10 +32,9 @@ import pandas as pd
 
 from . import __version__
 from .analysis import MIN_SEEDS_FOR_CI, aggregate, field_values, is_numeric, label_of, physical_range, scenario_columns, varying_fields
-from .errors import ScenarioError
+from .errors import UserError
+from .headline import COMPARISON
 
-#: Metrics in the report's tables and figures (those present in the store).
-REPORT_METRICS = ["short_afct_us", "short_p99_fct_us", "long_afct_us", "long_goodput_gbps", "mean_slowdown", "drops"]
 MAX_CDF_PANELS = 6
 
 _CSS = """
@@ -110,11 +109,11 @@ def build_report(store: Any, title: str | None = None) -> str:
 
     all_runs = store.runs()
     if all_runs.empty:
-        raise ScenarioError(f"{store.path}: the store has no runs to report on")
+        raise UserError(f"{store.path}: the store has no runs to report on")
     runs = all_runs[all_runs["status"] == "completed"].reset_index(drop=True)
     failed = all_runs[all_runs["status"] == "failed"].reset_index(drop=True)
     varying = varying_fields(all_runs)
-    metrics = [m for m in REPORT_METRICS if m in runs.columns]
+    metrics = [m for m in COMPARISON if m in runs.columns]
     # A list field's whole-list column (JSON text) is left out where its element columns say the same.
     elements = {".".join(c.split(".")[:i]) for c in all_runs.columns for i, part in enumerate(c.split(".")) if part.isdigit()}
     title = title or f"dclb results: {store.path.resolve().name}"
@@ -206,7 +205,7 @@ def build_report(store: Any, title: str | None = None) -> str:
 
 def _has_samples(store: Any, runs: pd.DataFrame) -> bool:
     """Whether any completed run recorded switch-port samples (the sampler is optional)."""
-    from .store import StoreError
+    from .errors import StoreError
 
     try:
         kinds = store.samples(list(runs["run_id"]), columns=["kind"])

@@ -77,20 +77,22 @@ def simulate(
 
     config = json.dumps(config if config is not None else engine_config(sc))
     t0 = time.perf_counter()
-    # Engine messages name engine fields; the scenario's resolution, when this process made it, renames
+    # Engine errors name engine fields; the scenario's resolution, when this process made it, renames
     # them as the user wrote them (a sweep's worker gets the config alone and keeps the engine's names).
-    user = sc._resolution.user_message if sc._resolution is not None else str
+    def user_error(error: Any) -> ScenarioError:
+        return sc._resolution.user_error(error) if sc._resolution is not None else ScenarioError(str(error))
+
     try:
         # Held to the memory this machine (a sweep's worker, too) has now; see dclb.memory.
         sim = _core.Simulation(config, memory_limit())
-    except ValueError as e:  # the engine's own validation: already one line naming the field
-        raise ScenarioError(user(str(e))) from None
+    except _core.ConfigError as e:  # the engine's own validation, naming the field
+        raise user_error(e) from None
     try:
         while not sim.run(CHUNK_EVENTS):
             if progress is not None:
                 progress(*sim.progress())
-    except ValueError as e:  # a watchdog stopped the run (no progress, memory): one line saying why
-        raise ScenarioError(user(str(e))) from None
+    except _core.ConfigError as e:  # a watchdog stopped the run (no progress, memory): one line saying why
+        raise user_error(e) from None
     if progress is not None:
         progress(*sim.progress())
     wall = time.perf_counter() - t0

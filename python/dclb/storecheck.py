@@ -13,9 +13,6 @@ each with what repair does about it; :func:`check` only reports, :func:`repair` 
   without the marker must hold a readable failed record. Anything else (damaged, unfinished, a marker
   deleted by hand) is *set aside*: moved to ``DIR/set-aside/<run_id>-<time>`` where nothing reads it, so
   the point counts as missing and the next sweep runs it again. Nothing is deleted.
-* **Old run ids.** Before the name and description were left out of the hash, a run's id hashed the whole
-  scenario. A folder whose name is the old id of its own record is moved to its current id (or set aside
-  if a run already has that id), so a sweep finds it instead of running it again.
 * **The catalog.** Every complete or failed folder must have a row with its status, and every row a folder
   that backs it. Repair rebuilds the catalog from the folders (in a temporary file moved into place), which
   also replaces a catalog DuckDB cannot open.
@@ -44,8 +41,6 @@ from .store import (
     STAGING_PREFIX,
     Store,
     StoreError,
-    legacy_run_ids,
-    run_id_of,
 )
 
 #: Hidden staging and retired folders younger than this (seconds) may belong to a live writer: left alone.
@@ -95,11 +90,6 @@ def _set_aside(store: Store, run_id: str) -> str:
     return f"set aside in {target}"
 
 
-def _rename(store: Store, old_id: str, new_id: str) -> str:
-    store.rename_run(old_id, new_id)
-    return f"moved to {new_id}"
-
-
 def inspect(store: Store, deep: bool = False) -> Inspection:
     """Every problem of ``store`` (see the module documentation), nothing changed."""
     store._require_store()
@@ -115,7 +105,7 @@ def inspect(store: Store, deep: bool = False) -> Inspection:
                 out.findings.append(Finding(where, "; ".join(found.problems), "set aside", lambda r=run_id: _set_aside(store, r)))
                 gone[run_id] = "its folder is damaged"
                 continue
-            record, status = found.record, "completed"
+            status = "completed"
         else:
             try:
                 record = store.read_record(run_id)
@@ -131,27 +121,6 @@ def inspect(store: Store, deep: bool = False) -> Inspection:
                 gone[run_id] = "its folder has no COMPLETE marker"
                 continue
             status = "failed"
-        assert record is not None
-        name, scenario = record.get("name"), record.get("scenario")
-        if isinstance(scenario, dict) and name is not None:
-            current = {run_id_of(name, scenario), run_id_of(name, scenario, valid=False)}
-            legacy = legacy_run_ids(name, scenario)
-            if run_id not in current and run_id in legacy:
-                new_id = run_id_of(name, scenario, valid=legacy[run_id])
-                if store.run_path(new_id).exists() or new_id in truth:
-                    out.findings.append(
-                        Finding(where, f"stored under the run id of an older dclb; {new_id} holds the same run already", "set aside",
-                                lambda r=run_id: _set_aside(store, r))
-                    )
-                    gone[run_id] = f"it duplicates {new_id}"
-                    continue
-                out.findings.append(
-                    Finding(where, f"stored under the run id of an older dclb (now {new_id})", f"move to {new_id}",
-                            lambda r=run_id, n=new_id: _rename(store, r, n))
-                )
-                gone[run_id] = f"it moves to {new_id}"
-                gone[new_id] = "moved"
-                run_id = new_id
         truth[run_id] = status
         out.complete += status == "completed"
         out.failed += status == "failed"
@@ -205,8 +174,6 @@ def _inspect_catalog(store: Store, truth: dict[str, str], gone: dict[str, str], 
         elif truth[run_id] != status:
             problems.append(f"lists {run_id} as {status}, but its folder is {truth[run_id]}")
     for run_id in sorted(set(truth) - set(rows)):
-        if gone.get(run_id) == "moved":
-            continue  # said with the old id's line
         problems.append(f"does not list {run_id} ({truth[run_id]})")
     for index, problem in enumerate(problems):
         # One line per problem; the single rebuild fixes them all, so only the first carries it.

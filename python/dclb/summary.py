@@ -105,7 +105,6 @@ values as JSON text); if its name clashes with a key above it is stored as
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Sequence, Any
@@ -115,6 +114,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from .jsonvalues import json_text
 
 if TYPE_CHECKING:  # pandas is accepted but not imported: `dclb run` never loads it (issue #12)
     import pandas as pd
@@ -354,7 +355,7 @@ def _as_scalar(value: Any) -> Scalar:
         return int(value)
     if isinstance(value, (int, float, str)):
         return value
-    return json.dumps(value, sort_keys=True, default=str)
+    return json_text(value, strict=False, sort_keys=True)  # a list or object, as strict JSON text
 
 
 # --------------------------------------------------------------------------

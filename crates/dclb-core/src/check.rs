@@ -4,9 +4,10 @@
 //! through the binding (`check_config`) when it validates a scenario, which serves `dclb run`, `--dry-run`
 //! and the planning of every sweep point, and [`crate::simulate`] calls it before building anything. Python
 //! keeps syntax, types and file messages (a CDF or flow-list line); every rule that relates values to one
-//! another lives here. An error is one line, `field.path: what is wrong; what is allowed`, where the path is
-//! this config's (`traffic.sources[0].load`); the front renames it to what the user wrote (`traffic.load`,
-//! `flows.csv:7`).
+//! another lives here. An error is a [`ConfigError`]: the field it concerns, as a path of keys and indices
+//! in this config (`traffic.sources[0].load`), and what is wrong with it and what is allowed; shown as one
+//! line, `field.path: what is wrong; what is allowed`. The front renames the path to what the user wrote
+//! (`traffic.load`, `flows.csv:7`) from the path itself, never from the text.
 //!
 //! The checks run in stages, each relying on those before it:
 //!
@@ -34,7 +35,7 @@
 //! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
 //! the sampler names flows, are the flows generated, exactly as the run will generate them.
 
-use crate::config::{Config, DeadlineModel, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
+use crate::config::{Config, ConfigError, DeadlineModel, FieldPath, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
 use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin, PortRole};
 use crate::lb::{find_scheme, Params};
 use crate::memory::{Estimate, MemoryLimit};
@@ -52,25 +53,26 @@ const MAX_UPLINKS: u64 = 512;
 const ECN_ROLES: [&str; 4] = ["host_up", "leaf_up", "leaf_down", "spine_down"];
 
 impl Config {
-    /// Every rule this config must satisfy to run; the first one broken, as a one-line message.
-    pub fn check(&self) -> Result<(), String> {
+    /// Every rule this config must satisfy to run; the first one broken, naming its field.
+    pub fn check(&self) -> Result<(), ConfigError> {
         self.check_stages(true, None).map(|_| ())
     }
 
     /// [`Config::check`], and the run's memory within `limit` ([`crate::memory`]); returns the estimate.
-    pub fn check_within(&self, limit: Option<&MemoryLimit>) -> Result<Estimate, String> {
+    pub fn check_within(&self, limit: Option<&MemoryLimit>) -> Result<Estimate, ConfigError> {
         self.check_stages(true, limit)
     }
 
     /// Every rule of [`Config::check`] but the scheme's, for a scheme given to the engine directly
     /// ([`crate::Simulation::with_scheme`]) rather than named in `lb.scheme`.
-    pub fn check_except_scheme(&self) -> Result<(), String> {
+    pub fn check_except_scheme(&self) -> Result<(), ConfigError> {
         self.check_stages(false, None).map(|_| ())
     }
 
-    fn check_stages(&self, scheme: bool, limit: Option<&MemoryLimit>) -> Result<Estimate, String> {
+    fn check_stages(&self, scheme: bool, limit: Option<&MemoryLimit>) -> Result<Estimate, ConfigError> {
         self.validate()?;
-        Estimate::before_build(self).within(limit)?;
+        // The memory estimate and the scheme registry still answer with a line of text (`field: what`).
+        Estimate::before_build(self).within(limit).map_err(ConfigError::from_line)?;
         let fabric = Fabric::build(&self.topology, &self.transport);
         check_connected(&fabric)?;
         check_buffers(self, &fabric)?;
@@ -80,14 +82,14 @@ impl Config {
         check_run(self, &fabric)?;
         let traffic = check_traffic(self, &fabric)?;
         let estimate = Estimate::of_run(self, &traffic.flows, traffic.span_us);
-        estimate.within(limit)?;
+        estimate.within(limit).map_err(ConfigError::from_line)?;
         check_sampled_flows(self, &fabric)?;
         Ok(estimate)
     }
 
     /// The first stage of [`Config::check`]: each field alone and with its neighbours. Everything later
     /// stages build (the fabric, host and flow indices) is safe once this has passed.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         validate_topology(&self.topology)?;
         validate_transport(&self.transport)?;
         validate_run(&self.run)?;
@@ -100,108 +102,120 @@ impl Config {
 }
 
 /// The field path of source `i`.
-fn source_field(i: usize) -> String {
-    format!("traffic.sources[{i}]")
+fn source_field(i: usize) -> FieldPath {
+    FieldPath::of("traffic.sources").index(i)
 }
 
-fn positive(v: f64, field: &str) -> Result<(), String> {
+/// An error about `field`.
+fn error(field: &FieldPath, message: impl Into<String>) -> ConfigError {
+    ConfigError::new(field.clone(), message)
+}
+
+/// An error about the field at the dotted path `field` (a path of keys).
+fn error_at(field: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::new(FieldPath::of(field), message)
+}
+
+fn positive(v: f64, field: &FieldPath) -> Result<(), ConfigError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(format!("{field}: must be a positive number, got {v}"))
+        Err(error(field, format!("must be a positive number, got {v}")))
     }
 }
 
-fn non_negative(v: f64, field: &str) -> Result<(), String> {
+fn non_negative(v: f64, field: &FieldPath) -> Result<(), ConfigError> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
-        Err(format!("{field}: must be zero or positive, got {v}"))
+        Err(error(field, format!("must be zero or positive, got {v}")))
     }
 }
 
 /// A link or sending rate: positive, and at least the engine's 1 bit/s (a lower rate rounds to 0 and
 /// would divide serialisation times by zero).
-fn rate(gbps: f64, field: &str) -> Result<(), String> {
+fn rate(gbps: f64, field: &FieldPath) -> Result<(), ConfigError> {
     positive(gbps, field)?;
     if Rate::from_gbps(gbps).bps() == 0 {
-        return Err(format!("{field}: {gbps} Gbps is below the engine's smallest rate, 1 bit/s (1e-9 Gbps)"));
+        return Err(error(field, format!("{gbps} Gbps is below the engine's smallest rate, 1 bit/s (1e-9 Gbps)")));
     }
     Ok(())
 }
 
-fn at_least_one(v: u64, field: &str) -> Result<(), String> {
+fn at_least_one(v: u64, field: &FieldPath) -> Result<(), ConfigError> {
     if v >= 1 {
         Ok(())
     } else {
-        Err(format!("{field}: must be at least 1"))
+        Err(error(field, "must be at least 1"))
     }
 }
 
-fn index_below(v: u32, limit: u32, field: &str) -> Result<(), String> {
+fn index_below(v: u32, limit: u32, field: &FieldPath) -> Result<(), ConfigError> {
     if v < limit {
         Ok(())
     } else {
-        Err(format!("{field}: {v} is out of range (0..{})", limit - 1))
+        Err(error(field, format!("{v} is out of range (0..{})", limit - 1)))
     }
 }
 
 // ------------------------------------------------------------------------------------------------------
 // Fields
 
-fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
+fn validate_topology(t: &TopologyConfig) -> Result<(), ConfigError> {
     for (v, f) in [(t.leaves, "topology.leaves"), (t.spines, "topology.spines"), (t.hosts_per_leaf, "topology.hosts_per_leaf"), (t.links_per_pair, "topology.links_per_pair")] {
         if v == 0 {
-            return Err(format!("{f}: must be at least 1, got 0"));
+            return Err(error_at(f, "must be at least 1, got 0"));
         }
     }
     let uplinks = t.spines as u64 * t.links_per_pair as u64;
     if uplinks > MAX_UPLINKS {
-        return Err(format!("topology: at most {MAX_UPLINKS} uplinks per leaf (spines x links_per_pair), got {uplinks}"));
+        return Err(error_at("topology", format!("at most {MAX_UPLINKS} uplinks per leaf (spines x links_per_pair), got {uplinks}")));
     }
     // Hosts, leaves and spines each own ports, numbered with 32-bit ids (host indices are a subset).
     let (l, s, h, k) = (t.leaves as u128, t.spines as u128, t.hosts_per_leaf as u128, t.links_per_pair as u128);
     let ports = l * h + l * (h + s * k) + s * l * k;
     if ports > u32::MAX as u128 {
-        return Err(format!("topology: the fabric would have {ports} ports, more than the engine's 32-bit port ids; use fewer leaves, hosts or spines"));
+        return Err(error_at("topology", format!("the fabric would have {ports} ports, more than the engine's 32-bit port ids; use fewer leaves, hosts or spines")));
     }
-    rate(t.host_rate_gbps, "topology.host_rate_gbps")?;
-    rate(t.fabric_rate_gbps, "topology.fabric_rate_gbps")?;
-    non_negative(t.host_delay_us, "topology.host_delay_us")?;
-    non_negative(t.fabric_delay_us, "topology.fabric_delay_us")?;
+    let topology = FieldPath::of("topology");
+    rate(t.host_rate_gbps, &topology.key("host_rate_gbps"))?;
+    rate(t.fabric_rate_gbps, &topology.key("fabric_rate_gbps"))?;
+    non_negative(t.host_delay_us, &topology.key("host_delay_us"))?;
+    non_negative(t.fabric_delay_us, &topology.key("fabric_delay_us"))?;
     validate_queue_unit(t)?;
     if let Some(b) = t.buffer_bytes {
-        at_least_one(b, "topology.buffer_bytes")?;
+        at_least_one(b, &topology.key("buffer_bytes"))?;
     }
     if let Some(b) = t.buffer_packets {
-        at_least_one(b as u64, "topology.buffer_packets")?;
+        at_least_one(b as u64, &topology.key("buffer_packets"))?;
     }
     if let Some(k) = t.ecn_k_packets {
-        non_negative(k, "topology.ecn_k_packets")?;
-        marks_or_off(k, "topology.ecn_k_packets", "packets")?;
+        non_negative(k, &topology.key("ecn_k_packets"))?;
+        marks_or_off(k, &topology.key("ecn_k_packets"), "packets")?;
     }
     for (role, k) in &t.ecn_k_by_role {
+        let f = topology.key("ecn_k_by_role").key(role.as_str());
         if !ECN_ROLES.contains(&role.as_str()) {
-            return Err(format!("topology.ecn_k_by_role.{role}: unknown port role; allowed: {}", ECN_ROLES.join(", ")));
+            return Err(error(&f, format!("unknown port role; allowed: {}", ECN_ROLES.join(", "))));
         }
-        non_negative(*k, &format!("topology.ecn_k_by_role.{role}"))?;
-        marks_or_off(*k, &format!("topology.ecn_k_by_role.{role}"), t.queue_unit.name())?;
+        non_negative(*k, &f)?;
+        marks_or_off(*k, &f, t.queue_unit.name())?;
     }
     for (i, o) in t.links.iter().enumerate() {
-        let f = format!("topology.links[{i}]");
-        index_below(o.leaf, t.leaves, &format!("{f}.leaf"))?;
-        index_below(o.spine, t.spines, &format!("{f}.spine"))?;
+        let f = topology.key("links").index(i);
+        index_below(o.leaf, t.leaves, &f.key("leaf"))?;
+        index_below(o.spine, t.spines, &f.key("spine"))?;
         if let Some(k) = o.link {
-            index_below(k, t.links_per_pair, &format!("{f}.link"))?;
+            index_below(k, t.links_per_pair, &f.key("link"))?;
         }
         if let Some(r) = o.rate_gbps {
-            rate(r, &format!("{f}.rate_gbps"))?;
+            rate(r, &f.key("rate_gbps"))?;
         }
         if let Some(d) = o.delay_us {
-            non_negative(d, &format!("{f}.delay_us"))?;
+            non_negative(d, &f.key("delay_us"))?;
         }
         if !(0.0..=1.0).contains(&o.loss_rate) {
-            return Err(format!("{f}.loss_rate: must be a probability in [0, 1], got {}", o.loss_rate));
+            return Err(error(&f.key("loss_rate"), format!("must be a probability in [0, 1], got {}", o.loss_rate)));
         }
     }
     Ok(())
@@ -209,16 +223,16 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), String> {
 
 /// A threshold is a whole number of packets or bytes, 0 meaning no marking: a positive K that rounds to 0
 /// would silently turn marking off.
-fn marks_or_off(k: f64, field: &str, unit: &str) -> Result<(), String> {
+fn marks_or_off(k: f64, field: &FieldPath, unit: &str) -> Result<(), ConfigError> {
     if k > 0.0 && k.round() == 0.0 {
-        Err(format!("{field}: {k} rounds to 0 {unit}, which turns marking off; give 0 for no marking, or a threshold of at least 1"))
+        Err(error(field, format!("{k} rounds to 0 {unit}, which turns marking off; give 0 for no marking, or a threshold of at least 1")))
     } else {
         Ok(())
     }
 }
 
 /// Buffers and thresholds are given in the unit switch ports count, never in the other one.
-fn validate_queue_unit(t: &TopologyConfig) -> Result<(), String> {
+fn validate_queue_unit(t: &TopologyConfig) -> Result<(), ConfigError> {
     let unit = t.queue_unit;
     let other = [
         (QueueUnit::Packets, t.buffer_bytes.is_some(), "buffer_bytes"),
@@ -227,171 +241,177 @@ fn validate_queue_unit(t: &TopologyConfig) -> Result<(), String> {
         (QueueUnit::Bytes, t.ecn_k_packets.is_some(), "ecn_k_packets"),
     ];
     match other.iter().find(|(u, given, _)| *u == unit && *given) {
-        Some((_, _, field)) => Err(format!(
-            "topology.{field}: switch ports count {} (topology.queue_unit = \"{}\"); give the {} fields instead, or set topology.queue_unit to the unit of {field}",
-            unit.name(),
-            unit.name(),
-            unit.name()
+        Some((_, _, field)) => Err(error(
+            &FieldPath::of("topology").key(*field),
+            format!(
+                "switch ports count {} (topology.queue_unit = \"{}\"); give the {} fields instead, or set topology.queue_unit to the unit of {field}",
+                unit.name(),
+                unit.name(),
+                unit.name()
+            ),
         )),
         None => Ok(()),
     }
 }
 
-fn validate_transport(tp: &TransportConfig) -> Result<(), String> {
+fn validate_transport(tp: &TransportConfig) -> Result<(), ConfigError> {
+    let f = |name: &str| FieldPath::of("transport").key(name);
     if tp.mss_bytes == 0 || tp.mss_bytes > 65_000 {
-        return Err(format!("transport.mss_bytes: must be in 1..=65000, got {}", tp.mss_bytes));
+        return Err(error(&f("mss_bytes"), format!("must be in 1..=65000, got {}", tp.mss_bytes)));
     }
-    at_least_one(tp.ack_bytes as u64, "transport.ack_bytes")?;
-    at_least_one(tp.init_cwnd_packets as u64, "transport.init_cwnd_packets")?;
-    at_least_one(tp.dupack_threshold as u64, "transport.dupack_threshold")?;
+    at_least_one(tp.ack_bytes as u64, &f("ack_bytes"))?;
+    at_least_one(tp.init_cwnd_packets as u64, &f("init_cwnd_packets"))?;
+    at_least_one(tp.dupack_threshold as u64, &f("dupack_threshold"))?;
     if let Some(b) = tp.init_ssthresh_bytes {
-        at_least_one(b, "transport.init_ssthresh_bytes")?;
+        at_least_one(b, &f("init_ssthresh_bytes"))?;
     }
-    positive(tp.min_rto_us, "transport.min_rto_us")?;
-    positive(tp.init_rto_us, "transport.init_rto_us")?;
-    positive(tp.max_rto_us, "transport.max_rto_us")?;
-    non_negative(tp.rto_granularity_us, "transport.rto_granularity_us")?;
+    positive(tp.min_rto_us, &f("min_rto_us"))?;
+    positive(tp.init_rto_us, &f("init_rto_us"))?;
+    positive(tp.max_rto_us, &f("max_rto_us"))?;
+    non_negative(tp.rto_granularity_us, &f("rto_granularity_us"))?;
     if !(tp.dctcp_g > 0.0 && tp.dctcp_g <= 1.0) {
-        return Err(format!("transport.dctcp_g: must be in (0, 1], got {}", tp.dctcp_g));
+        return Err(error(&f("dctcp_g"), format!("must be in (0, 1], got {}", tp.dctcp_g)));
     }
     if !(0.0..=1.0).contains(&tp.dctcp_alpha_init) {
-        return Err(format!("transport.dctcp_alpha_init: must be in [0, 1], got {}", tp.dctcp_alpha_init));
+        return Err(error(&f("dctcp_alpha_init"), format!("must be in [0, 1], got {}", tp.dctcp_alpha_init)));
     }
-    at_least_one(tp.nic_queue_packets as u64, "transport.nic_queue_packets")?;
+    at_least_one(tp.nic_queue_packets as u64, &f("nic_queue_packets"))?;
     let full = tp.mss_bytes as u64 + tp.header_bytes as u64;
     match tp.host_queue_limit_bytes {
-        Some(limit) if limit != 0 && limit < full => Err(format!(
-            "transport.host_queue_limit_bytes: {limit} is below one full-size packet ({full} bytes on the wire), so a flow could not send one; use at least {full}, or 0 for no limit"
+        Some(limit) if limit != 0 && limit < full => Err(error(
+            &f("host_queue_limit_bytes"),
+            format!("{limit} is below one full-size packet ({full} bytes on the wire), so a flow could not send one; use at least {full}, or 0 for no limit"),
         )),
         _ => Ok(()),
     }?;
-    non_negative(tp.reseq_timeout_us, "transport.reseq_timeout_us")?;
+    non_negative(tp.reseq_timeout_us, &f("reseq_timeout_us"))?;
     if tp.dsack_undo && !tp.sack {
-        return Err("transport.dsack_undo: needs transport.sack = true (D-SACKs come with SACK)".into());
+        return Err(error(&f("dsack_undo"), "needs transport.sack = true (D-SACKs come with SACK)"));
     }
     Ok(())
 }
 
-fn validate_run(r: &RunConfig) -> Result<(), String> {
+fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     if let Some(h) = r.horizon_us {
-        positive(h, "run.horizon_us")?;
+        positive(h, &FieldPath::of("run.horizon_us"))?;
     }
     if let Some(s) = &r.sampler {
-        positive(s.interval_us, "run.sampler.interval_us")?;
+        positive(s.interval_us, &FieldPath::of("run.sampler.interval_us"))?;
     }
     Ok(())
 }
 
-fn validate_source(s: &SourceConfig, f: &str, hosts: u32) -> Result<(), String> {
+fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), ConfigError> {
     validate_hosts(s, f, hosts)?;
     validate_sizes(s, f)?;
     validate_pattern_needs(s, f)?;
-    non_negative(s.start_us, &format!("{f}.start_us"))?;
-    non_negative(s.spread_us, &format!("{f}.spread_us"))?;
-    non_negative(s.period_us, &format!("{f}.period_us"))?;
+    non_negative(s.start_us, &f.key("start_us"))?;
+    non_negative(s.spread_us, &f.key("spread_us"))?;
+    non_negative(s.period_us, &f.key("period_us"))?;
     if s.transport == TransportKind::Udp {
-        rate(s.udp_rate_gbps, &format!("{f}.udp_rate_gbps"))?;
+        rate(s.udp_rate_gbps, &f.key("udp_rate_gbps"))?;
     }
-    validate_deadline(&s.deadline, &format!("{f}.deadline"))?;
+    validate_deadline(&s.deadline, &f.key("deadline"))?;
     for (i, l) in s.list.iter().enumerate() {
-        let lf = format!("{f}.list[{i}]");
+        let lf = f.key("list").index(i);
         for h in [l.src, l.dst] {
             if h >= hosts {
-                return Err(format!("{lf}: host {h} does not exist (hosts are 0..{})", hosts - 1));
+                return Err(error(&lf, format!("host {h} does not exist (hosts are 0..{})", hosts - 1)));
             }
         }
         if l.src == l.dst {
-            return Err(format!("{lf}: src and dst are the same host ({}); a flow needs two different hosts", l.src));
+            return Err(error(&lf, format!("src and dst are the same host ({}); a flow needs two different hosts", l.src)));
         }
-        non_negative(l.start_us, &format!("{lf}.start_us"))?;
+        non_negative(l.start_us, &lf.key("start_us"))?;
         if let Some(d) = l.deadline_us {
-            positive(d, &format!("{lf}.deadline_us"))?;
+            positive(d, &lf.key("deadline_us"))?;
         }
     }
     Ok(())
 }
 
-fn validate_hosts(s: &SourceConfig, f: &str, hosts: u32) -> Result<(), String> {
+fn validate_hosts(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), ConfigError> {
     for (set, name) in [(&s.senders, "senders"), (&s.receivers, "receivers")] {
         if let Some(h) = set.iter().find(|&&h| h >= hosts) {
-            return Err(format!("{f}.{name}: host {h} does not exist (hosts are 0..{})", hosts - 1));
+            return Err(error(&f.key(name), format!("host {h} does not exist (hosts are 0..{})", hosts - 1)));
         }
         if set.is_empty() && s.pattern != Pattern::List {
-            return Err(format!("{f}.{name}: must name at least one host"));
+            return Err(error(&f.key(name), "must name at least one host"));
         }
     }
     Ok(())
 }
 
 /// Sizes are at least one byte and below [`UNBOUNDED`], the size that marks a flow that never ends.
-fn validate_sizes(s: &SourceConfig, f: &str) -> Result<(), String> {
-    let bounded = |size: f64, field: String| {
+fn validate_sizes(s: &SourceConfig, f: &FieldPath) -> Result<(), ConfigError> {
+    let bounded = |size: f64, field: &FieldPath| {
         if size < UNBOUNDED as f64 {
             Ok(())
         } else {
-            Err(format!("{field}: {size} bytes is too large; sizes must be below {UNBOUNDED} bytes (the size that means 'never ends')"))
+            Err(error(field, format!("{size} bytes is too large; sizes must be below {UNBOUNDED} bytes (the size that means 'never ends')")))
         }
     };
     if let Some(b) = s.size_bytes {
-        at_least_one(b, &format!("{f}.size_bytes"))?;
-        bounded(b as f64, format!("{f}.size_bytes"))?;
+        at_least_one(b, &f.key("size_bytes"))?;
+        bounded(b as f64, &f.key("size_bytes"))?;
     }
     for (i, c) in s.workload.iter().enumerate() {
-        let wf = format!("{f}.workload[{i}]");
+        let wf = f.key("workload").index(i);
         validate_cdf(&c.points, &wf)?;
-        positive(c.weight, &format!("{wf}.weight"))?;
-        bounded(c.points[c.points.len() - 1].0, wf)?;
+        positive(c.weight, &wf.key("weight"))?;
+        bounded(c.points[c.points.len() - 1].0, &wf)?;
     }
     for (i, l) in s.list.iter().enumerate() {
-        at_least_one(l.size_bytes, &format!("{f}.list[{i}].size_bytes"))?;
-        bounded(l.size_bytes as f64, format!("{f}.list[{i}].size_bytes"))?;
+        let lf = f.key("list").index(i).key("size_bytes");
+        at_least_one(l.size_bytes, &lf)?;
+        bounded(l.size_bytes as f64, &lf)?;
     }
     Ok(())
 }
 
 /// The fields each pattern cannot do without.
-fn validate_pattern_needs(s: &SourceConfig, f: &str) -> Result<(), String> {
+fn validate_pattern_needs(s: &SourceConfig, f: &FieldPath) -> Result<(), ConfigError> {
     let needs_size = !matches!(s.pattern, Pattern::List | Pattern::LongLived);
     if needs_size && s.workload.is_empty() && s.size_bytes.is_none() {
-        return Err(format!("{f}.workload: a {} source needs a workload (flow-size CDF) or size_bytes", s.pattern.name()));
+        return Err(error(&f.key("workload"), format!("a {} source needs a workload (flow-size CDF) or size_bytes", s.pattern.name())));
     }
     if let Some(n) = s.flows {
-        at_least_one(n, &format!("{f}.flows"))?;
+        at_least_one(n, &f.key("flows"))?;
     }
     match s.pattern {
         Pattern::Poisson => {
-            let load = s.load.ok_or_else(|| format!("{f}.load: a poisson source needs a load in (0, 1] of its load_basis capacity"))?;
+            let load = s.load.ok_or_else(|| error(&f.key("load"), "a poisson source needs a load in (0, 1] of its load_basis capacity"))?;
             if !(load > 0.0 && load <= 1.0) {
-                return Err(format!("{f}.load: must be in (0, 1] of its load_basis capacity ({}), got {load}", s.load_basis.name()));
+                return Err(error(&f.key("load"), format!("must be in (0, 1] of its load_basis capacity ({}), got {load}", s.load_basis.name())));
             }
             if s.flows.is_none() && s.duration_us.is_none() {
-                return Err(format!("{f}.flows: a poisson source needs `flows` (a count) or `duration_us`"));
+                return Err(error(&f.key("flows"), "a poisson source needs `flows` (a count) or `duration_us`"));
             }
             if let Some(d) = s.duration_us {
-                positive(d, &format!("{f}.duration_us"))?;
+                positive(d, &f.key("duration_us"))?;
             }
         }
-        Pattern::Group if s.flows.is_none() => return Err(format!("{f}.flows: a group source needs a flow count")),
-        Pattern::Incast => at_least_one(s.rounds as u64, &format!("{f}.rounds"))?,
-        Pattern::List if s.list.is_empty() => return Err(format!("{f}.list: a list source needs at least one flow")),
+        Pattern::Group if s.flows.is_none() => return Err(error(&f.key("flows"), "a group source needs a flow count")),
+        Pattern::Incast => at_least_one(s.rounds as u64, &f.key("rounds"))?,
+        Pattern::List if s.list.is_empty() => return Err(error(&f.key("list"), "a list source needs at least one flow")),
         _ => {}
     }
     Ok(())
 }
 
-fn validate_deadline(d: &DeadlineModel, f: &str) -> Result<(), String> {
+fn validate_deadline(d: &DeadlineModel, f: &FieldPath) -> Result<(), ConfigError> {
     match d {
         DeadlineModel::None => Ok(()),
-        DeadlineModel::Fixed { us } => positive(*us, &format!("{f}.us")),
+        DeadlineModel::Fixed { us } => positive(*us, &f.key("us")),
         DeadlineModel::Uniform { lo_us, hi_us } => {
-            positive(*lo_us, &format!("{f}.lo_us"))?;
+            positive(*lo_us, &f.key("lo_us"))?;
             if hi_us >= lo_us {
                 Ok(())
             } else {
-                Err(format!("{f}.hi_us: must be at least lo_us ({lo_us}), got {hi_us}"))
+                Err(error(&f.key("hi_us"), format!("must be at least lo_us ({lo_us}), got {hi_us}")))
             }
         }
-        DeadlineModel::Slack { factor } => positive(*factor, &format!("{f}.factor")),
+        DeadlineModel::Slack { factor } => positive(*factor, &f.key("factor")),
     }
 }
 
@@ -429,11 +449,11 @@ pub fn cdf_problem(points: &[(f64, f64)]) -> Option<(Option<usize>, String)> {
 }
 
 /// [`cdf_problem`] as an error under `field`, the CDF's path (a point is named `field.points[i]`).
-pub fn validate_cdf(points: &[(f64, f64)], field: &str) -> Result<(), String> {
+pub fn validate_cdf(points: &[(f64, f64)], field: &FieldPath) -> Result<(), ConfigError> {
     match cdf_problem(points) {
         None => Ok(()),
-        Some((Some(i), what)) => Err(format!("{field}.points[{i}]: {what}")),
-        Some((None, what)) => Err(format!("{field}: {what}")),
+        Some((Some(i), what)) => Err(error(&field.key("points").index(i), what)),
+        Some((None, what)) => Err(error(field, what)),
     }
 }
 
@@ -442,36 +462,39 @@ pub fn validate_cdf(points: &[(f64, f64)], field: &str) -> Result<(), String> {
 /// return, and resends its window once per timeout for as long as the round trip lasts: the copies in
 /// flight grow with the delay (a 10^12 us link filled the memory). Bounded above by four host-link delays
 /// and four crossings of the slowest working leaf-spine link.
-fn validate_round_trip(cfg: &Config) -> Result<(), String> {
+fn validate_round_trip(cfg: &Config) -> Result<(), ConfigError> {
     let (t, tp) = (&cfg.topology, &cfg.transport);
-    let (mut longest, mut field) = (t.fabric_delay_us, "topology.fabric_delay_us".to_string());
+    let (mut longest, mut field) = (t.fabric_delay_us, FieldPath::of("topology.fabric_delay_us"));
     for (i, o) in t.links.iter().enumerate() {
         if let Some(d) = o.delay_us.filter(|&d| d > longest && !o.failed) {
-            (longest, field) = (d, format!("topology.links[{i}].delay_us"));
+            (longest, field) = (d, FieldPath::of("topology.links").index(i).key("delay_us"));
         }
     }
     if t.host_delay_us > longest {
-        field = "topology.host_delay_us".into();
+        field = FieldPath::of("topology.host_delay_us");
     }
     let rtt = 4.0 * (t.host_delay_us + longest);
     if rtt < tp.max_rto_us {
         return Ok(());
     }
-    Err(format!(
-        "{field}: the longest round trip is {rtt} us of propagation (4 x host_delay_us + 4 x the slowest leaf-spine link), not shorter than transport.max_rto_us = {} us: every sender would time out before an ACK could return and resend its window once per timeout for the whole round trip; shorten the delay or raise transport.max_rto_us above the round trip",
-        tp.max_rto_us
+    Err(error(
+        &field,
+        format!(
+            "the longest round trip is {rtt} us of propagation (4 x host_delay_us + 4 x the slowest leaf-spine link), not shorter than transport.max_rto_us = {} us: every sender would time out before an ACK could return and resend its window once per timeout for the whole round trip; shorten the delay or raise transport.max_rto_us above the round trip",
+            tp.max_rto_us
+        ),
     ))
 }
 
 // ------------------------------------------------------------------------------------------------------
 // Fabric, scheme, run
 
-fn check_connected(fabric: &Fabric) -> Result<(), String> {
+fn check_connected(fabric: &Fabric) -> Result<(), ConfigError> {
     let leaves = fabric.facts.leaves;
     for a in 0..leaves {
         for b in (0..leaves).filter(|&b| b != a) {
             if fabric.leaf_candidates(a, b).is_empty() {
-                return Err(format!("topology.links: the failed links leave no path from leaf {a} to leaf {b}; every leaf needs a working path to every other leaf"));
+                return Err(error_at("topology.links", format!("the failed links leave no path from leaf {a} to leaf {b}; every leaf needs a working path to every other leaf")));
             }
         }
     }
@@ -484,7 +507,7 @@ fn check_connected(fabric: &Fabric) -> Result<(), String> {
 /// that (a K at or above the buffer, which defaults scaled with rate once gave at 40 Gbps, or just below
 /// it) the port drops and never marks. Checked on every port as built, so defaults, per-role thresholds and
 /// per-link rates are all covered.
-fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
     let (t, tp) = (&cfg.topology, &cfg.transport);
     let full = (tp.mss_bytes + tp.header_bytes) as u64;
     for (id, port) in fabric.ports.iter().enumerate() {
@@ -497,7 +520,7 @@ fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
         let at = format!("on {} ports at {} Gbps{rate_from}", port.role.name(), port.rate.as_gbps());
         let (b_field, b_value) = buffer_field(t, b_origin, buffer);
         if buffer.bytes < full {
-            return Err(format!("{b_field}: {b_value} {at} cannot hold one full-size packet ({full} bytes on the wire); use at least {full}"));
+            return Err(error(&b_field, format!("{b_value} {at} cannot hold one full-size packet ({full} bytes on the wire); use at least {full}")));
         }
         // The most the buffer can hold, and one full-size packet, in the threshold's unit.
         let (room, packet) = match k.unit {
@@ -506,15 +529,18 @@ fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
         };
         if k.k > 0 && k.k.saturating_add(packet) > room {
             let k_field = match k_origin {
-                Origin::Role => format!("topology.ecn_k_by_role.{}", port.role.name()),
-                _ => format!("topology.ecn_k_{}", k.unit.name()),
+                Origin::Role => FieldPath::of("topology.ecn_k_by_role").key(port.role.name()),
+                _ => FieldPath::of("topology").key(format!("ecn_k_{}", k.unit.name())),
             };
             let k_how = if k_origin == Origin::Default { " (the default at this rate)" } else { "" };
             let unit = k.unit.name();
             let most = room.saturating_sub(packet);
-            return Err(format!(
-                "{k_field}: K = {} {unit}{k_how} {at} leaves no room for a full-size packet below the buffer, {b_field} = {b_value}, so those ports would never mark one; K must be at most the buffer less one full-size packet ({most} {unit}), or 0 for no marking",
-                k.k
+            return Err(error(
+                &k_field,
+                format!(
+                    "K = {} {unit}{k_how} {at} leaves no room for a full-size packet below the buffer, {b_field} = {b_value}, so those ports would never mark one; K must be at most the buffer less one full-size packet ({most} {unit}), or 0 for no marking",
+                    k.k
+                ),
             ));
         }
     }
@@ -546,29 +572,30 @@ fn rate_override(t: &TopologyConfig, fabric: &Fabric, id: usize) -> Option<usize
 }
 
 /// The field that sets a port's buffer, and its value with its unit.
-fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (String, String) {
+fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (FieldPath, String) {
     let field = match origin {
-        Origin::Nic => "transport.nic_queue_packets".to_string(),
-        _ => format!("topology.buffer_{}", t.queue_unit.name()),
+        Origin::Nic => FieldPath::of("transport.nic_queue_packets"),
+        _ => FieldPath::of("topology").key(format!("buffer_{}", t.queue_unit.name())),
     };
     let how = if origin == Origin::Default { " (the default at this rate)" } else { "" };
     let value = if b.packets != u32::MAX { format!("{} packets{how}", b.packets) } else { format!("{} bytes{how}", b.bytes) };
     (field, value)
 }
 
-fn check_scheme(cfg: &Config) -> Result<(), String> {
+fn check_scheme(cfg: &Config) -> Result<(), ConfigError> {
     let spec = find_scheme(&cfg.lb.scheme)?;
-    Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt()).map(|_| ())
+    Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
+    Ok(())
 }
 
-fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
     if cfg.run.horizon_us.is_none() && cfg.sources.iter().any(|s| s.pattern == Pattern::LongLived) {
-        return Err("run.horizon_us: long-lived flows never end, so the run needs a horizon".into());
+        return Err(error_at("run.horizon_us", "long-lived flows never end, so the run needs a horizon"));
     }
     let ports = fabric.ports.len();
     let sampled = cfg.run.sampler.as_ref().and_then(|s| s.ports.as_deref()).unwrap_or_default();
     if let Some(p) = sampled.iter().find(|&&p| p as usize >= ports) {
-        return Err(format!("run.sampler.ports: port {p} does not exist (ports are 0..{})", ports - 1));
+        return Err(error_at("run.sampler.ports", format!("port {p} does not exist (ports are 0..{})", ports - 1)));
     }
     Ok(())
 }
@@ -583,7 +610,7 @@ struct TrafficFacts {
     span_us: f64,
 }
 
-fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, String> {
+fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigError> {
     let hpl = cfg.topology.hosts_per_leaf;
     let mut fabric_load = 0.0;
     let mut flows = 0.0;
@@ -596,15 +623,16 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, String> 
             fabric_load += check_poisson(s, &info, hpl, &f)?;
         }
         let (n, field) = flow_count(s, &info);
+        let field = f.key(field);
         flows += n;
         if flows > MAX_FLOWS as f64 {
-            return Err(format!("{f}.{field}: the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows"));
+            return Err(error(&field, format!("the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows")));
         }
-        facts.flows.push((n, format!("{f}.{field}")));
+        facts.flows.push((n, field.to_string()));
         facts.span_us = facts.span_us.max(arrival_span_us(s, &info, n));
     }
     if fabric_load > 1.0 + 1e-9 {
-        return Err(format!("traffic: the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)"));
+        return Err(error_at("traffic", format!("the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)")));
     }
     Ok(facts)
 }
@@ -622,22 +650,26 @@ fn arrival_span_us(s: &SourceConfig, info: &SourceInfo, n: f64) -> f64 {
 
 /// A source must be able to make a flow: drawing pairs from sets without an admissible pair would never
 /// end, and an incast or long-lived source whose every pair is a host with itself makes nothing.
-fn check_makes_flows(s: &SourceConfig, hosts_per_leaf: u32, f: &str) -> Result<(), String> {
+fn check_makes_flows(s: &SourceConfig, hosts_per_leaf: u32, f: &FieldPath) -> Result<(), ConfigError> {
     match s.pattern {
         Pattern::Poisson | Pattern::Group if !traffic::has_admissible_pair(s, hosts_per_leaf) => {
             let host = s.senders[0];
-            Err(if s.inter_leaf_only {
-                format!("{f}.receivers: every sender and receiver is on leaf {}, and inter_leaf_only pairs hosts on different leaves; add hosts on another leaf or set inter_leaf_only = false", host / hosts_per_leaf)
-            } else {
-                format!("{f}.receivers: the only sender is also the only receiver (host {host}); a flow needs two different hosts")
-            })
+            Err(error(
+                &f.key("receivers"),
+                if s.inter_leaf_only {
+                    format!("every sender and receiver is on leaf {}, and inter_leaf_only pairs hosts on different leaves; add hosts on another leaf or set inter_leaf_only = false", host / hosts_per_leaf)
+                } else {
+                    format!("the only sender is also the only receiver (host {host}); a flow needs two different hosts")
+                },
+            ))
         }
-        Pattern::Incast if traffic::planned_flows(s) == Some(0) => {
-            Err(format!("{f}.senders: every sender is the receiver (host {}); an incast needs a sender other than the first receiver", s.receivers[0]))
-        }
-        Pattern::LongLived if traffic::planned_flows(s) == Some(0) => Err(format!(
-            "{f}.receivers: sender i sends to receiver i mod {}, which here is always the sender itself; give receivers that differ from the senders",
-            s.receivers.len()
+        Pattern::Incast if traffic::planned_flows(s) == Some(0) => Err(error(
+            &f.key("senders"),
+            format!("every sender is the receiver (host {}); an incast needs a sender other than the first receiver", s.receivers[0]),
+        )),
+        Pattern::LongLived if traffic::planned_flows(s) == Some(0) => Err(error(
+            &f.key("receivers"),
+            format!("sender i sends to receiver i mod {}, which here is always the sender itself; give receivers that differ from the senders", s.receivers.len()),
         )),
         _ => Ok(()),
     }
@@ -646,28 +678,34 @@ fn check_makes_flows(s: &SourceConfig, hosts_per_leaf: u32, f: &str) -> Result<(
 /// A poisson source's load must be carried by its senders' leaf uplinks, and its arrivals must be no
 /// finer than the 1 ps clock: below that the gaps round to zero and a source bounded by time would never
 /// reach its end. Returns the fabric load the source adds (none when no pair crosses the fabric).
-fn check_poisson(s: &SourceConfig, info: &SourceInfo, hosts_per_leaf: u32, f: &str) -> Result<f64, String> {
+fn check_poisson(s: &SourceConfig, info: &SourceInfo, hosts_per_leaf: u32, f: &FieldPath) -> Result<f64, ConfigError> {
     let (offered, fabric) = (info.offered_bps, info.fabric_capacity_bps);
     if fabric <= 0.0 {
-        return Err(format!("{f}.senders: the senders' leaves have no working uplink; a poisson source needs uplinks to carry its load"));
+        return Err(error(&f.key("senders"), "the senders' leaves have no working uplink; a poisson source needs uplinks to carry its load"));
     }
     let crosses = s.inter_leaf_only || traffic::some_pair_differs(s, |h| h / hosts_per_leaf);
     let load = if crosses { offered / fabric } else { 0.0 };
     if load > 1.0 + 1e-9 {
-        return Err(format!(
-            "{f}.load: {} of the {} capacity offers {:.1} Gbps, more than the {:.1} Gbps the senders' leaf uplinks can carry (fabric load {load:.2}); the load must be in (0, 1] and the fabric must be able to carry it",
-            s.load.unwrap_or(0.0),
-            s.load_basis.name(),
-            offered / 1e9,
-            fabric / 1e9
+        return Err(error(
+            &f.key("load"),
+            format!(
+                "{} of the {} capacity offers {:.1} Gbps, more than the {:.1} Gbps the senders' leaf uplinks can carry (fabric load {load:.2}); the load must be in (0, 1] and the fabric must be able to carry it",
+                s.load.unwrap_or(0.0),
+                s.load_basis.name(),
+                offered / 1e9,
+                fabric / 1e9
+            ),
         ));
     }
     let gap_ps = 8.0 * info.mean_size / offered * 1e12;
     if !(gap_ps >= 1.0) {
-        return Err(format!(
-            "{f}.load: {:.1} Gbps of flows of {} bytes on average arrive every {gap_ps:.3} ps, finer than the engine's 1 ps clock; lower the load or use larger flows",
-            offered / 1e9,
-            info.mean_size
+        return Err(error(
+            &f.key("load"),
+            format!(
+                "{:.1} Gbps of flows of {} bytes on average arrive every {gap_ps:.3} ps, finer than the engine's 1 ps clock; lower the load or use larger flows",
+                offered / 1e9,
+                info.mean_size
+            ),
         ));
     }
     Ok(load)
@@ -695,14 +733,14 @@ fn flow_count(s: &SourceConfig, info: &SourceInfo) -> (f64, &'static str) {
 // ------------------------------------------------------------------------------------------------------
 // Sampler
 
-fn check_sampled_flows(cfg: &Config, fabric: &Fabric) -> Result<(), String> {
+fn check_sampled_flows(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
     let wanted = cfg.run.sampler.as_ref().map(|s| s.flows.as_slice()).unwrap_or_default();
     if wanted.is_empty() {
         return Ok(());
     }
     let count = flows_made(cfg, fabric);
     match wanted.iter().find(|&&id| id as u64 >= count) {
-        Some(id) => Err(format!("run.sampler.flows: flow {id} does not exist (the scenario has {count} flows)")),
+        Some(id) => Err(error_at("run.sampler.flows", format!("flow {id} does not exist (the scenario has {count} flows)"))),
         None => Ok(()),
     }
 }
@@ -740,12 +778,26 @@ mod tests {
     }
 
     fn error(cfg: &Config) -> String {
-        cfg.check().expect_err("the config must be rejected")
+        cfg.check().expect_err("the config must be rejected").to_string()
     }
 
     #[test]
     fn a_valid_config_passes() {
         base().check().unwrap();
+    }
+
+    #[test]
+    fn an_error_carries_its_field_as_a_path() {
+        let mut cfg = base();
+        cfg.sources[0].list = vec![ListedFlow { start_us: 0.0, src: 1, dst: 1, size_bytes: 10, deadline_us: None }];
+        cfg.sources[0].pattern = Pattern::List;
+        let e = cfg.check().unwrap_err();
+        assert_eq!(e.path, FieldPath::of("traffic.sources").index(0).key("list").index(0));
+        assert_eq!(e.message, "src and dst are the same host (1); a flow needs two different hosts");
+        // Errors of the scheme registry and the memory estimate, given as text, are read into a path too.
+        let mut cfg = base();
+        (cfg.lb.scheme, cfg.lb.params) = ("drill".into(), [("d".to_string(), json!(0))].into());
+        assert_eq!(cfg.check().unwrap_err().path, FieldPath::of("lb.d"));
     }
 
     #[test]
@@ -872,13 +924,13 @@ mod tests {
         // Building this fabric would take terabytes: refused before it is built.
         let mut cfg = base();
         cfg.topology.leaves = 100_000;
-        let e = cfg.check_within(Some(&limit)).unwrap_err();
+        let e = cfg.check_within(Some(&limit)).unwrap_err().to_string();
         assert!(e.starts_with("topology.leaves: the run would need about "), "{e}");
         assert!(e.contains("more than the 1.1 GB it may use (a test)"), "{e}");
         // A billion flows: refused before any is drawn.
         let mut cfg = base();
         cfg.sources[0].flows = Some(1_000_000_000);
-        assert!(cfg.check_within(Some(&limit)).unwrap_err().starts_with("traffic.sources[0].flows: the run would need about 1.1 TB"));
+        assert!(cfg.check_within(Some(&limit)).unwrap_err().to_string().starts_with("traffic.sources[0].flows: the run would need about 1.1 TB"));
         cfg.check().unwrap();
     }
 

@@ -495,6 +495,204 @@ impl Default for RunConfig {
     }
 }
 
+// ------------------------------------------------------------------------------------------------------
+// Errors
+
+/// One step of a [`FieldPath`]: a table key or a list index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathPart {
+    Key(String),
+    Index(usize),
+}
+
+/// Where a value sits in a config, in the spelling of the engine's messages: the keys and list indices from
+/// the top, a source under `traffic` (`traffic.sources[0].load`) and a scheme parameter directly under `lb`
+/// (`lb.d`, although the JSON holds it in `lb.params.d`). Shown as `traffic.sources[0].load`; empty for the
+/// config as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldPath(Vec<PathPart>);
+
+impl FieldPath {
+    /// A path of keys given dotted: `FieldPath::of("topology.links")`.
+    pub fn of(dotted: &str) -> FieldPath {
+        FieldPath(dotted.split('.').map(|k| PathPart::Key(k.to_string())).collect())
+    }
+
+    /// This path and one more key.
+    pub fn key(&self, key: impl Into<String>) -> FieldPath {
+        let mut parts = self.0.clone();
+        parts.push(PathPart::Key(key.into()));
+        FieldPath(parts)
+    }
+
+    /// This path and one more list index.
+    pub fn index(&self, index: usize) -> FieldPath {
+        let mut parts = self.0.clone();
+        parts.push(PathPart::Index(index));
+        FieldPath(parts)
+    }
+
+    pub fn parts(&self) -> &[PathPart] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A path as [`FieldPath`]'s `Display` writes it (`traffic.sources[0].load`); `None` for any other text.
+    pub fn parse(text: &str) -> Option<FieldPath> {
+        let mut parts = Vec::new();
+        for piece in text.split('.') {
+            let (key, mut rest) = piece.split_at(piece.find('[').unwrap_or(piece.len()));
+            let is_name = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !is_name(key) {
+                return None;
+            }
+            parts.push(PathPart::Key(key.to_string()));
+            while !rest.is_empty() {
+                let close = rest.find(']')?;
+                parts.push(PathPart::Index(rest.get(1..close)?.parse().ok()?));
+                rest = &rest[close + 1..];
+                if !rest.is_empty() && !rest.starts_with('[') {
+                    return None;
+                }
+            }
+        }
+        Some(FieldPath(parts))
+    }
+
+    /// The path of a value in the config's JSON (as serde reads it) in the engine's spelling: sources are
+    /// named under `traffic`, scheme parameters directly under `lb`. Enum variants and steps serde cannot
+    /// name are left out.
+    fn from_json_path(path: &serde_path_to_error::Path) -> FieldPath {
+        use serde_path_to_error::Segment;
+        let mut parts: Vec<PathPart> = path
+            .iter()
+            .filter_map(|segment| match segment {
+                Segment::Map { key } => Some(PathPart::Key(key.clone())),
+                Segment::Seq { index } => Some(PathPart::Index(*index)),
+                Segment::Enum { .. } | Segment::Unknown => None,
+            })
+            .collect();
+        let key = |part: Option<&PathPart>, name: &str| matches!(part, Some(PathPart::Key(k)) if k == name);
+        if key(parts.first(), "sources") {
+            parts.insert(0, PathPart::Key("traffic".into()));
+        } else if key(parts.first(), "lb") && key(parts.get(1), "params") && parts.len() > 2 {
+            parts.remove(1);
+        }
+        FieldPath(parts)
+    }
+}
+
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, part) in self.0.iter().enumerate() {
+            match part {
+                PathPart::Key(k) if i == 0 => write!(f, "{k}")?,
+                PathPart::Key(k) => write!(f, ".{k}")?,
+                PathPart::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a config cannot run: the field it concerns ([`FieldPath`]) and what is wrong with it, with what is
+/// allowed. Shown as one line, `field.path: what is wrong; what is allowed`, which is how every check of
+/// the engine has always answered; the path is also kept as data, so that a caller can name the field as
+/// its user wrote it (the Python front does) without reading it back out of the text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub path: FieldPath,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(path: FieldPath, message: impl Into<String>) -> ConfigError {
+        ConfigError { path, message: message.into() }
+    }
+
+    /// An error some part of the engine still reports as a line of text, `field.path: message` (the
+    /// scheme registry and parameters, the memory estimate): its path is read back from the line. A line
+    /// that does not start with a path is a message about the config as a whole.
+    pub fn from_line(line: impl Into<String>) -> ConfigError {
+        let line = line.into();
+        if let Some((head, message)) = line.split_once(": ") {
+            if let Some(path) = FieldPath::parse(head) {
+                return ConfigError::new(path, message);
+            }
+        }
+        ConfigError::new(FieldPath::default(), line)
+    }
+
+    /// A value the engine cannot read in the JSON `text` (a wrong type, a number out of its range, a
+    /// number JSON cannot hold), from serde's error and the path where it stopped.
+    fn unreadable(error: serde_path_to_error::Error<serde_json::Error>, text: &str) -> ConfigError {
+        let path = FieldPath::from_json_path(error.path());
+        let inner = error.into_inner();
+        if let Some(value) = non_finite_at(text, inner.line(), inner.column()) {
+            return ConfigError::new(path, format!("must be a finite number, got {value}"));
+        }
+        // serde_json ends its message with the position; the path says where, and better.
+        let what = inner.to_string();
+        let position = format!(" at line {} column {}", inner.line(), inner.column());
+        let what = what.strip_suffix(&position).unwrap_or(&what);
+        ConfigError::new(path, format!("the engine cannot read this value ({what})"))
+    }
+}
+
+/// The number at a parse error's position (1-based `line` and byte `column`) if it is one that JSON cannot
+/// hold, as Python's `json` writes them (`Infinity`, `-Infinity`, `NaN`): `inf`, `-inf` or `nan`.
+fn non_finite_at(text: &str, line: usize, column: usize) -> Option<&'static str> {
+    let line_start: usize = text.split_inclusive('\n').take(line.checked_sub(1)?).map(str::len).sum();
+    let at = line_start + column.checked_sub(1)?;
+    let (before, rest) = (text.get(..at)?, text.get(at..)?);
+    if rest.starts_with("Infinity") {
+        Some(if before.ends_with('-') { "-inf" } else { "inf" })
+    } else if rest.starts_with("NaN") {
+        Some("nan")
+    } else {
+        None
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The one-line form, for callers that report errors as text.
+impl From<ConfigError> for String {
+    fn from(e: ConfigError) -> String {
+        e.to_string()
+    }
+}
+
+/// A line of text from a part of the engine that reports errors so ([`ConfigError::from_line`]).
+impl From<String> for ConfigError {
+    fn from(line: String) -> ConfigError {
+        ConfigError::from_line(line)
+    }
+}
+
+impl Config {
+    /// Reads a config from JSON; an error names the field where reading stopped.
+    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(&mut reader).map_err(|e| ConfigError::unreadable(e, text))?;
+        reader.end().map_err(|e| ConfigError::new(FieldPath::default(), format!("the engine cannot read this config ({e})")))?;
+        Ok(cfg)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,4 +730,49 @@ mod tests {
         assert_eq!(cfg.base_rtt(), Time::from_ns(12_928));
         assert_eq!(min_rtt(&cfg), Time::from_ns(12_928 + 2 * 4_000));
     }
+
+    #[test]
+    fn a_field_path_is_shown_and_read_back_in_the_engines_spelling() {
+        let path = FieldPath::of("traffic.sources").index(2).key("workload").index(0).key("points").index(3);
+        assert_eq!(path.to_string(), "traffic.sources[2].workload[0].points[3]");
+        assert_eq!(FieldPath::parse(&path.to_string()), Some(path));
+        assert_eq!(FieldPath::parse("lb.d").unwrap().parts(), [PathPart::Key("lb".into()), PathPart::Key("d".into())]);
+        for not_a_path in ["", "a b", "a..b", "a[x]", "a[1", "a[1]b", "[0]"] {
+            assert_eq!(FieldPath::parse(not_a_path), None, "{not_a_path}");
+        }
+    }
+
+    #[test]
+    fn an_error_line_keeps_its_path_as_data() {
+        let e = ConfigError::from_line("traffic.sources[0].flows: the run would need about 1.1 TB".to_string());
+        assert_eq!(e.path, FieldPath::of("traffic.sources").index(0).key("flows"));
+        assert_eq!(e.message, "the run would need about 1.1 TB");
+        assert_eq!(e.to_string(), "traffic.sources[0].flows: the run would need about 1.1 TB");
+        // A line without a path is about the config as a whole.
+        let e = ConfigError::from_line("no progress: the run would never end");
+        assert!(e.path.is_empty());
+        assert_eq!(e.to_string(), "no progress: the run would never end");
+    }
+
+    #[test]
+    fn a_value_the_engine_cannot_read_is_named_by_its_path() {
+        let read = |text: &str| Config::from_json(text).expect_err("the config must be refused");
+        let e = read(r#"{"topology": {"buffer_packets": 1099511627776}}"#);
+        assert_eq!(e.path, FieldPath::of("topology.buffer_packets"));
+        assert!(e.message.starts_with("the engine cannot read this value (invalid value: integer `1099511627776`, expected u32"), "{}", e.message);
+        assert!(!e.message.contains("line 1"), "{}", e.message);
+        // Sources are named under traffic, as every message of the engine names them.
+        let e = read(r#"{"sources": [{}, {"senders": [1, -1]}]}"#);
+        assert_eq!(e.to_string().split(':').next(), Some("traffic.sources[1].senders[1]"));
+        // JSON has no infinity: the token it cannot read is named by its field.
+        for (token, shown) in [("Infinity", "inf"), ("-Infinity", "-inf"), ("NaN", "nan")] {
+            let e = read(&format!("{{\"seed\": 1,\n \"transport\": {{\"min_rto_us\": {token}}}}}"));
+            assert_eq!(e.to_string(), format!("transport.min_rto_us: must be a finite number, got {shown}"));
+        }
+        let e = read(r#"{"run": {"horizon": 5}}"#);
+        assert!(e.to_string().starts_with("run"), "{e}");
+        assert!(e.message.contains("unknown field `horizon`"), "{e}");
+        assert!(Config::from_json("{}").is_ok());
+    }
+
 }

@@ -10,9 +10,16 @@
 //! * the run statistics as one JSON document of [`RunStats`], which Python reads with `json.loads`. JSON
 //!   rather than a Python-object serialiser: the binding already depends on `serde_json`, the document is a
 //!   few dozen numbers once per run, and Python's `json` reads 64-bit integers exactly.
+//!
+//! A config the engine refuses (it cannot read it, a rule of `Config::check` is broken, a watchdog stopped
+//! the run) raises `dclb._core.ConfigError`, a `ValueError` whose text is the engine's one line
+//! (`traffic.sources[0].load: must be in (0, 1] ...`) and which carries the parts of that line as data:
+//! `path`, the field as a tuple of keys (str) and list indices (int), `("traffic", "sources", 0, "load")`,
+//! empty for the config as a whole; and `message`, the line without its path. The front names the field as
+//! its user wrote it from `path` alone.
 
 use dclb_core::check;
-use dclb_core::config::{SamplerConfig, SourceConfig};
+use dclb_core::config::{ConfigError, FieldPath, PathPart, SamplerConfig, SourceConfig};
 use dclb_core::fabric::Fabric;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_buffer::OffsetBuffer;
@@ -24,8 +31,43 @@ use dclb_core::metrics::{Column, RunStats, Table};
 use dclb_core::{Config, Simulation};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use std::sync::{Arc, Mutex};
+
+pyo3::create_exception!(
+    _core,
+    PyConfigError,
+    PyValueError,
+    "A config the engine refuses: str() is the engine's one line; `path` is the field as a tuple of keys and list indices (empty for the whole config), `message` the line without it."
+);
+
+/// The Python exception for an engine [`ConfigError`] (see the module documentation).
+fn config_error(e: ConfigError) -> PyErr {
+    Python::with_gil(|py| {
+        let err = PyConfigError::new_err(e.to_string());
+        let parts: Vec<PyObject> = e
+            .path
+            .parts()
+            .iter()
+            // Converting a str or an int to Python cannot fail (`Infallible`).
+            .map(|part| match part {
+                PathPart::Key(k) => k.into_pyobject(py).unwrap().into_any().unbind(),
+                PathPart::Index(i) => i.into_pyobject(py).unwrap().into_any().unbind(),
+            })
+            .collect();
+        let value = err.value(py);
+        value.setattr("path", PyTuple::new(py, parts)?)?;
+        value.setattr("message", e.message)?;
+        Ok(err)
+    })
+    .unwrap_or_else(|e: PyErr| e)
+}
+
+/// An engine error still given as a line of text (`field.path: what`; the simulation's constructor and its
+/// watchdogs) as a [`config_error`].
+fn line_error(line: impl Into<String>) -> PyErr {
+    config_error(ConfigError::from_line(line))
+}
 
 /// Counters are u64 in the engine and int64 in the stored tables (the integer type pandas, DuckDB and every
 /// Parquet reader handle natively). A count beyond the int64 range is an error, never a silent wrap.
@@ -91,24 +133,24 @@ fn memory_limit(limit: Option<(u64, String)>) -> Option<MemoryLimit> {
 #[pymethods]
 impl PySimulation {
     /// Builds a simulation from a resolved config (JSON), held to `memory_limit` = (bytes, source) if
-    /// given. Raises ValueError naming the offending field.
+    /// given. Raises ConfigError naming the offending field.
     #[new]
     #[pyo3(signature = (config_json, memory_limit=None))]
     fn new(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>) -> PyResult<Self> {
-        let cfg: Config = serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("engine config: {e}")))?;
+        let cfg = parse_config(config_json)?;
         let limit = self::memory_limit(memory_limit);
-        let sim = py.allow_threads(|| Simulation::new_within(&cfg, limit)).map_err(PyValueError::new_err)?;
+        let sim = py.allow_threads(|| Simulation::new_within(&cfg, limit)).map_err(line_error)?;
         Ok(PySimulation { inner: Mutex::new(sim) })
     }
 
     /// Processes up to `budget` events without the GIL. Returns True once the run has finished; raises
-    /// ValueError with the engine's one-line reason if a watchdog stopped it (no progress, memory).
+    /// ConfigError with the engine's one-line reason if a watchdog stopped it (no progress, memory).
     fn run(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
         let mut guard = self.inner.lock().expect("simulation lock");
         let sim: &mut Simulation = &mut guard;
         let finished = py.allow_threads(|| sim.run(budget));
         match sim.error() {
-            Some(e) => Err(PyValueError::new_err(e.to_string())),
+            Some(e) => Err(line_error(e)),
             None => Ok(finished),
         }
     }
@@ -186,24 +228,25 @@ fn default_parts() -> String {
     serde_json::json!({"source": SourceConfig::default(), "sampler": SamplerConfig::default()}).to_string()
 }
 
+/// A config from JSON; a value the engine cannot read raises ConfigError with the path where reading stopped.
 fn parse_config(config_json: &str) -> PyResult<Config> {
-    serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("engine config: {e}")))
+    Config::from_json(config_json).map_err(config_error)
 }
 
 /// Checks a resolved config (JSON) with the engine's one authority, `Config::check`, and its memory
-/// estimate against `memory_limit` = (bytes, source) if given; raises ValueError with a one-line message
-/// naming the field. Returns the estimated bytes.
+/// estimate against `memory_limit` = (bytes, source) if given; raises ConfigError naming the field.
+/// Returns the estimated bytes.
 #[pyfunction]
 #[pyo3(signature = (config_json, memory_limit=None))]
 fn check_config(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>) -> PyResult<f64> {
     let cfg = parse_config(config_json)?;
     let limit = self::memory_limit(memory_limit);
-    py.allow_threads(|| cfg.check_within(limit.as_ref())).map(|e| e.total()).map_err(PyValueError::new_err)
+    py.allow_threads(|| cfg.check_within(limit.as_ref())).map(|e| e.total()).map_err(config_error)
 }
 
 /// The memory estimate of a config before its fabric is built (the fabric, and the sampler over a
 /// horizon), plus `extra` parts the caller adds, `(what, field, bytes, hint)`, held to `memory_limit`:
-/// raises ValueError naming the field behind the largest part when over it. For the front's own
+/// raises ConfigError naming the field behind the largest part when over it. For the front's own
 /// allocations before the full check (expanding host sets); needs no traffic sources.
 #[pyfunction]
 #[pyo3(signature = (config_json, extra, memory_limit))]
@@ -211,7 +254,7 @@ fn check_memory(config_json: &str, extra: Vec<(String, String, f64, String)>, me
     let cfg = parse_config(config_json)?;
     let mut estimate = Estimate::before_build(&cfg);
     estimate.parts.extend(extra.into_iter().map(|(what, field, bytes, hint)| Part { what, field, bytes, hint }));
-    estimate.within(self::memory_limit(Some(memory_limit)).as_ref()).map_err(PyValueError::new_err)?;
+    estimate.within(self::memory_limit(Some(memory_limit)).as_ref()).map_err(line_error)?;
     Ok(estimate.total())
 }
 
@@ -243,7 +286,7 @@ fn describe_sources<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'
 /// Mean (bytes) of a piecewise-linear flow-size CDF, exactly as the engine calibrates load with it.
 #[pyfunction]
 fn cdf_mean(points: Vec<(f64, f64)>) -> PyResult<f64> {
-    check::validate_cdf(&points, "points").map_err(PyValueError::new_err)?;
+    check::validate_cdf(&points, &FieldPath::of("points")).map_err(config_error)?;
     Ok(dclb_core::traffic::cdf::Cdf::new(points).mean())
 }
 
@@ -256,6 +299,7 @@ fn cdf_problem(points: Vec<(f64, f64)>) -> Option<(Option<usize>, String)> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
+    m.add("ConfigError", m.py().get_type::<PyConfigError>())?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(default_parts, m)?)?;

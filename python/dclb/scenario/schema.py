@@ -1,58 +1,38 @@
-"""Scenarios: the TOML a user writes, validated, resolved once, and turned into the engine's config.
+"""The scenario schema: what a scenario may contain, with its types, ranges and defaults, and how a
+violation is said in one line.
 
-A scenario has five tables (every field has a documented default; see ``docs/scenario.md``):
+Pydantic checks syntax and types: unknown fields, wrong types, a value out of its own range. Types are
+strict where pydantic would convert: text or a boolean is never a number, a number never a boolean, a
+fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be finite
+and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole bits
+per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
+(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too,
+and, as the one relation checked here, an RTO cap below the minimum or initial RTO. Defaults are the
+engine's own (``_core.default_config``), read once rather than repeated.
 
-* ``[topology]`` — leaves, spines, hosts per leaf, parallel links, rates, delays, buffers, ECN threshold, and
-  ``[[topology.links]]`` overrides (a slower, longer or failed leaf-spine link);
-* ``[transport]`` — TCP/DCTCP constants shared by all flows;
-* ``[lb]`` — ``scheme`` plus that scheme's parameters (``dclb schemes`` lists them);
-* ``[traffic]`` — one source, or defaults for several ``[[traffic.sources]]`` (each source inherits any field
-  it does not set from the ``[traffic]`` table);
-* ``[run]`` — horizon, short/long threshold, optional sampler.
-
-Validation has two owners. Here, pydantic checks syntax and types (unknown fields, wrong types, a value out
-of its own range) and the files a scenario names are read (CDFs, flow-list CSVs, with file and line in their
-messages). Types are strict where pydantic would convert: text or a boolean is never a number, a number never
-a boolean, a fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be
-finite and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole
-bits per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
-(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too, and,
-as the one relation checked here, an RTO cap below the minimum or initial RTO. Everything else that relates
-one value to another -- whether links stay connected, a scheme's parameters, whether a load can be carried,
-whether a source can make a flow at all -- is decided by the engine's one check (``Config::check``), asked
-through ``_core.check_config``. Both raise :class:`~dclb.errors.ScenarioError` with one line that names the
-field as the user wrote it.
-
-A validated scenario is resolved once (:func:`resolve`): host sets expanded (a long-lived source without
-``receivers`` pairs each sender with the host at its position on the next leaf), workloads and flow lists
-read, the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that resolution,
-so a run reads each file once; scenarios are immutable so that it cannot go stale. Overrides
-(``--set a.b=value``) are applied to the raw TOML first, so they are validated exactly like the file.
+:func:`validation_message` turns pydantic's first error into the user's line (``topology.spinez: unknown
+field; allowed: ...``); :func:`field_path_problem` says whether a dotted name is a field one can override
+(for sweep grids).
 """
 
 from __future__ import annotations
 
-import copy
-import csv
 import json
 import math
 import re
-import tomllib
-from array import array
-from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator,
 )
 
-from . import _core
-from . import workloads as wl
-from .errors import ScenarioError
-from .hosts import host_set_size, parse_hosts
-from .memory import check_before_expanding, memory_limit
+from .. import _core
+from ..errors import ScenarioError
+
+if TYPE_CHECKING:
+    from .resolution import Resolution
 
 # The engine's documented defaults, read once: the schema below takes its defaults from them rather than
 # repeating them.
@@ -416,7 +396,7 @@ class Scenario(_Strict):
             try:
                 out.append(Source.model_validate({**inherited, **raw}))
             except ValidationError as e:
-                raise ScenarioError(_format_validation(e, prefix=f"traffic.sources[{i}]")) from None
+                raise ScenarioError(validation_message(e, prefix=f"traffic.sources[{i}]")) from None
         return out
 
     def resolved(self) -> dict[str, Any]:
@@ -472,7 +452,9 @@ def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return sorted(getattr(current, "model_fields", {}))
 
 
-def _format_validation(err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> str:
+def validation_message(err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> str:
+    """The user's one line for pydantic's first error: the field's dotted name (after ``prefix``), then what
+    is wrong; an unknown field lists the fields ``model`` (default: the scenario) allows there."""
     first = err.errors()[0]
     loc = tuple(first.get("loc", ()))
     path = _dotted(loc, prefix)
@@ -557,447 +539,3 @@ def field_path_problem(dotted: str) -> str | None:
             return None
         return f"{here} is not a table, so it has no field '{part}'"
     return None
-
-
-# --------------------------------------------------------------------------------------------------------
-# Loading and overrides
-
-
-def parse_override(text: str) -> tuple[list[str | int], Any]:
-    """``a.b.c=value`` -> (path, value). The value is read as TOML when it parses, else as a string."""
-    if "=" not in text:
-        raise ScenarioError(f"--set {text!r}: expected FIELD=VALUE, e.g. --set lb.scheme=rps")
-    key, raw = text.split("=", 1)
-    key = key.strip()
-    if not key:
-        raise ScenarioError(f"--set {text!r}: empty field name")
-    try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw
-    return field_path(key), value
-
-
-def set_field(data: dict[str, Any], path: list[str | int], value: Any, label: str) -> None:
-    """Sets ``data[path[0]][path[1]]... = value`` in place, creating tables on the way; ``label`` names the
-    option in error messages (e.g. ``--set a.b=1``)."""
-    node: Any = data
-    for i, part in enumerate(path[:-1]):
-        nxt = path[i + 1]
-        if isinstance(node, list):
-            if not isinstance(part, int) or part >= len(node):
-                raise ScenarioError(f"{label}: no list element {part} at {'.'.join(map(str, path[:i + 1]))}")
-            node = node[part]
-        elif isinstance(node, dict):
-            if part not in node or node[part] is None:
-                node[part] = [] if isinstance(nxt, int) else {}
-            node = node[part]
-        else:
-            raise ScenarioError(f"{label}: {'.'.join(map(str, path[:i]))} is not a table")
-    last = path[-1]
-    if isinstance(node, list):
-        if not isinstance(last, int) or last >= len(node):
-            raise ScenarioError(f"{label}: no list element {last}")
-        node[last] = value
-    elif isinstance(node, dict):
-        node[last] = value
-    else:
-        raise ScenarioError(f"{label}: {'.'.join(map(str, path[:-1]))} is not a table")
-
-
-def field_path(dotted: str) -> list[str | int]:
-    """``"traffic.sources.0.load"`` -> ``["traffic", "sources", 0, "load"]``."""
-    return [int(p) if p.isdigit() else p for p in dotted.split(".")]
-
-
-def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    data = copy.deepcopy(raw)
-    for text in overrides:
-        path, value = parse_override(text)
-        set_field(data, path, value, f"--set {text}")
-    return data
-
-
-def from_dict(raw: dict[str, Any], base_dir: Path = Path("."), name: str = "scenario") -> Scenario:
-    data = dict(raw)
-    data.setdefault("name", name)
-    if "traffic" not in data:
-        raise ScenarioError("traffic: the scenario has no [traffic] table (every run needs at least one traffic source)")
-    try:
-        sc = Scenario.model_validate(data)
-    except ValidationError as e:
-        raise ScenarioError(_format_validation(e, model=Scenario)) from None
-    sc._base_dir = base_dir
-    resolve(sc)
-    return sc
-
-
-def read_scenario_file(path: str | Path) -> dict[str, Any]:
-    """The raw TOML of a scenario file; a missing, unreadable or malformed file is a one-line ScenarioError."""
-    p = Path(path)
-    if not p.is_file():
-        raise ScenarioError(f"{path}: no such scenario file")
-    try:
-        return tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: not valid TOML: {e}") from None
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
-
-
-def load_scenario(path: str | Path, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
-    """Reads, overrides and validates a scenario file."""
-    p = Path(path)
-    raw = read_scenario_file(p)
-    raw = apply_overrides(raw, overrides or [])
-    if seed is not None:
-        raw["seed"] = seed
-    return from_dict(raw, base_dir=p.parent.resolve(), name=p.stem)
-
-
-# --------------------------------------------------------------------------------------------------------
-# Resolution: files read once, the engine's check, and the engine config
-
-
-@dataclass(frozen=True)
-class ResolvedSource:
-    """One traffic source with its host sets expanded and its files read, and where each engine item of it
-    came from (so that an engine message can name what the user wrote)."""
-
-    field: str  # the user's name for the source: "traffic", or "traffic.sources[i]" with several
-    source: Source
-    senders: list[int]
-    receivers: list[int]
-    workloads: list[tuple[str, float, wl.Workload]]  # (user field, weight, workload), in engine order
-    listed: list[dict[str, Any]]  # the explicit flows: inline ones, then the CSV's
-    csv_path: Optional[Path]
-    csv_lines: array  # file line of each CSV flow
-
-    def engine(self) -> dict[str, Any]:
-        s = self.source
-        return {
-            "pattern": s.pattern,
-            "senders": self.senders,
-            "receivers": self.receivers,
-            "workload": [{"weight": w, "points": [list(p) for p in c.points]} for _, w, c in self.workloads],
-            "size_bytes": s.size_bytes,
-            "load": s.load,
-            "load_basis": s.load_basis,
-            "flows": s.flows,
-            "start_us": s.start_us,
-            "duration_us": s.duration_us,
-            "spread_us": s.spread_us,
-            "rounds": s.rounds,
-            "period_us": s.period_us,
-            "transport": s.transport,
-            "udp_rate_gbps": s.udp_rate_gbps,
-            "best_effort": s.best_effort,
-            "deadline": s.deadline.engine(),
-            "inter_leaf_only": s.inter_leaf_only,
-            "list": self.listed,
-        }
-
-    def item_origin(self, kind: str, index: int) -> str:
-        """Where engine item ``workload[index]`` or ``list[index]`` came from."""
-        if kind == "workload":
-            return self.workloads[index][0]
-        inline = len(self.source.flow_list)
-        if index < inline:
-            return f"{self.field}.flow_list[{index}]"
-        return f"{self.csv_path}:{self.csv_lines[index - inline]}"
-
-
-# An engine field path inside a source, and an item (a workload component, a listed flow) inside that.
-_ENGINE_SOURCE = re.compile(r"traffic\.sources\[(\d+)\](.*)")
-_ENGINE_ITEM = re.compile(r"\.(workload|list)\[(\d+)\](.*)")
-#: Source fields the engine names differently.
-_ENGINE_NAMES = {".list": ".flow_list"}
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """What a scenario resolves to: its sources read once, and the engine config built from them.
-
-    (Not to be confused with :meth:`Scenario.resolved`, the plain data that identifies a run.)"""
-
-    sources: list[ResolvedSource]
-    config: dict[str, Any]
-
-    def user_field(self, path: str) -> str:
-        """The user's name for an engine field path: ``traffic.sources[0].load`` is ``traffic.load`` in a
-        single-source scenario, a listed flow is its CSV line, a workload component its mixture key."""
-        m = _ENGINE_SOURCE.fullmatch(path)
-        if m is None:
-            return path
-        source, rest = self.sources[int(m[1])], m[2]
-        item = _ENGINE_ITEM.fullmatch(rest)
-        if item is not None:
-            return source.item_origin(item[1], int(item[2])) + item[3]
-        return source.field + _ENGINE_NAMES.get(rest, rest)
-
-    def user_message(self, message: str) -> str:
-        """An engine message (``field: what; allowed``) with the field named as the user wrote it."""
-        field, sep, rest = message.partition(": ")
-        return f"{self.user_field(field)}{sep}{rest}" if sep else message
-
-
-def resolve(sc: Scenario) -> Resolution:
-    """Resolves ``sc`` once (host sets, workloads, flow lists) and checks it with the engine's one check;
-    raises ScenarioError naming the user's field. Later calls return the same resolution."""
-    if sc._resolution is None:
-        _check_memory_before_expanding(sc)
-        loaded: dict[str, wl.Workload] = {}
-        sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
-        resolution = Resolution(sources, _engine_config(sc, sources))
-        text = json.dumps(resolution.config)
-        try:
-            _core.check_config(text, memory_limit())
-        except ValueError as e:
-            message = str(e)
-            if message.startswith(_SERDE_PREFIX):
-                message = _serde_message(text, message)
-            raise ScenarioError(resolution.user_message(message)) from None
-        sc._resolution = resolution
-    return sc._resolution
-
-
-# The engine reads its config with serde, whose errors name a line and column of the JSON, not a field
-# ("engine config: invalid value: integer `-1`, expected u32 at line 1 column 1602"). The schema above keeps
-# every value within what the engine reads (finite numbers, u32/u64 ranges), so such an error means a gap in
-# the schema; should one slip through, the column is turned back into the field path of the config, which
-# `Resolution.user_message` then renames as the user wrote it.
-_SERDE_PREFIX = "engine config: "
-_SERDE_AT = re.compile(r"(.*) at line (\d+) column (\d+)$")
-
-
-def _json_spans(value: Any, path: tuple[Any, ...], pos: int, out: list[tuple[int, int, tuple[Any, ...]]]) -> int:
-    """Appends (start, end, path) of every value inside ``value`` as ``json.dumps`` (default separators)
-    writes it from offset ``pos``; returns the offset after it."""
-    start = pos
-    if isinstance(value, dict):
-        pos += 1
-        for i, (key, item) in enumerate(value.items()):
-            pos += (2 if i else 0) + len(json.dumps(str(key))) + 2
-            pos = _json_spans(item, (*path, str(key)), pos, out)
-        pos += 1
-    elif isinstance(value, (list, tuple)):
-        pos += 1
-        for i, item in enumerate(value):
-            pos += 2 if i else 0
-            pos = _json_spans(item, (*path, i), pos, out)
-        pos += 1
-    else:
-        pos += len(json.dumps(value))
-    out.append((start, pos, path))
-    return pos
-
-
-def _engine_path(path: tuple[Any, ...]) -> str:
-    """A config path in the engine's spelling: ``("sources", 0, "load")`` is ``traffic.sources[0].load``,
-    a scheme parameter ``("lb", "params", "d")`` is ``lb.d``."""
-    if path[:1] == ("sources",):
-        path = ("traffic", *path)
-    if path[:2] == ("lb", "params"):
-        path = ("lb", *path[2:])
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + part
-    return out
-
-
-def _serde_message(text: str, message: str) -> str:
-    """``engine config: <what> at line 1 column N`` -> ``<field path>: the engine cannot read this value
-    (<what>)``, the path being that of the innermost value at column N of ``text`` (one line, as
-    ``json.dumps`` writes it)."""
-    m = _SERDE_AT.match(message[len(_SERDE_PREFIX):])
-    if m is None or m[2] != "1":
-        return message
-    offset = int(m[3]) - 1
-    spans: list[tuple[int, int, tuple[Any, ...]]] = []
-    _json_spans(json.loads(text), (), 0, spans)
-    inside = [(end - start, -len(path), path) for start, end, path in spans if start <= offset <= end and path]
-    if not inside:
-        return message
-    path = min(inside)[2]
-    value: Any = json.loads(text)
-    for part in path:
-        value = value[part]
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{_engine_path(path)}: must be a finite number, got {value}"
-    return f"{_engine_path(path)}: the engine cannot read this value ({m[1]})"
-
-
-def _check_memory_before_expanding(sc: Scenario) -> None:
-    """The fabric and the host sets within the memory limit, before the sets are expanded (dclb.memory)."""
-    t = sc.topology
-    sets = []
-    for i, s in enumerate(sc.sources()):
-        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
-        sets += [(f"{field}.{name}", host_set_size(spec, t.leaves, t.hosts_per_leaf)) for name, spec in (("senders", s.senders), ("receivers", s.receivers))]
-    check_before_expanding(_engine_config(sc, []), sets)
-
-
-def _resolve_source(sc: Scenario, i: int, s: Source, loaded: dict[str, wl.Workload]) -> ResolvedSource:
-    """Source ``i``; ``loaded`` holds the workloads read so far (sources often share one)."""
-    t = sc.topology
-    field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
-    workloads = []
-    if s.workload is not None and s.size_bytes is None:
-        workloads = _workload_components(s.workload, sc._base_dir, f"{field}.workload", loaded)
-    listed = [f.model_dump() for f in s.flow_list]
-    csv_path, csv_lines = None, array("L")
-    if s.flows_csv:
-        csv_path, rows, csv_lines = _read_flow_csv(s.flows_csv, sc._base_dir, f"{field}.flows_csv")
-        listed += rows
-    senders = parse_hosts(s.senders, t.leaves, t.hosts_per_leaf, f"{field}.senders")
-    receivers = parse_hosts(s.receivers, t.leaves, t.hosts_per_leaf, f"{field}.receivers")
-    if s.pattern == "long_lived":
-        receivers = _long_lived_receivers(s, senders, receivers, t, field)
-    return ResolvedSource(
-        field=field,
-        source=s,
-        senders=senders,
-        receivers=receivers,
-        workloads=workloads,
-        listed=listed,
-        csv_path=csv_path,
-        csv_lines=csv_lines,
-    )
-
-
-def _long_lived_receivers(s: Source, senders: list[int], receivers: list[int], t: Topology, field: str) -> list[int]:
-    """The receivers of a long-lived source, in the engine's pairing: sender ``i`` (senders in increasing host
-    order) sends to receiver ``i mod n``.
-
-    Without ``receivers``, each sender is paired with the host at the same position on the next leaf (host
-    ``h`` with ``(h + hosts_per_leaf) mod hosts``), so every flow crosses the fabric; the list returned then
-    holds one receiver per sender, in sender order. A pair of a host with itself makes no flow, so any such
-    pair is an error rather than a flow silently left out."""
-    if "receivers" not in s.model_fields_set:
-        if t.leaves < 2:
-            raise ScenarioError(
-                f"{field}.receivers: long-lived senders default to the host at the same position on the next leaf, "
-                "and this fabric has one leaf; give receivers that differ from the senders"
-            )
-        hosts = t.leaves * t.hosts_per_leaf
-        return [(h + t.hosts_per_leaf) % hosts for h in senders]
-    for i, host in enumerate(senders):
-        if receivers[i % len(receivers)] == host:
-            raise ScenarioError(
-                f"{field}.receivers: long-lived sender {i} (host {host}) is paired with itself (sender i sends to "
-                f"receiver i mod {len(receivers)}, both in increasing host order); give receivers that differ from the "
-                "senders at the same positions, or leave receivers out to pair each sender with a host on the next leaf"
-            )
-    return receivers
-
-
-def _workload_components(spec: str | dict[str, float], base_dir: Path, field: str, loaded: dict[str, wl.Workload]) -> list[tuple[str, float, wl.Workload]]:
-    """A workload name or file, or a mixture of them by weight: (user field, weight, workload) each."""
-
-    def load(name: str, where: str) -> wl.Workload:
-        if name not in loaded:
-            loaded[name] = wl.load(name, base_dir, where)
-        return loaded[name]
-
-    if isinstance(spec, str):
-        return [(field, 1.0, load(spec, field))]
-    return [(f"{field}.{name}", float(weight), load(name, f"{field}.{name}")) for name, weight in spec.items()]
-
-
-def _csv_number(name: str, text: Optional[str]) -> int | float:
-    """A CSV cell as a number: an int when it is written as one, else a float; ValueError naming the column."""
-    if text is None or not text.strip():
-        raise ValueError(f"{name}: missing value")
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{name}: not a number: {text.strip()!r}") from None
-
-
-def _read_flow_csv(spec: str, base_dir: Path, field: str) -> tuple[Path, list[dict[str, Any]], array]:
-    """The flows of a CSV list (header ``start_us,src,dst,size_bytes[,deadline_us]``) and their file lines."""
-    path = Path(spec).expanduser()
-    if not path.is_absolute():
-        path = base_dir / path
-    if not path.is_file():
-        raise ScenarioError(f"{field}: no such file {path}")
-    rows, lines = [], array("L")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        need = {"start_us", "src", "dst", "size_bytes"}
-        if not reader.fieldnames or not need.issubset(reader.fieldnames):
-            raise ScenarioError(f"{field}: {path} needs a header with columns start_us, src, dst, size_bytes (deadline_us optional)")
-        for row in reader:
-            # Each cell is read as a number (an int when it is one), then checked by ListedFlow like an inline
-            # flow: "1000.7" bytes or "inf" are refused, never truncated.
-            cells = {name: row.get(name) for name in ("start_us", "src", "dst", "size_bytes", "deadline_us")}
-            if cells["deadline_us"] in (None, ""):
-                del cells["deadline_us"]
-            try:
-                flow = ListedFlow(**{name: _csv_number(name, text) for name, text in cells.items()})
-            except ValueError as e:
-                detail = _format_validation(e, model=ListedFlow) if isinstance(e, ValidationError) else str(e)
-                raise ScenarioError(f"{path}:{reader.line_num}: bad flow row ({detail})") from None
-            rows.append(flow.model_dump())
-            lines.append(reader.line_num)
-    if not rows:
-        raise ScenarioError(f"{field}: {path} has a header but no flows; a flow list needs at least one row")
-    return path, rows, lines
-
-
-def _engine_config(sc: Scenario, sources: list[ResolvedSource]) -> dict[str, Any]:
-    return {
-        "seed": sc.seed,
-        "topology": sc.topology.model_dump(),
-        "transport": sc.transport.model_dump(),
-        "lb": {"scheme": sc.lb.scheme, "params": sc.lb.params(), "timing": sc.lb.timing},
-        "sources": [s.engine() for s in sources],
-        "run": {
-            "horizon_us": sc.run.horizon_us,
-            "sampler": sc.run.sampler.model_dump() if sc.run.sampler else None,
-        },
-    }
-
-
-def engine_config(sc: Scenario) -> dict[str, Any]:
-    """The resolved config the Rust engine takes (see ``crates/dclb-core/src/config.rs``)."""
-    return resolve(sc).config
-
-
-def describe_load(sc: Scenario) -> list[str]:
-    """One line per source: pattern, workload mean and the load on both bases, as the engine computes them."""
-    resolution = resolve(sc)
-    facts = _core.describe_sources(json.dumps(resolution.config))
-    lines = []
-    scheme = next((s for s in _core.schemes() if s["name"] == sc.lb.scheme), None)
-    scaled = [p["name"] for p in scheme["params"] if p["rtt_us"] and p["name"] not in sc.lb.params()] if scheme else []
-    if scaled:
-        rtt = _core.base_rtt_us(json.dumps(resolution.config))
-        how = f"scaled to this fabric's base RTT of {rtt:.1f} us" if sc.lb.timing == "fabric" else "as published (lb.timing = published)"
-        lines.append(f"timing defaults ({', '.join('lb.' + n for n in scaled)}) {how}")
-    for i, (src, fact) in enumerate(zip(resolution.sources, facts)):
-        s = src.source
-        text = f"source {i}: {s.pattern}, {len(src.senders)} senders, {s.transport}"
-        if s.pattern == "long_lived":
-            paired = "receivers" in s.model_fields_set
-            text += f", sender i to receiver i mod {len(src.receivers)}" if paired else ", each to the host at its position on the next leaf"
-        if src.workloads:
-            label = s.workload if isinstance(s.workload, str) else " + ".join(f"{w:g}x{n}" for n, w in s.workload.items())
-            text += f", workload {label} (mean {fact['mean_bytes'] / 1e6:.3f} MB)"
-        elif s.size_bytes:
-            text += f", {s.size_bytes:,} B per flow"
-        if s.pattern == "poisson":
-            offered = fact["offered_bps"]
-            text += (
-                f", load {s.load:g} of {s.load_basis} = {offered / 1e9:.1f} Gbps "
-                f"(access load {offered / fact['access_capacity_bps']:.2f}, fabric load {offered / fact['fabric_capacity_bps']:.2f})"
-            )
-            if s.flows is not None and s.duration_us is not None:
-                # Both bounds are kept (a cap on a window: the reproductions' smallest scale uses it); say so.
-                text += f"; arrivals stop after {s.flows:,} flows or {s.duration_us:g} us, whichever comes first"
-        lines.append(text)
-    return lines

@@ -1,0 +1,69 @@
+"""The headline metrics: which of a run's many summary metrics dclb puts in front of a user, in one place.
+
+A run's summary (:func:`dclb.summary.summarize`) has well over a hundred metrics, all of them in
+``run.json`` and the catalog. Two views show a chosen few, both read from :data:`HEADLINES`:
+
+* the summary ``dclb run`` prints (:data:`RUN_SUMMARY`): flow counts, FCTs overall and per size bin,
+  slowdown, deadlines, long-lived goodput, losses and retransmissions, and what the run cost;
+* the metrics that compare runs (:data:`COMPARISON`), one column or figure each: the table at the end of
+  ``dclb sweep``, ``dclb results``, the frame :func:`dclb.sweep` returns and the report's tables and
+  figures. Tables that fit the terminal show them in this order, as many as fit.
+
+Labels and units come from :mod:`dclb.summary` (``summary_rows``, ``label_of``), not from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A summary metric shown in ``dclb run``'s summary; ``compares`` if it is also one of the metrics that
+    compare runs."""
+
+    key: str
+    compares: bool = False
+
+
+#: Every headline metric, in the order they are shown.
+HEADLINES: tuple[Headline, ...] = (
+    Headline("flows_total"),
+    Headline("flows_completed"),
+    Headline("flows_cancelled"),
+    Headline("flows_unfinished"),
+    Headline("short_afct_us", compares=True),
+    Headline("short_p99_fct_us", compares=True),
+    Headline("long_afct_us", compares=True),
+    Headline("long_goodput_gbps", compares=True),
+    Headline("fct_0_100k_avg_us"),
+    Headline("fct_0_100k_p99_us"),
+    Headline("fct_100k_1m_avg_us"),
+    Headline("fct_100k_1m_p99_us"),
+    Headline("fct_1m_inf_avg_us"),
+    Headline("fct_1m_inf_p99_us"),
+    Headline("mean_slowdown", compares=True),
+    Headline("deadline_miss_rate"),
+    Headline("long_lived_flows"),
+    Headline("long_lived_goodput_gbps"),
+    Headline("long_lived_goodput_min_gbps"),
+    Headline("long_lived_goodput_max_gbps"),
+    Headline("long_lived_goodput_total_gbps"),
+    Headline("drops", compares=True),
+    Headline("ecn_marks"),
+    Headline("retransmissions"),
+    Headline("spurious_retransmissions"),
+    Headline("timeouts"),
+    Headline("out_of_order"),
+    Headline("events"),
+    Headline("events_per_s"),
+    Headline("sim_time_us"),
+    Headline("wall_s"),
+    Headline("fct_policy"),
+)
+
+#: What ``dclb run`` prints, in order (long-lived rows only for runs that had long-lived flows).
+RUN_SUMMARY: list[str] = [h.key for h in HEADLINES]
+
+#: The metrics that compare runs, in order (see the module documentation).
+COMPARISON: list[str] = [h.key for h in HEADLINES if h.compares]

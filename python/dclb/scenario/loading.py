@@ -1,0 +1,111 @@
+"""Loading a scenario: the TOML file, ``--set`` overrides, validation and resolution.
+
+Overrides (``--set a.b=value``, the value read as TOML when it parses, else as text) are applied to the raw
+TOML first, so they are validated exactly like the file. :func:`from_dict` validates raw data with the
+schema (:mod:`dclb.scenario.schema`) and resolves it once (:func:`dclb.scenario.resolution.resolve`), which
+is where the engine's one check runs: a scenario that loads is a scenario that can run.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ScenarioError
+from .resolution import resolve
+from .schema import Scenario, validation_message
+
+def parse_override(text: str) -> tuple[list[str | int], Any]:
+    """``a.b.c=value`` -> (path, value). The value is read as TOML when it parses, else as a string."""
+    if "=" not in text:
+        raise ScenarioError(f"--set {text!r}: expected FIELD=VALUE, e.g. --set lb.scheme=rps")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key:
+        raise ScenarioError(f"--set {text!r}: empty field name")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return field_path(key), value
+
+
+def set_field(data: dict[str, Any], path: list[str | int], value: Any, label: str) -> None:
+    """Sets ``data[path[0]][path[1]]... = value`` in place, creating tables on the way; ``label`` names the
+    option in error messages (e.g. ``--set a.b=1``)."""
+    node: Any = data
+    for i, part in enumerate(path[:-1]):
+        nxt = path[i + 1]
+        if isinstance(node, list):
+            if not isinstance(part, int) or part >= len(node):
+                raise ScenarioError(f"{label}: no list element {part} at {'.'.join(map(str, path[:i + 1]))}")
+            node = node[part]
+        elif isinstance(node, dict):
+            if part not in node or node[part] is None:
+                node[part] = [] if isinstance(nxt, int) else {}
+            node = node[part]
+        else:
+            raise ScenarioError(f"{label}: {'.'.join(map(str, path[:i]))} is not a table")
+    last = path[-1]
+    if isinstance(node, list):
+        if not isinstance(last, int) or last >= len(node):
+            raise ScenarioError(f"{label}: no list element {last}")
+        node[last] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise ScenarioError(f"{label}: {'.'.join(map(str, path[:-1]))} is not a table")
+
+
+def field_path(dotted: str) -> list[str | int]:
+    """``"traffic.sources.0.load"`` -> ``["traffic", "sources", 0, "load"]``."""
+    return [int(p) if p.isdigit() else p for p in dotted.split(".")]
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    data = copy.deepcopy(raw)
+    for text in overrides:
+        path, value = parse_override(text)
+        set_field(data, path, value, f"--set {text}")
+    return data
+
+
+def from_dict(raw: dict[str, Any], base_dir: Path = Path("."), name: str = "scenario") -> Scenario:
+    data = dict(raw)
+    data.setdefault("name", name)
+    if "traffic" not in data:
+        raise ScenarioError("traffic: the scenario has no [traffic] table (every run needs at least one traffic source)")
+    try:
+        sc = Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError(validation_message(e, model=Scenario)) from None
+    sc._base_dir = base_dir
+    resolve(sc)
+    return sc
+
+
+def read_scenario_file(path: str | Path) -> dict[str, Any]:
+    """The raw TOML of a scenario file; a missing, unreadable or malformed file is a one-line ScenarioError."""
+    p = Path(path)
+    if not p.is_file():
+        raise ScenarioError(f"{path}: no such scenario file")
+    try:
+        return tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def load_scenario(path: str | Path, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
+    """Reads, overrides and validates a scenario file."""
+    p = Path(path)
+    raw = read_scenario_file(p)
+    raw = apply_overrides(raw, overrides or [])
+    if seed is not None:
+        raw["seed"] = seed
+    return from_dict(raw, base_dir=p.parent.resolve(), name=p.stem)

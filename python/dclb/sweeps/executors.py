@@ -1,0 +1,147 @@
+"""Where a sweep's points run: a local process pool, or a Dask cluster (local or remote).
+
+Both executors take the same tasks (:func:`dclb.sweeps.worker.run_point`) and answer the coordinator's four
+questions: submit a task, wait for any to finish, how many are running, and close (with ``cancel``, asking
+the workers to give up their points and killing those that have not after
+:data:`~dclb.sweeps.worker.STOP_GRACE_S` seconds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import secrets
+import time
+from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import UserError, one_line
+from .worker import STOP_GRACE_S, STOP_PREFIX, pool_worker_init, run_point
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _LocalPool:
+    def __init__(self, jobs: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.slots = jobs
+        self.description = f"{jobs} local process{'es' if jobs != 1 else ''}"
+        self.stop_event = context.Event()
+        self.pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=context,
+            initializer=pool_worker_init,
+            initargs=(os.getpid(), self.stop_event),
+        )
+
+    def submit(self, task: dict[str, Any]) -> Any:
+        return self.pool.submit(run_point, task)
+
+    def wait_any(self, futures: Iterable[Any]) -> Iterable[Any]:
+        return wait(futures, return_when=FIRST_COMPLETED).done
+
+    def running(self, futures: Iterable[Any]) -> int:
+        return min(self.slots, sum(1 for f in futures if f.running()))
+
+    def close(self, cancel: bool = False) -> None:
+        """Shuts the pool down; with ``cancel``, asks the workers to give up their points, waits up to
+        :data:`STOP_GRACE_S` for them to exit, and kills any that have not."""
+        if not cancel:
+            self.pool.shutdown(wait=True)
+            return
+        self.stop_event.set()
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(1.0)
+
+
+class _DaskCluster:
+    def __init__(self, dask: Any, jobs: int) -> None:
+        import logging
+
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as e:  # pragma: no cover - distributed is a dependency
+            raise UserError(f"--dask: the 'distributed' package is not installed ({e})") from None
+        self.cluster = None
+        self.own_client = True
+        self.futures: list[Any] = []
+        self.stop_file: Optional[Path] = None
+        if isinstance(dask, Client):
+            self.client, self.own_client = dask, False
+            where = f"Dask cluster {dask.scheduler.address}"
+        elif dask == "local":
+            # Workers log only what is critical: the sweep reports each point's failure itself, and what a
+            # worker logs at ERROR is its link to the scheduler, which an interrupt closes under it (a
+            # heartbeat that found the scheduler gone printed a traceback after Ctrl-C, now and then).
+            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
+            self.client = Client(self.cluster)
+            where = f"local Dask cluster ({jobs} worker{'s' if jobs != 1 else ''})"
+        elif isinstance(dask, str) and dask:
+            try:
+                self.client = Client(dask, timeout="20s")
+            except (OSError, TimeoutError) as e:
+                raise UserError(f"--dask {dask}: cannot reach the Dask scheduler ({one_line(e, name_type=True)})") from None
+            where = f"Dask cluster {dask}"
+        else:
+            raise UserError(f"--dask: expected 'local', a scheduler address such as tcp://host:8786, or a distributed.Client; got {dask!r}")
+        self.slots = max(1, sum(self.client.nthreads().values()))
+        self.description = f"{where}, {self.slots} thread{'s' if self.slots != 1 else ''}"
+
+    def submit(self, task: dict[str, Any]) -> Any:
+        if self.stop_file is None:
+            # Created when the sweep is interrupted: tasks look for it between chunks of engine events and give
+            # up. A file in the store, which every worker can already see, needs nothing from Dask.
+            from ..claims import claims_path
+
+            self.stop_file = claims_path(Path(task["store"])) / f"{STOP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        future = self.client.submit(run_point, {**task, "stop_file": str(self.stop_file)}, pure=False)
+        self.futures.append(future)
+        return future
+
+    def wait_any(self, futures: Iterable[Any]) -> Iterable[Any]:
+        from distributed import wait as dask_wait
+
+        return dask_wait(list(futures), return_when="FIRST_COMPLETED").done
+
+    def running(self, futures: Iterable[Any]) -> int:
+        return min(self.slots, sum(1 for f in futures if not f.done()))
+
+    def close(self, cancel: bool = False) -> None:
+        """Closes the client (and a local cluster). With ``cancel``, the sweep's stop file is created first
+        and its tasks, running or queued, give up their points (writing nothing) before the close."""
+        import logging
+
+        if cancel:
+            # Closing a cluster under running tasks makes distributed log connection errors: not news.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            with contextlib.suppress(Exception):
+                from distributed import wait as dask_wait
+
+                if self.stop_file is not None:
+                    self.stop_file.parent.mkdir(parents=True, exist_ok=True)
+                    self.stop_file.touch()
+                # Running tasks give up within a chunk of events, queued ones as soon as they start; wait for
+                # that (blocking on the futures) so that no worker is in the middle of a point at the close.
+                dask_wait(self.futures, timeout=STOP_GRACE_S)
+        if self.own_client:
+            with contextlib.suppress(Exception):
+                self.client.close(timeout=STOP_GRACE_S if cancel else None)
+        if self.cluster is not None:
+            self.cluster.close(timeout=STOP_GRACE_S if cancel else None)
+        if self.stop_file is not None:
+            self.stop_file.unlink(missing_ok=True)
