@@ -350,9 +350,9 @@ fn switch_table(sim: &Simulation) -> Table {
     t.push("balancer_cancels", Column::U64(sw.iter().map(|s| s.balancer_cancels).collect()));
     t.push("routing_drops", Column::U64(sw.iter().map(|s| s.routing_drops).collect()));
     t.push("state_bytes", Column::U64(sw.iter().map(|s| s.lb.state_bytes() as u64).collect()));
-    // The balancers' own counters (`SwitchBalancer::counters`): one column per name, in order of first
-    // appearance, 0 for a switch that does not report it.
-    let counters: Vec<Vec<(&'static str, u64)>> = sw.iter().map(|s| s.lb.counters()).collect();
+    // The balancers' own counters (`SwitchBalancer::counters`): one column per counter, named
+    // `<scheme>_<counter>`, in order of first appearance, 0 for a switch that does not report it.
+    let counters: Vec<Vec<(&'static str, u64)>> = sw.iter().map(|s| s.lb.counters().columns().collect()).collect();
     let mut names: Vec<&'static str> = Vec::new();
     for (name, _) in counters.iter().flatten() {
         if !names.contains(name) {
@@ -365,12 +365,14 @@ fn switch_table(sim: &Simulation) -> Table {
     t
 }
 
-/// The balancers' own counters, summed by name over switches and host edges.
+/// The balancers' own counters, named `<scheme>_<counter>`, summed by name over switches and host edges.
 fn scheme_counters(sim: &Simulation) -> std::collections::BTreeMap<String, u64> {
     let mut m = std::collections::BTreeMap::new();
-    let all = sim.switches.iter().flat_map(|s| s.lb.counters()).chain(sim.edges.iter().flat_map(|e| e.lb.counters()));
-    for (name, n) in all {
-        *m.entry(name.to_string()).or_insert(0) += n;
+    let reports = sim.switches.iter().map(|s| s.lb.counters()).chain(sim.edges.iter().map(|e| e.lb.counters()));
+    for report in reports {
+        for (name, n) in report.columns() {
+            *m.entry(name.to_string()).or_insert(0) += n;
+        }
     }
     m
 }

@@ -17,7 +17,7 @@ use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
 use dclb_core::lb::clove::{Clove, CloveParams};
 use dclb_core::lb::testkit::EdgeBench;
-use dclb_core::lb::{FlowView, Params};
+use dclb_core::lb::{EdgeBalancer, FlowView, Params};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::units::Time;
@@ -166,9 +166,9 @@ fn a_flowlet_keeps_its_path_until_a_gap() {
     for k in 1..50 {
         assert_eq!(b.send(k as f64 * 100.0, 9), p, "gaps below 500 µs keep the flowlet on its path");
     }
-    let started = b.lb.flowlets_started();
+    let started = b.lb.counters().get("flowlets");
     b.send(4900.0 + 500.0, 9);
-    assert_eq!(b.lb.flowlets_started(), started + 1, "a 500 µs gap starts a new flowlet");
+    assert_eq!(b.lb.counters().get("flowlets"), started + 1, "a 500 µs gap starts a new flowlet");
 }
 
 

@@ -236,7 +236,7 @@ fn the_level_at_the_switch_comes_from_header_b_w_d_exactly_at_the_boundaries() {
     // packet 1 ps past the d2 = 1 point is cancelled (with the host's full-precision deadline it would pass).
     let mut p = data(7, 0, 100_000, Some((deadline + Time::from_ps(999_999), 3 * IW as u64, IW)));
     assert_eq!(b.at(t_o + Time::from_ps(1)).send(&mut p), Decision::Cancel(DropReason::Deadline));
-    assert_eq!(b.dar.counters().cancelled_first, 3);
+    assert_eq!(b.dar.counters().get("cancelled_at_first_packet"), 3);
 }
 
 #[test]
@@ -265,7 +265,7 @@ fn level_i_goes_to_the_best_port_and_keeps_it_dedicated_until_its_last_byte() {
     assert_eq!(b.reservations(), [0, 0, 0]);
     let mut p = data(1, 3 * MSS, size, hdr(7 * MSS));
     assert_eq!(b.at(now + us(20.0)).port_of(&mut p), 1);
-    assert_eq!(b.dar.counters().released_at_end, 1);
+    assert_eq!(b.dar.counters().get("released_at_last_byte"), 1);
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn a_level_ii_flow_that_becomes_level_i_moves_to_the_best_port_once() {
     b.queues([10, 0, 5]);
     let mut p = data(1, 2 * MSS, 100_000, i);
     assert_eq!(b.port_of(&mut p), 2, "Level I never moves again");
-    assert_eq!((b.kind(&p), b.dar.counters().promoted), (Some(FlowKind::LevelI), 1));
+    assert_eq!((b.kind(&p), b.dar.counters().get("promoted_to_level1")), (Some(FlowKind::LevelI), 1));
     // A second flow: II on port 2, then I while port 1 is the best: one move to port 1, then no more.
     b.queues([10, 2, 5]);
     let mut p = data(2, 0, 100_000, ii);
@@ -322,7 +322,7 @@ fn a_level_ii_flow_that_becomes_level_i_moves_to_the_best_port_once() {
     b.queues([0, 9, 9]);
     let mut p = data(2, 3 * MSS, 100_000, i);
     assert_eq!(b.port_of(&mut p), 1, "rated I again: stays");
-    assert_eq!(b.dar.counters().promoted, 2);
+    assert_eq!(b.dar.counters().get("promoted_to_level1"), 2);
 }
 
 #[test]
@@ -355,7 +355,7 @@ fn a_level_iii_flow_is_cancelled_then_dropped_while_its_acks_pass() {
     assert_eq!(b.send(&mut p), Decision::Cancel(DropReason::Deadline));
     assert_eq!(b.reservations(), [0, 0, 0]);
     let c = b.dar.counters();
-    assert_eq!((c.cancelled_first, c.cancelled_later, c.dropped), (1, 1, 5));
+    assert_eq!((c.get("cancelled_at_first_packet"), c.get("cancelled_later"), c.get("dropped_after_cancel")), (1, 1, 5));
 }
 
 #[test]
@@ -425,7 +425,7 @@ fn idle_entries_expire_with_their_reservation_and_cancelled_ones_last_until_the_
     b.at(now + us(5000.0));
     b.bench.timer(&mut b.dar);
     assert_eq!(b.dar.entries(), 0);
-    assert_eq!(b.dar.counters().expired, 2);
+    assert_eq!(b.dar.counters().get("expired_entries"), 2);
 }
 
 #[test]

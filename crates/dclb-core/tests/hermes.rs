@@ -3,21 +3,24 @@
 //! repeated timeouts and unanswered probes fail a path; flows leave failed paths and new flows avoid them),
 //! presets, and an end-to-end run on a fabric with a slow leaf-spine link.
 //!
-//! How the tests were checked: each rule was broken on purpose in `src/lb/hermes.rs` and the named test
-//! failed (all others still passed): the ΔRTT comparison in `notably_better` replaced by `true` fails
-//! `no_reroute_without_a_notably_better_path` and the preset test; `on_timeout` not setting `timed_out` fails
-//! `a_timeout_moves_the_flow`; the timeout count removed from the failure test in `view` fails
-//! `paths_with_repeated_timeouts_fail_and_new_flows_avoid_them`, and so does letting `place` fall back to a
-//! failed path; probes not recorded as pending fail `unanswered_probes_fail_a_path`; `gates_open` returning
-//! `true` fails `flows_below_s_or_faster_than_r_stay_put`; the default `size_gate` flipped to `below` fails
-//! `size_gate_moves_flows_past_s_by_default_and_below_s_as_an_option` (and the tests whose flow is past S).
+//! How the tests were checked: each rule was broken on purpose, in Hermes' judge (`src/lb/hermes.rs`) or in
+//! the skeleton it shares with MDTLB (`src/lb/pathsense.rs`), and the named test failed (all others still
+//! passed): the ΔRTT comparison in the judge's `notably_better` replaced by `true` fails
+//! `no_reroute_without_a_notably_better_path` and the preset test; `Rerouter::on_timeout` not setting
+//! `timed_out` fails `a_timeout_moves_the_flow`; the timeout count removed from the failure rule in `judged`
+//! fails `paths_with_repeated_timeouts_fail_and_new_flows_avoid_them`, and so does letting `place` fall back
+//! to a failed path; probes not recorded as pending fail `unanswered_probes_fail_a_path`; `gates_open`
+//! returning `true` fails `flows_below_s_or_faster_than_r_stay_put`; the default `size_gate` flipped to
+//! `below` fails `size_gate_moves_flows_past_s_by_default_and_below_s_as_an_option` (and the tests whose flow
+//! is past S).
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, TransportKind};
-use dclb_core::lb::hermes::{Hermes, HermesParams, PathType};
+use dclb_core::lb::hermes::{Hermes, HermesParams};
+use dclb_core::lb::pathsense::Level;
 use dclb_core::lb::testkit::EdgeBench;
-use dclb_core::lb::{FlowView, Params};
+use dclb_core::lb::{EdgeBalancer, FlowView, Params};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::units::Time;
@@ -92,8 +95,8 @@ impl Bench {
         self.bench.at(at(us)).timer(&mut self.lb);
     }
 
-    fn kind(&self, us: f64, path: u16) -> PathType {
-        self.lb.view(DL, path, at(us)).kind
+    fn kind(&self, us: f64, path: u16) -> Level {
+        self.lb.view(DL, path, at(us)).level
     }
 
     /// Feeds a few samples so that `path` settles at `rtt_us` with every (or no) sample ECN-marked.
@@ -134,12 +137,12 @@ fn no_reroute_without_a_notably_better_path() {
         for p in b.paths().into_iter().filter(|&p| p != cur) {
             b.settle(t, p, 200.0, false);
         }
-        assert_eq!(b.kind(t + 1.0, cur), PathType::Bad);
-        assert!(b.paths().iter().filter(|&&p| p != cur).all(|&p| b.kind(t + 1.0, p) == PathType::Gray));
+        assert_eq!(b.kind(t + 1.0, cur), Level::Bad);
+        assert!(b.paths().iter().filter(|&&p| p != cur).all(|&p| b.kind(t + 1.0, p) == Level::Gray));
         assert_eq!(b.send(t + 1.0, 7, PAST_S, false), cur, "moved at {t} µs although no path is ΔRTT better");
         t += 150.0; // past the 100 µs reroute interval, so every round is a fresh attempt
     }
-    assert_eq!(b.lb.reroutes(), 0);
+    assert_eq!(b.lb.counters().get("reroutes"), 0);
 
     // Control: one path becomes notably better (RTT 100 µs: 150 µs below the current path) and the flow
     // moves there, and only there.
@@ -149,7 +152,7 @@ fn no_reroute_without_a_notably_better_path() {
     }
     b.settle(t, better, 100.0, false);
     assert_eq!(b.send(t + 1.0, 7, PAST_S, false), better);
-    assert_eq!(b.lb.reroutes(), 1);
+    assert_eq!(b.lb.counters().get("reroutes"), 1);
 }
 
 /// The same crafted situation under MDTLB's Table 5 values (ΔRTT = 1 µs) does reroute: the preset takes
@@ -166,7 +169,7 @@ fn mdtlb_preset_reroutes_where_readme_does_not_and_explicit_values_win() {
             b.settle(10.0, p, 200.0, false);
         }
         b.send(11.0, 7, PAST_S, false);
-        b.lb.reroutes()
+        b.lb.counters().get("reroutes")
     };
     assert_eq!(run(&[]), 0);
     assert_eq!(run(&[("preset", json!("mdtlb"))]), 1);
@@ -184,7 +187,7 @@ fn leaves_bad_path(extra: &[(&'static str, Value)], sent: u64, cwnd: u64) -> boo
     for p in b.paths().into_iter().filter(|&p| p != cur) {
         b.settle(10.0, p, 20.0, false);
     }
-    assert_eq!(b.kind(11.0, cur), PathType::Bad);
+    assert_eq!(b.kind(11.0, cur), Level::Bad);
     let paths = b.paths();
     let mut view = flow_view(7, sent, false);
     view.cwnd = cwnd;
@@ -225,10 +228,10 @@ fn a_timeout_moves_the_flow() {
         assert_eq!(b.send(5.0 + k as f64, 7, k * 1460, false), cur, "a flow on a good path stays");
     }
     b.timeout(500.0, 7);
-    assert_ne!(b.kind(500.0, cur), PathType::Good, "a path with an unanswered timeout is not good");
+    assert_ne!(b.kind(500.0, cur), Level::Good, "a path with an unanswered timeout is not good");
     let next = b.send(500.0, 7, 20_000, true);
     assert_ne!(next, cur, "the retransmission after a timeout goes elsewhere");
-    assert_eq!(b.kind(500.0, next), PathType::Good);
+    assert_eq!(b.kind(500.0, next), Level::Good);
 }
 
 /// More than three timeouts on a path with nothing acknowledged in between fail the path: a flow pinned
@@ -250,10 +253,10 @@ fn paths_with_repeated_timeouts_fail_and_new_flows_avoid_them() {
     }
     let bystander = on_victim[4];
     for (k, &fl) in on_victim[..4].iter().enumerate() {
-        assert_ne!(b.kind(100.0, victim), PathType::Failed, "failed after only {k} timeouts");
+        assert_ne!(b.kind(100.0, victim), Level::Failed, "failed after only {k} timeouts");
         b.timeout(100.0 + k as f64, fl);
     }
-    assert_eq!(b.kind(110.0, victim), PathType::Failed);
+    assert_eq!(b.kind(110.0, victim), Level::Failed);
     // Every other path is bad (high RTT, marked), fresh.
     for p in b.paths().into_iter().filter(|&p| p != victim) {
         b.settle(120.0, p, 400.0, true);
@@ -264,7 +267,7 @@ fn paths_with_repeated_timeouts_fail_and_new_flows_avoid_them() {
     }
     // Evidence of delivery (an ACK of data that went on the path) revives it.
     b.ack(130.0, on_victim[0], victim, 20.0, false);
-    assert_ne!(b.kind(130.0, victim), PathType::Failed);
+    assert_ne!(b.kind(130.0, victim), Level::Failed);
 }
 
 /// Probing: each round probes two random paths plus the best known one, and a probe that is never answered
@@ -286,10 +289,10 @@ fn unanswered_probes_fail_a_path() {
     for &p in &probed[1..] {
         b.probe_reply(120.0, p, 20.0, false);
     }
-    assert_ne!(b.kind(1050.0, silent), PathType::Failed);
-    assert_eq!(b.kind(1101.0, silent), PathType::Failed);
+    assert_ne!(b.kind(1050.0, silent), Level::Failed);
+    assert_eq!(b.kind(1101.0, silent), Level::Failed);
     for &p in &probed[1..] {
-        assert_ne!(b.kind(1101.0, p), PathType::Failed);
+        assert_ne!(b.kind(1101.0, p), Level::Failed);
     }
 }
 

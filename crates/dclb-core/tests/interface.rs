@@ -2,17 +2,20 @@
 //! engine (`Simulation::with_scheme`): one-shot alarms arrive at the requested time with their token, the
 //! receiving host reflects what the scheme asks into ACKs, a single candidate is forwarded without a decision
 //! unless the balancer asks to see it, drops, cancels and routing failures are counted apart, and edge
-//! balancers' own counters reach the run statistics summed over hosts (the shipped edge schemes report some).
+//! balancers' own counters reach the run statistics summed over hosts, named `<scheme>_<counter>` (the shipped
+//! edge schemes report some).
 //!
 //! Each test fails if its feature is removed: alarms never delivered (no times recorded), the default
 //! reflection in place of the scheme's (the ACK carries 0), `choose_single` ignored (calls counted or not),
 //! drops and cancels folded together (the per-cause counts differ), edge counters left out of the sum or
-//! taken from one host only (the total differs from the packets sent), a shipped edge scheme without
+//! taken from one host only (the total differs from the packets sent), or not prefixed with the scheme's name
+//! (the name is missing), a shipped edge scheme without
 //! `counters()` (its names are missing).
 
 mod common;
 use common::*;
 use dclb_core::config::TransportKind;
+use dclb_core::lb::scheme::CounterReport;
 use dclb_core::lb::{per_switch, reflect_path_and_class, Decision, DropReason, EdgeBalancer, EdgeCx, FlowView, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{LbHeader, Packet, PacketKind};
@@ -217,14 +220,15 @@ impl EdgeBalancer for Counting {
         self.placed += 1;
         paths[0]
     }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("test_placed", self.placed)]
+    fn counters(&self) -> CounterReport {
+        CounterReport { scheme: "test", counters: vec![("placed", self.placed)] }
     }
 }
 
 #[test]
 fn edge_counters_are_summed_over_hosts_into_the_run_statistics() {
-    // Two senders on different hosts: the total is theirs together, not one host's.
+    // Two senders on different hosts: the total is theirs together, not one host's, under the name the
+    // engine gives it (the scheme's name, then the counter's).
     let mut cfg = fabric(2, 2, 2);
     cfg.sources = vec![listed(&[(0.0, 0, 2, 10 * 1460), (1.0, 1, 3, 30 * 1460)], TransportKind::Dctcp)];
     let spec = SchemeSpec {

@@ -21,7 +21,7 @@ mod common;
 use common::*;
 use dclb_core::config::{Config, TransportKind};
 use dclb_core::lb::ecmp::Ecmp;
-use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LbtStats, LongMode, Measured, ShortGranularity, ThresholdModel};
+use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LongMode, Measured, ShortGranularity, ThresholdModel};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::{Decision, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
 use dclb_core::packet::{class, Packet, PacketKind};
@@ -203,7 +203,12 @@ fn sticky_long_flow_stays_until_its_queue_reaches_q1() {
     assert_eq!(lb.last_decision().unwrap().previous.map(|p| b.idx(p)), Some(0));
     b.set_queues([3, 9, 0, 8]);
     assert_eq!(b.long(&mut lb, 1), 1);
-    assert_eq!(lb.stats().moves[1], 1);
+    assert_eq!(lb.counters().get("moves_long"), 1);
+}
+
+/// A per-class counter of `lb` (`<name>_short`, `_long`, `_be`).
+fn per_class(lb: &Lbt, name: &str) -> [u64; 3] {
+    ["short", "long", "be"].map(|class| lb.counters().get(&format!("{name}_{class}")))
 }
 
 #[test]
@@ -219,22 +224,22 @@ fn a_move_onto_a_shorter_queue_is_counted_as_a_likely_reordering() {
         let p = b.data(1, k * 1000, 1000, false);
         b.send(&mut lb, p);
     }
-    assert_eq!((lb.stats().to_long, lb.stats().to_shorter), (1, [0, 0, 0]), "0 -> 8 packets is not shorter");
+    assert_eq!((lb.counters().get("to_long"), per_class(&lb, "to_shorter")), (1, [0, 0, 0]), "0 -> 8 packets is not shorter");
     b.set_queues([0, 6, 10, 12]);
     assert_eq!(b.long(&mut lb, 1), 1, "its port reached Q1: to 6, the longest below");
-    assert_eq!((lb.stats().moves[1], lb.stats().to_shorter), (1, [0, 1, 0]));
+    assert_eq!((lb.counters().get("moves_long"), per_class(&lb, "to_shorter")), (1, [0, 1, 0]));
     let mut lb = b.lbt(params(|p| p.long_mode = LongMode::PerPacket));
     lb.set_thresholds(0, 10 * PKT, 20 * PKT);
     b.set_queues([3, 8, 0, 0]);
     assert_eq!(b.long(&mut lb, 2), 1);
     b.set_queues([9, 8, 0, 0]);
     assert_eq!(b.long(&mut lb, 2), 0);
-    assert_eq!((lb.stats().moves[1], lb.stats().to_shorter), (1, [0, 0, 0]), "8 -> 9 packets is longer");
+    assert_eq!((lb.counters().get("moves_long"), per_class(&lb, "to_shorter")), (1, [0, 0, 0]), "8 -> 9 packets is longer");
     b.set_queues([9, 0, 5, 0]);
     assert_eq!(b.long(&mut lb, 2), 0);
     b.set_queues([10, 0, 5, 0]);
     assert_eq!(b.long(&mut lb, 2), 2);
-    assert_eq!((lb.stats().moves[1], lb.stats().to_shorter), (2, [0, 1, 0]));
+    assert_eq!((lb.counters().get("moves_long"), per_class(&lb, "to_shorter")), (2, [0, 1, 0]));
 }
 
 #[test]
@@ -263,7 +268,7 @@ fn every_queue_at_or_above_the_threshold_sends_to_the_longest_queue() {
         assert!(lb.last_decision().unwrap().all_above);
         b.set_queues([25, 30, 22, 21]);
         assert_eq!(b.be(&mut lb, 2), 1, "{mode:?}: BE with every queue at or above Q2");
-        assert_eq!(lb.stats().all_above, [1, 1]);
+        assert_eq!([lb.counters().get("all_above_long"), lb.counters().get("all_above_be")], [1, 1]);
     }
     // Sticky: a flow whose port is among the longest stays there, even when another port ties.
     let mut b = Bench::new();
@@ -320,7 +325,7 @@ fn a_flow_turns_long_after_100_kb() {
     assert!(ports[..100].iter().all(|&p| p == 0), "short phase pinned to the shortest queue");
     // The packet that crosses 100 KB is placed afresh: the longest queue below Q1 (8 packets), then stays.
     assert!(ports[100..].iter().all(|&p| p == 2), "{:?}", &ports[95..110]);
-    assert_eq!(lb.stats().to_long, 1);
+    assert_eq!(lb.counters().get("to_long"), 1);
     // A retransmission of the first bytes stays long.
     let p = b.data(1, 0, 1000, false);
     assert_eq!(b.send(&mut lb, p), 2);
@@ -520,8 +525,6 @@ thread_local! {
     static TRACE: RefCell<Vec<Rec>> = const { RefCell::new(Vec::new()) };
     /// Leaf 0's (Q1, Q2, l1, l2) after every threshold update.
     static THRESHOLDS: RefCell<Vec<Tick>> = const { RefCell::new(Vec::new()) };
-    /// Every switch's LBT counters, left when the simulation drops its balancers.
-    static STATS: RefCell<Vec<LbtStats>> = const { RefCell::new(Vec::new()) };
 }
 
 enum Inner {
@@ -581,12 +584,10 @@ impl SwitchBalancer for Traced {
             Inner::Ecmp(_) => None,
         }
     }
-}
-
-impl Drop for Traced {
-    fn drop(&mut self) {
-        if let Inner::Lbt(l) = &self.inner {
-            STATS.with(|s| s.borrow_mut().push(l.stats()));
+    fn counters(&self) -> dclb_core::lb::scheme::CounterReport {
+        match &self.inner {
+            Inner::Lbt(l) => l.counters(),
+            Inner::Ecmp(e) => e.counters(),
         }
     }
 }
@@ -624,7 +625,6 @@ fn mixed() -> Config {
 fn run_traced(cfg: &Config, spec: &SchemeSpec) -> (dclb_core::Results, Vec<Rec>) {
     TRACE.with(|t| t.borrow_mut().clear());
     THRESHOLDS.with(|t| t.borrow_mut().clear());
-    STATS.with(|t| t.borrow_mut().clear());
     let mut sim = Simulation::with_scheme(cfg, spec).expect("valid scenario");
     sim.run_to_end();
     let r = sim.results();
@@ -739,26 +739,14 @@ fn counters_of_a_dumped_scenario() {
     let path = std::env::var("LBT_CONFIG").expect("LBT_CONFIG=<engine config JSON>");
     let cfg: Config = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let (r, _) = run_traced(&cfg, &TRACED_LBT);
-    let stats = STATS.with(|s| s.borrow().clone());
-    let mut total = LbtStats::default();
-    for s in &stats {
-        for c in 0..3 {
-            total.decisions[c] += s.decisions[c];
-            total.placements[c] += s.placements[c];
-            total.moves[c] += s.moves[c];
-            total.to_shorter[c] += s.to_shorter[c];
-        }
-        total.all_above[0] += s.all_above[0];
-        total.all_above[1] += s.all_above[1];
-        total.to_long += s.to_long;
-    }
+    let c = |name: &str| ["short", "long", "be"].map(|class| r.stats.scheme_counters.get(&format!("lbt_{name}_{class}")).copied().unwrap_or(0));
     println!("flows completed {} of {}", r.stats.flows_completed, r.stats.flows_total);
-    println!("decisions short/long/BE {:?}", total.decisions);
-    println!("fresh placements short/long/BE {:?}", total.placements);
-    println!("moves of a live flow short/long/BE {:?}", total.moves);
-    println!("port changes onto a shorter queue short/long/BE {:?}", total.to_shorter);
-    println!("all candidates at or above the threshold long/BE {:?}", total.all_above);
-    println!("flows turned long {}", total.to_long);
+    println!("decisions short/long/BE {:?}", c("decisions"));
+    println!("fresh placements short/long/BE {:?}", c("placements"));
+    println!("moves of a live flow short/long/BE {:?}", c("moves"));
+    println!("port changes onto a shorter queue short/long/BE {:?}", c("to_shorter"));
+    println!("all candidates at or above the threshold long/BE {:?}", &c("all_above")[1..]);
+    println!("flows turned long {}", r.stats.scheme_counters.get("lbt_to_long").copied().unwrap_or(0));
     let th = THRESHOLDS.with(|t| t.borrow().clone());
     let busy: Vec<_> = th.iter().filter(|x| x.2 > 0.0).collect();
     let mean = |f: &dyn Fn(&Tick) -> f64| busy.iter().map(|x| f(x)).sum::<f64>() / busy.len().max(1) as f64;

@@ -6,8 +6,9 @@
 //! fabric whose base RTT is above the static threshold, a slow link is shunned, and a blackholed uplink is
 //! judged failed and avoided where ECMP keeps losing flows on it.
 //!
-//! How the tests were checked: each rule was broken on purpose in `src/lb/mdtlb.rs` and the tests run; each
-//! breakage failed at least the tests named (others too where the rule reaches further):
+//! How the tests were checked: each rule was broken on purpose in `src/lb/mdtlb.rs` (or, for the mechanism it
+//! shares with Hermes, `src/lb/pathsense.rs`) and the tests run; each breakage failed at least the tests named
+//! (others too where the rule reaches further):
 //! * `judge` defaulting to the literal PC1 reading: `table4_*` (event 5: very bad impossible), the placement,
 //!   gate and rerouting tests that need a very bad path;
 //! * thresholds scaled by 1.1^(c/10) instead of additive points: `adaptation_*` (T_LowD at the clamp),
@@ -31,7 +32,8 @@
 mod common;
 use common::*;
 use dclb_core::config::{Direction, LinkOverride, TransportKind};
-use dclb_core::lb::mdtlb::{adapt_delta, judge, AdaptRule, Counters, EcnMode, Judge, Level, Mdtlb, MdtlbParams, Thresholds};
+use dclb_core::lb::mdtlb::{adapt_delta, judge, AdaptRule, EcnMode, Judge, Level, Mdtlb, MdtlbParams, Thresholds};
+use dclb_core::lb::scheme::CounterReport;
 use dclb_core::lb::testkit::EdgeBench;
 use dclb_core::lb::{reflect_path_and_class, BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params, Placement, SchemeSpec};
 use dclb_core::metrics::Results;
@@ -196,7 +198,7 @@ fn table4(rule: &str) {
         assert_eq!(b.lb.change_ratio(), c, "{rule}: c after event {}", k + 1);
     }
     let th = b.lb.thresholds();
-    assert_eq!((th.low_d_ns, th.high_d_ns, th.low_s_ns, th.high_s_ns), (44_000, 198_000, 40_000, 180_000));
+    assert_eq!((th.low_d, th.high_d, th.low_s, th.high_s), (Time::from_us(44), Time::from_us(198), Time::from_us(40), Time::from_us(180)));
 }
 
 #[test]
@@ -240,8 +242,11 @@ fn judge_is_monotone_and_matches_the_pinned_cases() {
     assert_eq!(j(20.0, 0.1, 30), Gray);
     assert_eq!(j(300.0, 0.1, 30), Gray);
     // Thresholds are integer nanoseconds, additive points of the initial value.
-    assert_eq!(Thresholds::at(&p, 10), Thresholds { low_s_ns: 40_000, high_s_ns: 180_000, low_d_ns: 44_000, high_d_ns: 198_000 });
-    assert_eq!(Thresholds::at(&p, -50).high_d_ns, 90_000);
+    assert_eq!(Thresholds::at(&p, 10), Thresholds { low_s: Time::from_us(40), high_s: Time::from_us(180), low_d: Time::from_us(44), high_d: Time::from_us(198) });
+    assert_eq!(Thresholds::at(&p, -50).high_d, Time::from_us(90));
+    // Truncated to the nanosecond: 40.0009 µs is 40,000 ns, and 10% more of it 44,000 ns.
+    let q = MdtlbParams { rtt_low_s_us: Time::from_ps(40_000_900), rtt_low_d_us: Time::from_ps(40_000_900), ..p };
+    assert_eq!((Thresholds::at(&q, 10).low_s, Thresholds::at(&q, 10).low_d), (Time::from_ns(40_000), Time::from_ns(44_000)));
 }
 
 /// PC1 as printed labels milder congestion "very bad" only when T_highD < T_highS: at c = +20 a path at
@@ -299,8 +304,8 @@ fn adaptation_moves_c_by_ten_points_per_new_flow_within_bounds() {
         b.send(11.0, f, 0);
         assert_eq!(b.lb.change_ratio(), (10 * (f as i32 + 1)).min(350));
     }
-    assert_eq!(b.lb.thresholds().low_d_ns, 180_000);
-    assert_eq!(b.lb.counters().steps_up, 35);
+    assert_eq!(b.lb.thresholds().low_d, Time::from_us(180));
+    assert_eq!(b.lb.counters().get("threshold_steps_up"), 35);
 
     // (e) new flows 50 µs apart: one step; then 150 µs apart: a step each.
     let mut b = Bench::new(4, &[]);
@@ -407,7 +412,7 @@ fn a_flow_moves_only_off_a_very_bad_path() {
     b.settle(600.0, 1, VG.0, false);
     assert_eq!(b.level(601.0, 0), VeryBad);
     assert_eq!(b.send(601.0, 7, 10_000), 1);
-    assert_eq!(b.lb.counters().reroutes, 1);
+    assert_eq!(b.lb.counters().get("reroutes"), 1);
     assert_eq!(b.send(602.0, 7, 10_000), 1, "and stays there");
 }
 
@@ -473,8 +478,8 @@ fn a_timeout_replaces_the_flow_once() {
     for k in 0..20 {
         assert_eq!(b.send(22.0 + k as f64, 7, 1_000_000), next, "no second forced move");
     }
-    assert_eq!(b.lb.counters().replacements, 1);
-    assert_eq!(b.lb.reroutes(), 0);
+    let c = b.lb.counters();
+    assert_eq!((c.get("replacements"), c.get("reroutes"), c.get("idle_reroutes")), (1, 0, 0));
 }
 
 /// PC1 line 7, blackhole half: more than three timeouts on a path with nothing acknowledged fail it. A flow
@@ -627,16 +632,16 @@ fn data_packets_are_made_ecn_capable_at_the_edge() {
 // End to end
 
 /// What one host's MDTLB knew at one of its timer ticks.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 struct Snap {
     host: u32,
     now: Time,
     c: i32,
-    low_d_ns: u64,
+    low_d: Time,
     /// Judged level and RTT estimate of each path to leaf 1.
     levels: [Level; 4],
     rtts: [f64; 4],
-    counters: Counters,
+    counters: CounterReport,
 }
 
 thread_local! {
@@ -673,7 +678,7 @@ impl EdgeBalancer for Spy {
                 levels[p] = v.level;
                 rtts[p] = v.rtt_us;
             }
-            let s = Snap { host: self.host, now: cx.now, c: self.inner.change_ratio(), low_d_ns: self.inner.thresholds().low_d_ns, levels, rtts, counters: self.inner.counters() };
+            let s = Snap { host: self.host, now: cx.now, c: self.inner.change_ratio(), low_d: self.inner.thresholds().low_d, levels, rtts, counters: self.inner.counters() };
             SNAPS.with(|v| v.borrow_mut().push(s));
         }
     }
@@ -727,10 +732,10 @@ fn dynamic_thresholds_calibrate_to_the_base_rtt() {
         assert!(later.iter().all(|c| (100..=130).contains(c)), "c after 5 ms: {:?}", later);
         let last = host0.last().unwrap();
         let mean_rtt = last.rtts.iter().sum::<f64>() / 4.0;
-        let low_d = last.low_d_ns as f64 / 1000.0;
+        let low_d = last.low_d.as_us();
         eprintln!("{rule}: final c {}, T_LowD {low_d} µs, mean path RTT {mean_rtt:.1} µs, levels {:?}", last.c, last.levels);
         assert!((low_d - mean_rtt).abs() < 0.15 * mean_rtt, "T_LowD {low_d} vs mean RTT {mean_rtt}");
-        assert!(last.counters.steps_up >= 10 && last.counters.steps_down >= 1, "{:?}", last.counters);
+        assert!(last.counters.get("threshold_steps_up") >= 10 && last.counters.get("threshold_steps_down") >= 1, "{:?}", last.counters);
     }
 }
 

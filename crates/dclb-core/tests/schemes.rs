@@ -184,7 +184,7 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
                 assert_eq!(pos, (s[0] + k as u32) % 8, "seed {seed}: source {src}, packet {k}: positions {s:?}");
             }
         }
-        assert_eq!(drb.counters(), 2);
+        assert_eq!(drb.counters_in_use(), 2);
     }
     // A host that acknowledges its peer's data while sending its own: ACKs (no payload) rotate apart from the
     // data, so that neither kind is confined to every other uplink.
@@ -200,7 +200,7 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
     for s in &seq {
         assert!(s.iter().enumerate().all(|(k, &pos)| pos == (s[0] + k as u32) % 8), "data, then ACK positions: {seq:?}");
     }
-    assert_eq!(drb.counters(), 2);
+    assert_eq!(drb.counters_in_use(), 2);
     // A spine with parallel links down to the destination leaf rotates over them per pair as well.
     let mut bench = SwitchBench::spine(&cfg, 3);
     let cands = bench.candidates_to_leaf(1);

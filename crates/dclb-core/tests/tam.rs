@@ -243,7 +243,7 @@ fn a_short_flow_takes_the_lowest_delay_uplink_ties_by_fewest_long_flows_and_stay
     }
     // A new flow now goes to uplink 0 (alone at the lowest delay).
     assert_eq!(b.route(40.0, &mut data(2, 0, 4)), up[0]);
-    assert_eq!(b.lb.counters_now().short_placements, 2 + 4, "two here, four in make_long");
+    assert_eq!(b.lb.counters().get("short_placements"), 2 + 4, "two here, four in make_long");
 }
 
 #[test]
@@ -287,7 +287,7 @@ fn the_last_tie_is_broken_at_random_by_the_switch_stream() {
             count[up.iter().position(|&u| u == p).unwrap()] += 1;
             picks.push(p);
         }
-        assert_eq!(b.lb.counters_now().random_ties, 4000);
+        assert_eq!(b.lb.counters().get("random_ties"), 4000);
         (count, picks)
     };
     let (count, a) = run();
@@ -317,8 +317,8 @@ fn a_long_flow_moves_only_after_a_flowlet_gap_to_the_uplink_with_fewest_long_flo
     // And it stays there within the new flowlet, even though uplink 1 now has the longer queue.
     b.queues(&up, &[0, 60_000]);
     assert_eq!(b.route(t + 10.0, &mut data(1, 0, 4)), up[1]);
-    let c = b.lb.counters_now();
-    assert_eq!((c.long_flowlets, c.long_moves), (1, 1));
+    let c = b.lb.counters();
+    assert_eq!((c.get("long_flowlets"), c.get("long_moves")), (1, 1));
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn a_rerouting_long_flow_breaks_count_ties_by_delay_and_does_not_count_itself() 
     b.queues(&up, &[37_500, 12_500, 25_000, 0]);
     assert_eq!(b.route(1000.0, &mut data(1, 0, 8)), up[1]);
     assert_eq!(up.iter().map(|&u| b.lb.total_long(u)).collect::<Vec<_>>(), vec![1, 2, 1, 3]);
-    assert_eq!(b.lb.counters_now().random_ties, 0);
+    assert_eq!(b.lb.counters().get("random_ties"), 0);
     // With uplink 0 the fastest, only self-exclusion lets f stay on it (1 / 1 / 1 / 3 without itself).
     let mut b2 = Bench::leaf(&cfg, 0, &[]);
     b2.make_long(1.0, 1, 0, 8, up[0]);
@@ -398,7 +398,7 @@ fn long_flow_packets_are_marked_while_a_short_flow_is_active_on_their_port() {
     assert!(b.pass(1150.0, &mut data(1, 0, 2), 1500).1);
     assert!(b.pass(1200.0, &mut data(1, 0, 2), 0).1, "the window is inclusive");
     assert!(!b.pass(1201.0, &mut data(1, 0, 2), 1500).1);
-    assert_eq!(b.lb.counters_now().marks_coexist, 2);
+    assert_eq!(b.lb.counters().get("marks_coexist"), 2);
     // A pure ACK does not make a short flow active.
     let mut b = marking_bench(&[]);
     let mut a = ack_of(&data(9, 3, 1)); // host 1 to host 3, over the same uplink
@@ -422,7 +422,7 @@ fn long_flow_packets_are_marked_above_k_star_short_ones_are_not() {
     // k* = 3,571 B: 2 full packets found in the queue is below, 3 above.
     assert!(!b.pass(10.0, &mut data(1, 0, 2), 3000).1);
     assert!(b.pass(11.0, &mut data(1, 0, 2), 4500).1);
-    assert_eq!(b.lb.counters_now().marks_k_star, 1);
+    assert_eq!(b.lb.counters().get("marks_k_star"), 1);
     // Exactly k* is not above it.
     let mut b = marking_bench(&[("k_star_bytes", json!(4500))]);
     assert!(!b.pass(10.0, &mut data(1, 0, 2), 4500).1);
@@ -434,7 +434,7 @@ fn long_flow_packets_are_marked_above_k_star_short_ones_are_not() {
     let mut p = data(1, 0, 2);
     p.ecn.ce = true;
     assert!(b.pass(13.0, &mut p, 0).1);
-    assert_eq!(b.lb.counters_now().marks_k_star + b.lb.counters_now().marks_coexist, 0);
+    assert_eq!(b.lb.counters().get("marks_k_star") + b.lb.counters().get("marks_coexist"), 0);
 }
 
 #[test]
@@ -508,8 +508,8 @@ fn long_counts_go_down_when_flows_end_or_age_out() {
     assert_eq!((b.lb.total_long(up[0]), b.lb.total_long(up[1])), (0, 0));
     assert_eq!(b.lb.entries(), 0);
     assert_eq!(b.lb.state_bytes(), empty, "the tables are back to empty");
-    let c = b.lb.counters_now();
-    assert_eq!((c.fin_retired, c.expired, c.expired_long), (1, 3, 2));
+    let c = b.lb.counters();
+    assert_eq!((c.get("fin_retired"), c.get("expired"), c.get("expired_long")), (1, 3, 2));
     // A flow that comes back after its entry expired starts short again.
     b.route(13_000.0, &mut data(2, 1, 5));
     assert!(!b.lb.flow(&data(2, 1, 5)).unwrap().is_long);
@@ -532,7 +532,7 @@ fn the_long_count_basis_can_be_the_flows_active_in_the_current_period() {
             assert_eq!(b.route(t, &mut data(3, 2, 6)), up[1], "no flowlet gap");
         }
         assert_eq!(b.route(1600.0, &mut data(4, 3, 7)), up[expect], "basis {basis}");
-        assert_eq!(b.lb.counters_now().random_ties, 0);
+        assert_eq!(b.lb.counters().get("random_ties"), 0);
     }
 }
 
@@ -576,14 +576,14 @@ fn short_flows_beside_long_ones_finish_much_faster_under_tam() {
     let sq = |r: &Results| r.flows.f64s("queueing_delay_us")[4..44].iter().sum::<f64>() / 40.0;
     eprintln!("short queueing us: tam {:.1} ecmp {:.1} letflow {:.1} tam-no-marking {:.1}", sq(&tam), sq(&ecmp), sq(&letflow), sq(&routing_only));
     let sw = |r: &Results, c: &str| r.switches.u64s(c).iter().sum::<u64>();
-    eprintln!("tam counters: coexist {} k* {} became_long {} fin {} moves {}", sw(&tam, "marks_coexist"), sw(&tam, "marks_k_star"), sw(&tam, "became_long"), sw(&tam, "fin_retired"), sw(&tam, "long_moves"));
+    eprintln!("tam counters: coexist {} k* {} became_long {} fin {} moves {}", sw(&tam, "tam_marks_coexist"), sw(&tam, "tam_marks_k_star"), sw(&tam, "tam_became_long"), sw(&tam, "tam_fin_retired"), sw(&tam, "tam_long_moves"));
     assert!(t < 0.5 * e.min(l), "TAM short AFCT {t:.1} us vs ECMP {e:.1}, LetFlow {l:.1}");
     assert!(t < 0.5 * o, "the marking, not the routing, makes the difference: {t:.1} vs {o:.1} us without it");
     let c = mean_fct(&coexist_only, 4..44);
     assert!(c < 0.5 * o, "with k* out of the way, marking while short flows are present alone: {c:.1} vs {o:.1} us");
-    assert!(sw(&coexist_only, "marks_coexist") > 100 && sw(&coexist_only, "marks_k_star") == 0);
+    assert!(sw(&coexist_only, "tam_marks_coexist") > 100 && sw(&coexist_only, "tam_marks_k_star") == 0);
     assert!(sq(&tam) < 0.3 * sq(&ecmp).min(sq(&letflow)));
-    assert!(sw(&tam, "marks_coexist") > 0);
+    assert!(sw(&tam, "tam_marks_coexist") > 0);
     // Long flows still get through without spurious retransmissions (flowlets do not reorder here).
     assert_eq!(sum(&tam, "spurious_retransmissions"), 0);
     assert!(long(&tam) < 1.5 * long(&ecmp), "long flows pay a bounded price");
@@ -617,7 +617,7 @@ fn every_long_flow_that_a_leaf_counted_is_retired_and_runs_are_deterministic() {
     let a = run(&cfg);
     assert_eq!(a.stats.flows_completed, 300);
     let kind = a.switches.strs("kind");
-    let (counted, fin, expired) = (a.switches.u64s("long_counted"), a.switches.u64s("fin_retired"), a.switches.u64s("expired_long"));
+    let (counted, fin, expired) = (a.switches.u64s("tam_long_counted"), a.switches.u64s("tam_fin_retired"), a.switches.u64s("tam_expired_long"));
     for i in 0..kind.len() {
         if kind[i] == "leaf" {
             assert_eq!(counted[i], fin[i] + expired[i], "leaf {i}: every long flow counted is retired (FIN or expiry)");
@@ -626,5 +626,5 @@ fn every_long_flow_that_a_leaf_counted_is_retired_and_runs_are_deterministic() {
     assert!(counted.iter().sum::<u64>() > 0);
     let b = run(&cfg);
     assert_eq!(fct_bits(&a), fct_bits(&b));
-    assert_eq!(a.switches.u64s("marks_coexist"), b.switches.u64s("marks_coexist"));
+    assert_eq!(a.switches.u64s("tam_marks_coexist"), b.switches.u64s("tam_marks_coexist"));
 }

@@ -57,7 +57,7 @@
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
-use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
@@ -155,7 +155,16 @@ pub struct Clove {
     last_reaction: Vec<Time>,
     /// The path of each flow's current flowlet.
     flowlets: FlowTable,
-    flowlets_started: u64,
+    counters: CloveCounters,
+}
+
+scheme_counters! {
+    /// What one host's Clove did.
+    #[scheme = SPEC]
+    pub struct CloveCounters {
+        /// flowlets started (new flows included)
+        flowlets,
+    }
 }
 
 impl Clove {
@@ -180,7 +189,7 @@ impl Clove {
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
             flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_timeout_us), Clock::Timestamp),
-            flowlets_started: 0,
+            counters: CloveCounters::default(),
         }
     }
 
@@ -193,11 +202,6 @@ impl Clove {
     pub fn weights(&mut self, dst_leaf: u32, now: Time) -> &[f64] {
         self.recover(dst_leaf, now);
         &self.weights[self.range(dst_leaf)]
-    }
-
-    /// Flowlets started so far (new flows included).
-    pub fn flowlets_started(&self) -> u64 {
-        self.flowlets_started
     }
 
     /// Applies the recovery option to the weights towards `dst_leaf` up to `now`.
@@ -319,7 +323,7 @@ impl EdgeBalancer for Clove {
         let path = match current {
             Some(p) => p,
             None => {
-                self.flowlets_started += 1;
+                self.counters.flowlets += 1;
                 let dst_leaf = cx.facts.leaf_of_host(flow.dst);
                 self.pick(cx, dst_leaf, paths)
             }
@@ -348,7 +352,7 @@ impl EdgeBalancer for Clove {
             + self.flowlets.state_bytes()
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("clove_flowlets", self.flowlets_started)]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 }

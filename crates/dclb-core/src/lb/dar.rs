@@ -106,7 +106,7 @@
 
 use super::flowhash::FlowMap;
 use super::params::{param_choice, scheme_params};
-use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
+use super::scheme::{per_switch, reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{Decision, DropReason, Hooks, PacketMut, SwitchBalancer, SwitchCx, SwitchKind};
 use crate::packet::{class, Packet};
 use crate::units::{Bytes, Time};
@@ -328,30 +328,32 @@ impl Default for FlowEntry {
     }
 }
 
-/// What a DAR switch counts (also reported, summed over switches, in the run's `scheme_counters`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct DarCounters {
-    /// Deadline flows placed as Level I at their first rated packet (placements: a flow placed again after its
-    /// entry expired or its port failed counts again, here and in the next three).
-    pub level1: u64,
-    /// Deadline flows placed as Level II.
-    pub level2: u64,
-    /// Level II flows moved to the best port on becoming Level I.
-    pub promoted: u64,
-    /// Non-deadline data flows placed.
-    pub nondeadline: u64,
-    /// Flows cancelled at their first data packet here.
-    pub cancelled_first: u64,
-    /// Flows cancelled after having been placed.
-    pub cancelled_later: u64,
-    /// Data packets of cancelled flows dropped.
-    pub dropped: u64,
-    /// Packets rated Level III and forwarded as Level I (`level3_action = forward`).
-    pub level3_forwarded: u64,
-    /// Level I reservations (and Level II counts) released by the packet with the flow's last byte.
-    pub released_at_end: u64,
-    /// Entries removed idle (reservations released with them).
-    pub expired: u64,
+scheme_counters! {
+    /// What a DAR switch counts (reported per switch and summed over switches in the run's `scheme_counters`).
+    #[scheme = SPEC]
+    pub struct DarCounters {
+        /// deadline flows placed as Level I at their first rated packet (placements: a flow placed again after
+        /// its entry expired or its port failed counts again, here and in the next three)
+        level1_flows,
+        /// deadline flows placed as Level II
+        level2_flows,
+        /// Level II flows moved to the best port on becoming Level I
+        promoted_to_level1,
+        /// non-deadline data flows placed
+        nondeadline_flows,
+        /// flows cancelled at their first data packet here
+        cancelled_at_first_packet,
+        /// flows cancelled after having been placed
+        cancelled_later,
+        /// data packets of cancelled flows dropped
+        dropped_after_cancel,
+        /// packets rated Level III and forwarded as Level I (`level3_action = forward`)
+        level3_forwarded,
+        /// Level I reservations (and Level II counts) released by the packet with the flow's last byte
+        released_at_last_byte,
+        /// entries removed idle (reservations released with them)
+        expired_entries,
+    }
 }
 
 /// The DAR balancer of one switch.
@@ -374,10 +376,6 @@ impl Dar {
 
     pub fn params(&self) -> &DarParams {
         &self.p
-    }
-
-    pub fn counters(&self) -> DarCounters {
-        self.counters
     }
 
     /// Level I reservations held on `port` (a port of this switch).
@@ -519,7 +517,7 @@ impl Dar {
             return Decision::Forward(self.route_plain(cx, e, candidates));
         }
         if e.kind == FlowKind::Cancelled {
-            self.counters.dropped += 1;
+            self.counters.dropped_after_cancel += 1;
             return Decision::Drop(DropReason::Deadline);
         }
         let hdr = match DeadlineHeader::read(pkt) {
@@ -528,7 +526,7 @@ impl Dar {
                 if e.kind == FlowKind::New {
                     e.kind = FlowKind::NonDeadline;
                     e.port = NONE;
-                    self.counters.nondeadline += 1;
+                    self.counters.nondeadline_flows += 1;
                 }
                 return Decision::Forward(self.route_plain(cx, e, candidates));
             }
@@ -547,7 +545,7 @@ impl Dar {
                     if placed {
                         self.counters.cancelled_later += 1;
                     } else {
-                        self.counters.cancelled_first += 1;
+                        self.counters.cancelled_at_first_packet += 1;
                     }
                     e.kind = FlowKind::Cancelled;
                     e.deadline_us = hdr.deadline_us;
@@ -559,9 +557,9 @@ impl Dar {
                 (FlowKind::New, Level::I) | (FlowKind::LevelII, Level::I) => {
                     if e.kind == FlowKind::LevelII {
                         self.release(e);
-                        self.counters.promoted += 1;
+                        self.counters.promoted_to_level1 += 1;
                     } else {
-                        self.counters.level1 += 1;
+                        self.counters.level1_flows += 1;
                     }
                     self.rank(cx, candidates);
                     e.port = self.ranked[0];
@@ -572,7 +570,7 @@ impl Dar {
                     self.rank(cx, candidates);
                     e.port = self.second();
                     e.kind = FlowKind::LevelII;
-                    self.counters.level2 += 1;
+                    self.counters.level2_flows += 1;
                     self.hold(e);
                 }
                 _ => {} // Level II rated II, Level I rated anything but III: stay
@@ -581,7 +579,7 @@ impl Dar {
         // The packet with the last byte (a real sender's FIN) ends the reservation; the pin stays.
         if e.counted && pkt.lb.class & class::FIN != 0 {
             self.release(e);
-            self.counters.released_at_end += 1;
+            self.counters.released_at_last_byte += 1;
         }
         Decision::Forward(e.port)
     }
@@ -603,7 +601,7 @@ impl SwitchBalancer for Dar {
             Some(mut old) => {
                 // Idle past the timeout but not yet swept: the same as gone.
                 self.release(&mut old);
-                self.counters.expired += 1;
+                self.counters.expired_entries += 1;
                 FlowEntry::default()
             }
             None => FlowEntry::default(),
@@ -626,7 +624,7 @@ impl SwitchBalancer for Dar {
         });
         for mut e in gone {
             self.release(&mut e);
-            self.counters.expired += 1;
+            self.counters.expired_entries += 1;
         }
     }
 
@@ -638,19 +636,7 @@ impl SwitchBalancer for Dar {
         std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<FlowEntry>()) + self.counts.len() * std::mem::size_of::<[u32; 2]>()
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.counters;
-        vec![
-            ("dar_level1_flows", c.level1),
-            ("dar_level2_flows", c.level2),
-            ("dar_promoted_to_level1", c.promoted),
-            ("dar_nondeadline_flows", c.nondeadline),
-            ("dar_cancelled_at_first_packet", c.cancelled_first),
-            ("dar_cancelled_later", c.cancelled_later),
-            ("dar_dropped_after_cancel", c.dropped),
-            ("dar_level3_forwarded", c.level3_forwarded),
-            ("dar_released_at_last_byte", c.released_at_end),
-            ("dar_expired_entries", c.expired),
-        ]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 }

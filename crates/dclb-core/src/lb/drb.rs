@@ -129,8 +129,9 @@ impl Drb {
         self
     }
 
-    /// Counters in use (one per pair, or per destination, and kind of packet: data or not).
-    pub fn counters(&self) -> usize {
+    /// Rotation counters in use (one per pair, or per destination, and kind of packet: data or not). Not
+    /// named `counters`: that is the scheme-counter hook every balancer has ([`SwitchBalancer::counters`]).
+    pub fn counters_in_use(&self) -> usize {
         self.counters.len()
     }
 }

@@ -101,18 +101,19 @@
 //! `lb.timing = "published"` takes every value as written.
 //!
 //! How a host senses its paths (the estimates: delay EWMA, ECN fraction, r_p, retransmission window; the
-//! probe rounds; the charging of retransmissions per loss episode) lives in [`pathsense`](super::pathsense),
-//! which MDTLB shares; this module keeps what Hermes concludes from it.
+//! probe rounds; the charging of retransmissions per loss episode) and the rerouting skeleton (placement,
+//! the gates, the notably-better search, timeouts and failures) live in [`pathsense`](super::pathsense),
+//! which MDTLB shares. This module keeps Hermes' judge: the good / gray / bad rule and its thresholds (a
+//! [`Time`] each, read from µs once), the move off a bad path, "notably better" as at least `ΔRTT` and `ΔECN`
+//! lower, and losses on a bad (or already failed) path that do not fail it.
 
-use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
-use super::pathsense::{flow_rate_bps, pick_least_loaded, retx_charged, PathState, PathTable, Sensing};
-pub use super::pathsense::{DelaySignal, ProbeScope};
-use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+use super::pathsense::{threshold_on_fabric, Fallback, Level, PathJudge, PathView, Rerouter, Rules, Sensing};
+pub use super::pathsense::{DelaySignal, ProbeScope, SizeGate};
+use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::Packet;
-use crate::rng::Rng;
 use crate::units::Time;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -141,13 +142,13 @@ scheme_params! {
         /// T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40; moved to this fabric's base
         /// delay under lb.timing = fabric: module doc)
         #[source = "[LB] README (20 + one-way base delay); MDTLB Table 5"]
-        rtt_low_us: f64 (us) = 60.0,
+        rtt_low_us: Time = 60.0,
         /// T_RTT_high: a bad path's delay is above this (preset: 180 in both; moved like T_RTT_low)
         #[source = "[LB] README; MDTLB Table 5"]
-        rtt_high_us: f64 (us) = 180.0,
+        rtt_high_us: Time = 180.0,
         /// ΔRTT: a notably better path's delay is lower by at least this (preset: readme 100, mdtlb 1)
         #[source = "[LB] README; MDTLB Table 5"]
-        delta_rtt_us: f64 (us) = 100.0,
+        delta_rtt_us: Time = 100.0,
         /// T_ECN: ECN fraction separating good from bad paths
         #[source = "[LB] driver default ECNPortionLow; MDTLB Table 5"]
         ecn_threshold: f64 in 0.0..=1.0 = 0.1,
@@ -227,57 +228,39 @@ param_choice! {
     }
 }
 
-param_choice! {
-    /// Which flows the size gate S lets move.
-    pub enum SizeGate {
-        /// Fewer than S bytes sent (MDTLB's rerouting rule).
-        Below = "below",
-        /// At least S bytes (the [Hermes] paper, and [LB]).
-        AtLeast = "at_least",
-    }
-}
-
-/// One-way base delay (us) of the fabric [LB]'s delay thresholds were tuned on: four links of 10 us (its README:
-/// `T_RTT_low` = 20 + the one-way base delay).
-const LB_ONE_WAY_BASE_US: f64 = 40.0;
-
-/// Under `lb.timing = "fabric"`, a delay threshold the scenario did not give (`published_us`, tuned on [LB]'s
-/// fabric) keeps its margin above that fabric's base delay and sits that far above this fabric's base delay
-/// instead: the base of the delay signal (the base RTT, or half of it for the one-way signal). A margin is
-/// queueing, which at a given rate and marking threshold does not depend on propagation, so it is not scaled.
-/// Under `"published"`, or for a value the scenario gave, the threshold is used as written. Shared by every
-/// scheme whose thresholds come from the Hermes code (Hermes, MDTLB).
-pub(super) fn threshold_on_fabric(p: &Params, name: &str, published_us: f64, signal: DelaySignal) -> f64 {
-    let Some(rtt) = p.base_rtt() else { return published_us };
-    if p.given(name) {
-        return published_us;
-    }
-    let base = match signal {
-        DelaySignal::Rtt => rtt.as_us(),
-        DelaySignal::OneWay => rtt.as_us() / 2.0,
-    };
-    (published_us - LB_ONE_WAY_BASE_US).max(0.0) + base
-}
-
 impl HermesParams {
     /// The delay thresholds moved onto this fabric ([`threshold_on_fabric`]); `ΔRTT` is a difference of delays
     /// and stays as it is.
     fn on_fabric(self, p: &Params) -> HermesParams {
-        let shift = |name: &str, v: f64| threshold_on_fabric(p, name, v, self.delay_signal);
+        let shift = |name: &str, t: Time| threshold_on_fabric(p, name, t, self.delay_signal);
         HermesParams { rtt_low_us: shift("rtt_low_us", self.rtt_low_us), rtt_high_us: shift("rtt_high_us", self.rtt_high_us), ..self }
     }
 
-    /// The sensing constants the path table needs.
-    fn sensing(&self) -> Sensing {
-        Sensing {
-            rtt_gain: self.rtt_gain,
-            stale: self.stale_us,
-            ecn_window: self.ecn_window_us,
-            dre_tau: self.dre_tau_us,
-            retx_window: self.retx_window_us,
-            delay_signal: self.delay_signal,
-            probe_scope: self.probe_scope,
-            probe_interval: self.probe_us,
+    /// The constants of the sensing and rerouting skeleton.
+    fn rules(&self) -> Rules {
+        Rules {
+            sensing: Sensing {
+                rtt_gain: self.rtt_gain,
+                stale: self.stale_us,
+                ecn_window: self.ecn_window_us,
+                dre_tau: self.dre_tau_us,
+                retx_window: self.retx_window_us,
+                delay_signal: self.delay_signal,
+                probe_scope: self.probe_scope,
+                probe_interval: self.probe_us,
+            },
+            fail_timeouts: self.fail_timeouts,
+            probe_timeout: self.probe_timeout_us,
+            fail_retx_fraction: self.fail_retx_fraction,
+            fail_hold: self.fail_hold_us,
+            rerouting: true,
+            size_bytes: self.size_bytes,
+            size_gate: self.size_gate,
+            rate_gbps: self.rate_gbps,
+            flowlet_timeout: self.flowlet_timeout_us,
+            reroute_interval: self.reroute_interval_us,
+            reroute_probability: self.reroute_probability,
+            draw_when_certain: true,
         }
     }
 
@@ -286,9 +269,9 @@ impl HermesParams {
         match self.preset {
             Preset::Readme => self,
             Preset::Mdtlb => HermesParams {
-                rtt_low_us: 40.0,
-                rtt_high_us: 180.0,
-                delta_rtt_us: 1.0,
+                rtt_low_us: Time::from_us(40),
+                rtt_high_us: Time::from_us(180),
+                delta_rtt_us: Time::from_us(1),
                 ecn_threshold: 0.1,
                 size_bytes: 64_000,
                 ecn_window_us: Time::from_us(100),
@@ -300,233 +283,105 @@ impl HermesParams {
     }
 }
 
-/// Condition of a path as Hermes judges it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum PathType {
-    Good,
-    Gray,
-    Bad,
-    Failed,
+/// Hermes' judge (module doc): its parameters, read once.
+impl PathJudge for HermesParams {
+    /// Good, else gray.
+    const PLACE_ON: &'static [Level] = &[Level::Good, Level::Gray];
+
+    /// Bad: delay above `T_RTT_high` and ECN fraction above `T_ECN`; good: both below the low thresholds.
+    fn level(&self, rtt_us: f64, ecn: f64) -> Level {
+        if rtt_us > self.rtt_high_us.as_us() && ecn > self.ecn_threshold {
+            Level::Bad
+        } else if rtt_us < self.rtt_low_us.as_us() && ecn < self.ecn_threshold {
+            Level::Good
+        } else {
+            Level::Gray
+        }
+    }
+
+    /// [LB]'s "no information" delay.
+    fn unknown_delay(&self) -> Time {
+        self.rtt_low_us
+    }
+
+    fn moves_off(&self, level: Level) -> bool {
+        level == Level::Bad
+    }
+
+    /// Delay lower by at least `ΔRTT` and ECN fraction lower by at least `ΔECN`.
+    fn notably_better(&self, here: &PathView, there: &PathView) -> bool {
+        here.rtt_us - there.rtt_us >= self.delta_rtt_us.as_us() && here.ecn - there.ecn >= self.delta_ecn
+    }
+
+    /// Losses on a bad path are congestion drops; a path already failed stays as it is (its hold is not
+    /// extended).
+    fn losses_are_congestion(&self, path: &PathView) -> bool {
+        matches!(path.level, Level::Bad | Level::Failed)
+    }
+
+    /// A random path that has not failed (only bad ones are left).
+    fn fallback(&self) -> Fallback {
+        Fallback::Uniform
+    }
 }
 
-/// The judged state of a path at one instant.
-#[derive(Copy, Clone, Debug)]
-pub struct PathView {
-    pub kind: PathType,
-    /// Delay estimate in µs (`T_RTT_low` when unknown).
-    pub rtt_us: f64,
-    /// ECN fraction (0 when unknown).
-    pub ecn: f64,
-    /// Discounted bytes sent on the path (proportional to the local sending rate).
-    pub load: f64,
-}
-
-/// What Hermes keeps per flow besides its path and when it last sent (the flow table's port and clock).
-#[derive(Copy, Clone, Debug, Default)]
-struct FlowState {
-    dst_leaf: u32,
-    /// Last time a congestion reroute was considered.
-    last_attempt: Option<Time>,
-    /// The retransmission timer fired since the flow was last placed.
-    timed_out: bool,
-    /// Retransmissions of bytes below this are not charged to `path`: they were first sent on another path
-    /// (set to the highest byte sent when the flow moves), or belong to a recovery episode already charged
-    /// (set to the highest byte sent at each retransmission).
-    charge_from: u64,
+scheme_counters! {
+    /// What one host's Hermes did.
+    #[scheme = SPEC]
+    pub struct HermesCounters {
+        /// flows moved off their path, for congestion, after an idle gap, a timeout or a failure (first
+        /// placements not counted)
+        reroutes,
+    }
 }
 
 /// The Hermes edge balancer of one host.
 pub struct Hermes {
     cfg: HermesParams,
-    /// What the host knows about its paths, and its probing.
-    sense: PathTable,
-    /// Each flow's path; idle longer than the flowlet timeout, a flow may move (the [LB] trigger).
-    flows: FlowTable<FlowState>,
-    reroutes: u64,
-}
-
-/// How Hermes judges a path from its estimates `ps` at `now` (module doc: good, gray, bad, failed).
-fn judge(c: &HermesParams, ps: &PathState, now: Time) -> PathView {
-    let load = ps.load(now, c.dre_tau_us);
-    let fresh = ps.is_fresh(now, c.stale_us);
-    let (rtt_us, ecn) = if fresh { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_us, 0.0) };
-    let probe_lost = ps.probe_lost(now, c.probe_timeout_us);
-    let kind = if ps.timeouts > c.fail_timeouts || probe_lost || now < ps.failed_until {
-        PathType::Failed
-    } else if !fresh {
-        PathType::Gray
-    } else if rtt_us > c.rtt_high_us && ecn > c.ecn_threshold {
-        PathType::Bad
-    } else if rtt_us < c.rtt_low_us && ecn < c.ecn_threshold && ps.timeouts == 0 {
-        PathType::Good
-    } else {
-        PathType::Gray
-    };
-    PathView { kind, rtt_us, ecn, load }
+    /// The host's path sensing, its flows' paths, and the rerouting skeleton.
+    paths: Rerouter,
+    counters: HermesCounters,
 }
 
 impl Hermes {
     pub fn new(cfg: HermesParams, facts: &FabricFacts, host: u32) -> Hermes {
-        Hermes {
-            cfg,
-            sense: PathTable::new(cfg.sensing(), facts, host),
-            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
-            reroutes: 0,
-        }
+        Hermes { cfg, paths: Rerouter::new(cfg.rules(), facts, host), counters: HermesCounters::default() }
     }
 
     /// How Hermes judges path `path` towards `dst_leaf` at `now` (for inspection and tests).
     pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
-        judge(&self.cfg, self.sense.get(dst_leaf, path), now)
-    }
-
-    /// Flows this host has moved off their path (not counting first placements).
-    pub fn reroutes(&self) -> u64 {
-        self.reroutes
+        self.paths.view(&self.cfg, dst_leaf, path, now)
     }
 
     /// The path a flow of this host is pinned to, if it has one.
     pub fn flow_path(&self, flow: u32) -> Option<u16> {
-        self.flows.get(flow as u128).map(|e| e.port as u16)
-    }
-
-    /// Charges a retransmission to the path the flow was on, and applies the random-drop failure rule.
-    fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
-        let c = &self.cfg;
-        if self.sense.count_retx(dst_leaf, path, now).retx_excessive(c.fail_retx_fraction) {
-            // Losses on a congested (bad) path are congestion drops, not a failure.
-            let v = self.view(dst_leaf, path, now);
-            if v.kind != PathType::Bad && v.kind != PathType::Failed {
-                self.sense.get_mut(dst_leaf, path).failed_until = now + c.fail_hold_us;
-            }
-        }
-    }
-
-    /// Among `paths` that pass `ok`, the one with the smallest local sending rate (random tie-break).
-    fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
-        pick_least_loaded(rng, paths.iter().map(|&p| (p, self.view(dst_leaf, p, now))).filter(|(p, v)| ok(*p, v)).map(|(p, v)| (p, v.load)))
-    }
-
-    /// Placement of a new, timed-out or failed-path flow: least-loaded good, else gray, else a random path
-    /// that has not failed; `None` when every path has failed.
-    fn place(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time) -> Option<u16> {
-        if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.kind == PathType::Good) {
-            return Some(p);
-        }
-        if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.kind == PathType::Gray) {
-            return Some(p);
-        }
-        let mut pick = None;
-        let mut n = 0usize;
-        for &p in paths {
-            if self.view(dst_leaf, p, now).kind != PathType::Failed {
-                n += 1;
-                if rng.below(n) == 0 {
-                    pick = Some(p);
-                }
-            }
-        }
-        pick
-    }
-
-    /// A good (else gray) path notably better than `cur`, least loaded first; `None` if there is none.
-    fn notably_better(&self, rng: &mut Rng, dst_leaf: u32, cur: u16, paths: &[u16], now: Time) -> Option<u16> {
-        let c = &self.cfg;
-        let here = self.view(dst_leaf, cur, now);
-        let better = |p: u16, v: &PathView| p != cur && here.rtt_us - v.rtt_us >= c.delta_rtt_us && here.ecn - v.ecn >= c.delta_ecn;
-        self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.kind == PathType::Good && better(p, v))
-            .or_else(|| self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.kind == PathType::Gray && better(p, v)))
-    }
-
-    /// The flow-status gates of cautious rerouting: sent size against S, sending rate against R.
-    fn gates_open(&self, flow: &FlowView) -> bool {
-        let c = &self.cfg;
-        let size_ok = if c.size_gate == SizeGate::Below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
-        size_ok && flow_rate_bps(flow) < c.rate_gbps * 1e9
+        self.paths.flow_path(flow)
     }
 }
 
 impl EdgeBalancer for Hermes {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        let now = cx.now;
-        let dl = cx.facts.leaf_of_host(flow.dst);
-        self.sense.note_sending(dl, now);
-        let key = flow.flow as u128;
-        let chosen = match self.flows.get(key).copied() {
-            None => {
-                // With every path failed, a new flow still has to go somewhere: a random one.
-                let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
-                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
-                p
-            }
-            Some(entry) => {
-                let (cur, mut e) = (entry.port as u16, entry.data);
-                if flow.retransmission && retx_charged(&mut e.charge_from, pkt.seq, flow.sent) && paths.contains(&cur) {
-                    self.count_retx(dl, cur, now);
-                }
-                let kind = self.view(dl, cur, now).kind;
-                let next = if e.timed_out || kind == PathType::Failed || !paths.contains(&cur) {
-                    e.timed_out = false;
-                    // With every path failed, moving gains nothing: stay (unless the path is gone).
-                    match self.place(cx.rng, dl, paths, now) {
-                        Some(p) => p,
-                        None if paths.contains(&cur) => cur,
-                        None => paths[cx.rng.below(paths.len())],
-                    }
-                } else {
-                    let c = &self.cfg;
-                    let idle = c.flowlet_timeout_us > Time::ZERO && !self.flows.is_live(&entry, now);
-                    let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval_us);
-                    if (kind == PathType::Bad || idle) && due && self.gates_open(flow) {
-                        e.last_attempt = Some(now);
-                        if cx.rng.unit() < self.cfg.reroute_probability {
-                            self.notably_better(cx.rng, dl, cur, paths, now).unwrap_or(cur)
-                        } else {
-                            cur
-                        }
-                    } else {
-                        cur
-                    }
-                };
-                if next != cur {
-                    self.reroutes += 1;
-                    e.charge_from = e.charge_from.max(flow.sent);
-                }
-                *self.flows.record(key, next as u32, now) = e;
-                next
-            }
-        };
-        self.sense.count_sent(dl, chosen, now, pkt.wire_bytes);
-        chosen
+        let routed = self.paths.choose_path(&self.cfg, cx, flow, pkt, paths);
+        self.counters.reroutes += routed.moved as u64;
+        routed.path
     }
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
-        self.sense.sample_answer(cx.now, cx.facts, ack);
-        if flow.acked >= flow.size {
-            self.flows.remove(flow.flow as u128);
-        }
+        self.paths.on_ack(cx, flow, ack);
     }
 
     fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
-        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
-            e.data.timed_out = true;
-            self.sense.count_timeout(e.data.dst_leaf, e.port as u16);
-        }
+        self.paths.on_timeout(flow);
     }
 
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
-        self.sense.sample_answer(cx.now, cx.facts, reply);
+        self.paths.on_probe_reply(cx, reply);
     }
 
     /// Every probe interval: for each destination leaf in scope, probe two distinct random paths and the best
-    /// known one, ranked by (type, delay).
+    /// known one, ranked by (level, delay).
     fn on_timer(&mut self, cx: &mut EdgeCx) {
-        let now = cx.now;
-        let cfg = &self.cfg;
-        self.sense.probe_round(cx, |ps| {
-            let v = judge(cfg, ps, now);
-            (v.kind, v.rtt_us)
-        });
+        self.paths.probe_round(&self.cfg, cx);
     }
 
     fn timer_period(&self) -> Option<Time> {
@@ -538,12 +393,10 @@ impl EdgeBalancer for Hermes {
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.sense.heap_bytes()
-            + self.flows.state_bytes()
+        std::mem::size_of::<Self>() + self.paths.heap_bytes()
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("hermes_reroutes", self.reroutes)]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 }

@@ -110,7 +110,7 @@
 
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
-use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
+use super::scheme::{per_switch, reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{Decision, Hooks, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::config::QueueUnit;
 use crate::fabric::FabricFacts;
@@ -369,26 +369,28 @@ pub struct GroupView {
     pub measured: Measured,
 }
 
-/// Counters of one switch's LBT.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct LbtStats {
-    /// Decisions per class (short, long, BE), data and control packets alike.
-    pub decisions: [u64; 3],
-    /// Decisions that chose a port afresh (the first packet of a flow entry, a class change, a move).
-    pub placements: [u64; 3],
-    /// Placements that changed a live flow's port within its class (reroutes).
-    pub moves: [u64; 3],
-    /// Long / BE decisions that found every candidate at or above the threshold.
-    pub all_above: [u64; 2],
-    /// Flows that turned from short into long.
-    pub to_long: u64,
-    /// Port changes of a live flow (a move, or the short→long switch) onto a queue shorter than the one of
-    /// the port it left, per class of the packet: the flow's packets still queued on the old port are then
-    /// overtaken, so each counts a likely reordering. A sticky long/BE move always lands on a shorter queue
-    /// (it leaves a queue at or above the threshold for one below it).
-    pub to_shorter: [u64; 3],
-    /// Threshold updates.
-    pub periods: u64,
+scheme_counters! {
+    /// What one switch's LBT did; per class `short`, `long`, `be` (best effort).
+    #[scheme = SPEC]
+    pub struct LbtCounters {
+        /// decisions per class, data and control packets alike
+        decisions[short, long, be],
+        /// decisions that chose a port afresh (the first packet of a flow entry, a class change, a move)
+        placements[short, long, be],
+        /// placements that changed a live flow's port within its class (reroutes)
+        moves[short, long, be],
+        /// port changes of a live flow (a move, or the short-to-long switch) onto a queue shorter than the one
+        /// of the port it left, per class of the packet: the flow's packets still queued on the old port are
+        /// then overtaken, so each counts a likely reordering (a sticky long/BE move always lands on a shorter
+        /// queue: it leaves a queue at or above the threshold for one below it)
+        to_shorter[short, long, be],
+        /// long / BE decisions that found every candidate at or above the threshold
+        all_above[long, be],
+        /// flows that turned from short into long
+        to_long,
+        /// threshold updates
+        periods,
+    }
 }
 
 /// The last decision, for tests and decision traces.
@@ -416,7 +418,7 @@ pub struct Lbt {
     groups: Vec<Option<Group>>,
     /// Current period number (starts at 1).
     period: u32,
-    stats: LbtStats,
+    counters: LbtCounters,
     last: Option<LastDecision>,
 }
 
@@ -432,13 +434,9 @@ impl Lbt {
             flows: FlowTable::exact(Timeout::AtLeast(p.flow_idle_timeout_us), Clock::Timestamp),
             groups: Vec::new(),
             period: 1,
-            stats: LbtStats::default(),
+            counters: LbtCounters::default(),
             last: None,
         }
-    }
-
-    pub fn stats(&self) -> LbtStats {
-        self.stats
     }
 
     pub fn last_decision(&self) -> Option<LastDecision> {
@@ -601,7 +599,7 @@ impl SwitchBalancer for Lbt {
         };
         let cls = self.classify(pkt, &mut st);
         if st.placed && st.class == Class::Short && cls == Class::Long {
-            self.stats.to_long += 1;
+            self.counters.to_long += 1;
         }
         st.class = cls;
         let current = (st.placed && st.placed_as == cls && candidates.contains(&port)).then_some(port);
@@ -630,13 +628,13 @@ impl SwitchBalancer for Lbt {
         };
         let c = cls as usize;
         if st.placed && port != chosen && candidates.contains(&port) && cx.ports.queue_bytes(chosen) < cx.ports.queue_bytes(port) {
-            self.stats.to_shorter[c] += 1;
+            self.counters.to_shorter[c] += 1;
         }
-        self.stats.decisions[c] += 1;
-        self.stats.placements[c] += fresh as u64;
-        self.stats.moves[c] += current.is_some_and(|p| p != chosen) as u64;
+        self.counters.decisions[c] += 1;
+        self.counters.placements[c] += fresh as u64;
+        self.counters.moves[c] += current.is_some_and(|p| p != chosen) as u64;
         if all_above {
-            self.stats.all_above[c - 1] += 1;
+            self.counters.all_above[c - 1] += 1;
         }
         self.last = Some(LastDecision { class: cls, port: chosen, previous: current, threshold, all_above });
         if pkt.payload > 0 {
@@ -668,7 +666,7 @@ impl SwitchBalancer for Lbt {
             grp.mask.iter_mut().for_each(|m| *m = 0);
         }
         self.period = self.period.wrapping_add(1).max(1);
-        self.stats.periods += 1;
+        self.counters.periods += 1;
         self.flows.forget(cx.now, Timeout::AtLeast(p.flow_idle_timeout_us));
     }
 
@@ -676,26 +674,8 @@ impl SwitchBalancer for Lbt {
         self.decides.then_some(self.p.period_us)
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let s = &self.stats;
-        vec![
-            ("lbt_decisions_short", s.decisions[0]),
-            ("lbt_decisions_long", s.decisions[1]),
-            ("lbt_decisions_be", s.decisions[2]),
-            ("lbt_placements_short", s.placements[0]),
-            ("lbt_placements_long", s.placements[1]),
-            ("lbt_placements_be", s.placements[2]),
-            ("lbt_moves_short", s.moves[0]),
-            ("lbt_moves_long", s.moves[1]),
-            ("lbt_moves_be", s.moves[2]),
-            ("lbt_to_shorter_short", s.to_shorter[0]),
-            ("lbt_to_shorter_long", s.to_shorter[1]),
-            ("lbt_to_shorter_be", s.to_shorter[2]),
-            ("lbt_all_above_long", s.all_above[0]),
-            ("lbt_all_above_be", s.all_above[1]),
-            ("lbt_to_long", s.to_long),
-            ("lbt_periods", s.periods),
-        ]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 
     fn state_bytes(&self) -> usize {

@@ -102,15 +102,13 @@
 //! Hermes' do (40 µs is the one-way base of that fabric, so `T_LowS` sits at this fabric's base delay and
 //! `T_highS` 140 µs above it). `"published"` uses Table 5 as printed; reproductions of the paper do.
 
-use super::flowtable::{Clock, FlowTable, Timeout};
-use super::hermes::{threshold_on_fabric, DelaySignal, ProbeScope, SizeGate};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
-use super::pathsense::{flow_rate_bps, pick_least_loaded, retx_charged, PathState, PathTable, Sensing};
-use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+pub use super::pathsense::{DelaySignal, Fallback, Level, PathView, ProbeScope, SizeGate};
+use super::pathsense::{threshold_on_fabric, PathJudge, Rerouter, Rules, Sensing, Why};
+use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
 use crate::packet::Packet;
-use crate::rng::Rng;
 use crate::units::Time;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -291,42 +289,12 @@ param_choice! {
     }
 }
 
-param_choice! {
-    /// Placement when no very good, good or gray path exists.
-    pub enum Fallback {
-        /// Uniformly among the non-failed paths of the best level present (bad before very bad).
-        BestLevel = "best_level",
-        /// Uniformly among the non-failed paths (PC2 line 16).
-        Uniform = "uniform",
-    }
-}
-
-/// A path's level, best first.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    VeryGood,
-    Good,
-    Gray,
-    Bad,
-    VeryBad,
-    Failed,
-}
-
-impl Level {
-    pub fn is_good(self) -> bool {
-        matches!(self, Level::VeryGood | Level::Good)
-    }
-    pub fn is_bad(self) -> bool {
-        matches!(self, Level::Bad | Level::VeryBad)
-    }
-}
-
 impl MdtlbParams {
     /// Table 5's four RTT thresholds come from the Hermes code on [LB]'s fabric, so under `lb.timing = "fabric"`
     /// they move onto this fabric the way Hermes' do: each keeps its margin above the base delay of the delay
     /// signal ([`threshold_on_fabric`]). `ΔRTT` stays as it is.
     fn on_fabric(self, p: &Params) -> MdtlbParams {
-        let shift = |name: &str, t: Time| Time::from_us_f64(threshold_on_fabric(p, name, t.as_us(), self.delay_signal));
+        let shift = |name: &str, t: Time| threshold_on_fabric(p, name, t, self.delay_signal);
         MdtlbParams {
             rtt_low_s_us: shift("rtt_low_s_us", self.rtt_low_s_us),
             rtt_high_s_us: shift("rtt_high_s_us", self.rtt_high_s_us),
@@ -336,68 +304,87 @@ impl MdtlbParams {
         }
     }
 
-    /// The sensing constants the path table needs (Hermes' sensing, MDTLB's values).
-    fn sensing(&self) -> Sensing {
-        Sensing {
-            rtt_gain: self.rtt_gain,
-            stale: self.stale_us,
-            ecn_window: self.ecn_window_us,
-            dre_tau: self.dre_tau_us,
-            retx_window: self.retx_window_us,
-            delay_signal: self.delay_signal,
-            probe_scope: self.probe_scope,
-            probe_interval: self.probe_us,
+    /// The constants of the sensing and rerouting skeleton (Hermes' mechanism, MDTLB's values).
+    fn rules(&self) -> Rules {
+        Rules {
+            sensing: Sensing {
+                rtt_gain: self.rtt_gain,
+                stale: self.stale_us,
+                ecn_window: self.ecn_window_us,
+                dre_tau: self.dre_tau_us,
+                retx_window: self.retx_window_us,
+                delay_signal: self.delay_signal,
+                probe_scope: self.probe_scope,
+                probe_interval: self.probe_us,
+            },
+            fail_timeouts: self.fail_timeouts,
+            probe_timeout: self.probe_timeout_us,
+            fail_retx_fraction: self.fail_retx_fraction,
+            fail_hold: self.fail_hold_us,
+            rerouting: self.rerouting,
+            size_bytes: self.size_bytes,
+            size_gate: self.size_gate,
+            rate_gbps: self.rate_gbps,
+            flowlet_timeout: self.flowlet_timeout_us,
+            reroute_interval: self.reroute_interval_us,
+            reroute_probability: self.reroute_probability,
+            draw_when_certain: false,
         }
     }
 }
 
-/// The four RTT thresholds in integer nanoseconds.
+/// The four RTT thresholds, each a whole number of nanoseconds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Thresholds {
-    pub low_s_ns: u64,
-    pub high_s_ns: u64,
-    pub low_d_ns: u64,
-    pub high_d_ns: u64,
+    pub low_s: Time,
+    pub high_s: Time,
+    pub low_d: Time,
+    pub high_d: Time,
 }
 
 impl Thresholds {
-    /// The static thresholds of `cfg` and its initial dynamic ones scaled by `(100 + c) / 100`.
+    /// The static thresholds of `cfg` and its initial dynamic ones scaled by `(100 + c) / 100`, each truncated to
+    /// the nanosecond.
     pub fn at(cfg: &MdtlbParams, c: i32) -> Thresholds {
         let ns = |t: Time| t.ps() / 1000;
-        let scale = |t: Time| (ns(t) as i64 * (100 + c as i64) / 100).max(0) as u64;
-        Thresholds { low_s_ns: ns(cfg.rtt_low_s_us), high_s_ns: ns(cfg.rtt_high_s_us), low_d_ns: scale(cfg.rtt_low_d_us), high_d_ns: scale(cfg.rtt_high_d_us) }
+        let scale = |t: Time| Time::from_ns((ns(t) as i64 * (100 + c as i64) / 100).max(0) as u64);
+        Thresholds {
+            low_s: Time::from_ns(ns(cfg.rtt_low_s_us)),
+            high_s: Time::from_ns(ns(cfg.rtt_high_s_us)),
+            low_d: scale(cfg.rtt_low_d_us),
+            high_d: scale(cfg.rtt_high_d_us),
+        }
     }
 }
 
 /// The level of a path with RTT `rtt_us` and ECN fraction `ecn` (before timeouts and failure), PC1 lines 2–6.
 pub fn judge(rtt_us: f64, ecn: f64, th: &Thresholds, ecn_threshold: f64, how: Judge, ecn_mode: EcnMode) -> Level {
-    let us = |ns: u64| ns as f64 / 1000.0;
     let ecn_low = ecn_mode == EcnMode::RttOnly || ecn < ecn_threshold;
     let ecn_high = ecn_mode == EcnMode::RttOnly || ecn > ecn_threshold;
     match how {
         Judge::Literal => {
-            if ecn_low && rtt_us < us(th.low_s_ns) {
+            if ecn_low && rtt_us < th.low_s.as_us() {
                 Level::VeryGood
-            } else if ecn_low && rtt_us < us(th.low_d_ns) {
+            } else if ecn_low && rtt_us < th.low_d.as_us() {
                 Level::Good
-            } else if ecn_high && rtt_us > us(th.high_s_ns) {
+            } else if ecn_high && rtt_us > th.high_s.as_us() {
                 Level::Bad
-            } else if ecn_high && rtt_us > us(th.high_d_ns) {
+            } else if ecn_high && rtt_us > th.high_d.as_us() {
                 Level::VeryBad
             } else {
                 Level::Gray
             }
         }
         Judge::Band => {
-            let (lo_in, lo_out) = (th.low_s_ns.min(th.low_d_ns), th.low_s_ns.max(th.low_d_ns));
-            let (hi_in, hi_out) = (th.high_s_ns.min(th.high_d_ns), th.high_s_ns.max(th.high_d_ns));
-            if ecn_low && rtt_us < us(lo_in) && lo_in < lo_out {
+            let (lo_in, lo_out) = (th.low_s.min(th.low_d), th.low_s.max(th.low_d));
+            let (hi_in, hi_out) = (th.high_s.min(th.high_d), th.high_s.max(th.high_d));
+            if ecn_low && rtt_us < lo_in.as_us() && lo_in < lo_out {
                 Level::VeryGood
-            } else if ecn_low && rtt_us < us(lo_out) {
+            } else if ecn_low && rtt_us < lo_out.as_us() {
                 Level::Good
-            } else if ecn_high && rtt_us > us(hi_out) && hi_in < hi_out {
+            } else if ecn_high && rtt_us > hi_out.as_us() && hi_in < hi_out {
                 Level::VeryBad
-            } else if ecn_high && rtt_us > us(hi_in) {
+            } else if ecn_high && rtt_us > hi_in.as_us() {
                 Level::Bad
             } else {
                 Level::Gray
@@ -432,94 +419,90 @@ pub fn adapt_delta(rule: AdaptRule, good: usize, bad: usize, n: usize, small: f6
     }
 }
 
-/// The judged state of a path at one instant.
-#[derive(Copy, Clone, Debug)]
-pub struct PathView {
-    pub level: Level,
-    /// Whether the path has a fresh estimate (an unknown path is gray and excluded from the shares).
-    pub measured: bool,
-    /// RTT estimate in µs (`T_LowS` when unknown).
-    pub rtt_us: f64,
-    /// ECN fraction (0 when unknown).
-    pub ecn: f64,
-    /// Discounted bytes sent on the path (proportional to the local sending rate r_p).
-    pub load: f64,
+scheme_counters! {
+    /// What one host's MDTLB did.
+    #[scheme = SPEC]
+    pub struct MdtlbCounters {
+        /// new flows placed
+        placements,
+        /// flows placed again after a timeout or on a failed path (whether or not the path changed)
+        replacements,
+        /// flows moved off a very bad path (PC2 lines 17–33)
+        reroutes,
+        /// flows moved after an idle gap longer than the flowlet timeout
+        idle_reroutes,
+        /// placements that found no very good, good or gray path (the fallback of PC2 line 16)
+        fallbacks,
+        /// steps of c up (the dynamic RTT thresholds raised)
+        threshold_steps_up,
+        /// steps of c down
+        threshold_steps_down,
+    }
 }
 
-/// What MDTLB keeps per flow besides its path and when it last sent (the flow table's port and clock).
-#[derive(Copy, Clone, Debug, Default)]
-struct FlowState {
-    dst_leaf: u32,
-    /// Last time a move was considered (anti-herding interval).
-    last_attempt: Option<Time>,
-    /// `i_f_timeout` (Table 1): a timeout fired since the flow was last placed.
-    timed_out: bool,
-    /// `n_timeout` (Table 1): timeouts the flow has had (statistics).
-    timeouts: u32,
-    /// Retransmissions of bytes below this are not charged to the path (see Hermes).
-    charge_from: u64,
+/// MDTLB's judge: its parameters and the thresholds in force.
+struct MdtlbJudge {
+    cfg: MdtlbParams,
+    /// Dynamic thresholds (and the static ones) for the current c.
+    th: Thresholds,
 }
 
-/// What one host's MDTLB did, for tests and inspection.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// New flows placed.
-    pub placements: u64,
-    /// Flows placed again after a timeout or on a failed path (whether or not the path changed).
-    pub replacements: u64,
-    /// Flows moved off a very bad path (PC2 lines 17–33).
-    pub reroutes: u64,
-    /// Flows moved after an idle gap longer than the flowlet timeout.
-    pub idle_reroutes: u64,
-    /// Placements that found no very good, good or gray path (the fallback of PC2 line 16).
-    pub fallbacks: u64,
-    /// Steps of c up and down.
-    pub steps_up: u64,
-    pub steps_down: u64,
+impl PathJudge for MdtlbJudge {
+    /// PC2 lines 4–16: very good, else good, else gray.
+    const PLACE_ON: &'static [Level] = &[Level::VeryGood, Level::Good, Level::Gray];
+
+    /// PC1 lines 2–6 ([`judge`]).
+    fn level(&self, rtt_us: f64, ecn: f64) -> Level {
+        let c = &self.cfg;
+        judge(rtt_us, ecn, &self.th, c.ecn_threshold, c.judge, c.ecn_mode)
+    }
+
+    /// `T_LowS`.
+    fn unknown_delay(&self) -> Time {
+        self.cfg.rtt_low_s_us
+    }
+
+    /// PC2 line 17: only a very bad path.
+    fn moves_off(&self, level: Level) -> bool {
+        level == Level::VeryBad
+    }
+
+    /// RTT lower by more than ΔRTT and (unless judging by RTT alone) ECN fraction lower by more than ΔECN.
+    fn notably_better(&self, here: &PathView, there: &PathView) -> bool {
+        let c = &self.cfg;
+        here.rtt_us - there.rtt_us > c.delta_rtt_us.as_us() && (c.ecn_mode == EcnMode::RttOnly || here.ecn - there.ecn > c.delta_ecn)
+    }
+
+    /// PC1 line 7: losses on a path whose level (before the failure rules) is bad or very bad.
+    fn losses_are_congestion(&self, path: &PathView) -> bool {
+        path.measured && self.level(path.rtt_us, path.ecn).is_bad()
+    }
+
+    fn fallback(&self) -> Fallback {
+        self.cfg.fallback
+    }
 }
 
 /// The MDTLB edge balancer of one host.
 pub struct Mdtlb {
-    cfg: MdtlbParams,
-    /// What the host knows about its paths, and its probing (Hermes').
-    sense: PathTable,
-    flows: FlowTable<FlowState>,
+    judge: MdtlbJudge,
+    /// The host's path sensing, its flows' paths, and the rerouting skeleton (Hermes').
+    paths: Rerouter,
     /// changeRatio c, in percent of the initial dynamic thresholds.
     change: i32,
-    /// Dynamic thresholds (and the static ones) for the current c.
-    th: Thresholds,
     /// When c last had a chance to move.
     last_adapt: Option<Time>,
-    counters: Counters,
-}
-
-/// How MDTLB judges a path from its estimates `ps` at `now` under thresholds `th`: PC1's level, then the
-/// timeout and failure overrides.
-fn level_of(c: &MdtlbParams, th: &Thresholds, ps: &PathState, now: Time) -> PathView {
-    let load = ps.load(now, c.dre_tau_us);
-    let measured = ps.is_fresh(now, c.stale_us);
-    let (rtt_us, ecn) = if measured { (ps.rtt_us, ps.ecn_fraction()) } else { (c.rtt_low_s_us.as_us(), 0.0) };
-    let mut level = if measured { judge(rtt_us, ecn, th, c.ecn_threshold, c.judge, c.ecn_mode) } else { Level::Gray };
-    if level.is_good() && ps.timeouts > 0 {
-        // A path that timed out since it last delivered anything is not good.
-        level = Level::Gray;
-    }
-    if ps.timeouts > c.fail_timeouts || ps.probe_lost(now, c.probe_timeout_us) || now < ps.failed_until {
-        level = Level::Failed;
-    }
-    PathView { level, measured, rtt_us, ecn, load }
+    counters: MdtlbCounters,
 }
 
 impl Mdtlb {
     pub fn new(cfg: MdtlbParams, facts: &FabricFacts, host: u32) -> Mdtlb {
         Mdtlb {
-            cfg,
-            sense: PathTable::new(cfg.sensing(), facts, host),
-            flows: FlowTable::exact(Timeout::Over(cfg.flowlet_timeout_us), Clock::Timestamp),
+            judge: MdtlbJudge { cfg, th: Thresholds::at(&cfg, 0) },
+            paths: Rerouter::new(cfg.rules(), facts, host),
             change: 0,
-            th: Thresholds::at(&cfg, 0),
             last_adapt: None,
-            counters: Counters::default(),
+            counters: MdtlbCounters::default(),
         }
     }
 
@@ -530,114 +513,37 @@ impl Mdtlb {
 
     /// Sets c (clamped to its bounds) and the dynamic thresholds with it: a test hook.
     pub fn set_change_ratio(&mut self, c: i32) {
-        self.change = c.clamp(-(self.cfg.ratio_floor_pct as i32), self.cfg.ratio_max_pct as i32);
-        self.th = Thresholds::at(&self.cfg, self.change);
+        let cfg = &self.judge.cfg;
+        self.change = c.clamp(-(cfg.ratio_floor_pct as i32), cfg.ratio_max_pct as i32);
+        self.judge.th = Thresholds::at(cfg, self.change);
     }
 
     /// The thresholds in force.
     pub fn thresholds(&self) -> Thresholds {
-        self.th
-    }
-
-    pub fn counters(&self) -> Counters {
-        self.counters
-    }
-
-    /// Flows moved off their path for congestion or after an idle gap (first placements and failure
-    /// handling not counted).
-    pub fn reroutes(&self) -> u64 {
-        self.counters.reroutes + self.counters.idle_reroutes
+        self.judge.th
     }
 
     /// The path a flow of this host is pinned to, if it has one.
     pub fn flow_path(&self, flow: u32) -> Option<u16> {
-        self.flows.get(flow as u128).map(|e| e.port as u16)
+        self.paths.flow_path(flow)
     }
 
     /// How MDTLB judges path `path` towards `dst_leaf` at `now`, from the current estimates and thresholds.
     pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
-        level_of(&self.cfg, &self.th, self.sense.get(dst_leaf, path), now)
-    }
-
-    /// Charges a retransmission to a path and applies the random-drop failure rule (PC1 line 7, second half).
-    fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) {
-        let c = &self.cfg;
-        let ps = self.sense.count_retx(dst_leaf, path, now);
-        if ps.retx_excessive(c.fail_retx_fraction) {
-            // The level before the failure override: losses on a bad or very bad path are congestion drops.
-            let congested = ps.is_fresh(now, c.stale_us) && judge(ps.rtt_us, ps.ecn_fraction(), &self.th, c.ecn_threshold, c.judge, c.ecn_mode).is_bad();
-            if !congested {
-                self.sense.get_mut(dst_leaf, path).failed_until = now + c.fail_hold_us;
-            }
-        }
-    }
-
-    /// Among `paths` that pass `ok`, the one with the smallest local sending rate (random tie-break).
-    fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
-        pick_least_loaded(rng, paths.iter().map(|&p| (p, self.view(dst_leaf, p, now))).filter(|(p, v)| ok(*p, v)).map(|(p, v)| (p, v.load)))
-    }
-
-    /// PC2 lines 4–16: the least-loaded very good path, else good, else gray, else the fallback among the
-    /// paths that have not failed; `None` when every path has failed.
-    fn place(&mut self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time) -> Option<u16> {
-        for level in [Level::VeryGood, Level::Good, Level::Gray] {
-            if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.level == level) {
-                return Some(p);
-            }
-        }
-        let target = match self.cfg.fallback {
-            Fallback::BestLevel => paths.iter().map(|&p| self.view(dst_leaf, p, now).level).filter(|&l| l != Level::Failed).min(),
-            Fallback::Uniform => None,
-        };
-        let mut pick = None;
-        let mut n = 0usize;
-        for &p in paths {
-            let l = self.view(dst_leaf, p, now).level;
-            if l != Level::Failed && target.is_none_or(|t| l == t) {
-                n += 1;
-                if rng.below(n) == 0 {
-                    pick = Some(p);
-                }
-            }
-        }
-        if pick.is_some() {
-            self.counters.fallbacks += 1;
-        }
-        pick
-    }
-
-    /// PC2 lines 19–33: a very good (else good, else gray) path notably better than `cur`, least loaded first.
-    fn notably_better(&self, rng: &mut Rng, dst_leaf: u32, cur: u16, paths: &[u16], now: Time) -> Option<u16> {
-        let c = &self.cfg;
-        let here = self.view(dst_leaf, cur, now);
-        let d_rtt = c.delta_rtt_us.as_us();
-        let rtt_only = c.ecn_mode == EcnMode::RttOnly;
-        let better = |p: u16, v: &PathView| p != cur && here.rtt_us - v.rtt_us > d_rtt && (rtt_only || here.ecn - v.ecn > c.delta_ecn);
-        for level in [Level::VeryGood, Level::Good, Level::Gray] {
-            if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.level == level && better(p, v)) {
-                return Some(p);
-            }
-        }
-        None
-    }
-
-    /// PC2 line 18: sent size against S, sending rate against R.
-    fn gates_open(&self, flow: &FlowView) -> bool {
-        let c = &self.cfg;
-        let size_ok = if c.size_gate == SizeGate::Below { flow.sent < c.size_bytes } else { flow.sent >= c.size_bytes };
-        size_ok && flow_rate_bps(flow) < c.rate_gbps * 1e9
+        self.paths.view(&self.judge, dst_leaf, path, now)
     }
 
     /// One step of the dynamic thresholds from the shares of good and bad paths among this host's measured,
     /// non-failed paths (L136–L137), at most once per adapt interval.
     fn adapt(&mut self, now: Time) {
-        let c = &self.cfg;
+        let c = &self.judge.cfg;
         if c.adapt_step_pct == 0 || self.last_adapt.is_some_and(|t| now.saturating_sub(t) < c.adapt_interval_us) {
             return;
         }
         let (mut n, mut good, mut bad) = (0usize, 0usize, 0usize);
-        for d in 0..self.sense.leaves() {
-            for &p in self.sense.usable(d) {
+        let sense = self.paths.sense();
+        for d in 0..sense.leaves() {
+            for &p in sense.usable(d) {
                 let v = self.view(d, p, now);
                 if !v.measured || v.level == Level::Failed {
                     continue;
@@ -655,120 +561,67 @@ impl Mdtlb {
         let before = self.change;
         self.set_change_ratio(before + delta);
         if self.change > before {
-            self.counters.steps_up += 1;
+            self.counters.threshold_steps_up += 1;
         } else if self.change < before {
-            self.counters.steps_down += 1;
+            self.counters.threshold_steps_down += 1;
         }
     }
-
 }
 
 impl EdgeBalancer for Mdtlb {
     fn sets_ect(&self) -> bool {
-        self.cfg.edge_ect
+        self.judge.cfg.edge_ect
     }
 
+    /// PC2: the skeleton places and moves the flow by MDTLB's judge; a new flow's placement may then step c
+    /// (`adapt_trigger = "new_flow"`, Table 4).
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        let now = cx.now;
-        let dl = cx.facts.leaf_of_host(flow.dst);
-        self.sense.note_sending(dl, now);
-        let key = flow.flow as u128;
-        let chosen = match self.flows.get(key).copied() {
-            None => {
-                // With every path failed, a new flow still has to go somewhere: a random one.
-                let p = self.place(cx.rng, dl, paths, now).unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
-                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
-                self.counters.placements += 1;
-                if self.cfg.adapt_trigger == AdaptTrigger::NewFlow {
-                    self.adapt(now);
-                }
-                p
-            }
-            Some(entry) => {
-                let (cur, mut e) = (entry.port as u16, entry.data);
-                if flow.retransmission && retx_charged(&mut e.charge_from, pkt.seq, flow.sent) && paths.contains(&cur) {
-                    self.count_retx(dl, cur, now);
-                }
-                let level = if paths.contains(&cur) { self.view(dl, cur, now).level } else { Level::Failed };
-                let next = if e.timed_out || level == Level::Failed {
-                    // PC2 line 3: placed again, no gates.
-                    e.timed_out = false;
-                    self.counters.replacements += 1;
-                    match self.place(cx.rng, dl, paths, now) {
-                        Some(p) => p,
-                        None if paths.contains(&cur) => cur,
-                        None => paths[cx.rng.below(paths.len())],
-                    }
-                } else {
-                    let c = &self.cfg;
-                    let idle = c.flowlet_timeout_us > Time::ZERO && !self.flows.is_live(&entry, now);
-                    let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= c.reroute_interval_us);
-                    if c.rerouting && (level == Level::VeryBad || idle) && due && self.gates_open(flow) {
-                        e.last_attempt = Some(now);
-                        let go = c.reroute_probability >= 1.0 || cx.rng.unit() < c.reroute_probability;
-                        let p = if go { self.notably_better(cx.rng, dl, cur, paths, now).unwrap_or(cur) } else { cur };
-                        if p != cur {
-                            if level == Level::VeryBad {
-                                self.counters.reroutes += 1;
-                            } else {
-                                self.counters.idle_reroutes += 1;
-                            }
-                        }
-                        p
-                    } else {
-                        cur
-                    }
-                };
-                if next != cur {
-                    e.charge_from = e.charge_from.max(flow.sent);
-                }
-                *self.flows.record(key, next as u32, now) = e;
-                next
-            }
-        };
-        self.sense.count_sent(dl, chosen, now, pkt.wire_bytes);
-        chosen
+        let routed = self.paths.choose_path(&self.judge, cx, flow, pkt, paths);
+        let c = &mut self.counters;
+        c.fallbacks += routed.fallback as u64;
+        match routed.why {
+            Why::New => c.placements += 1,
+            Why::Replaced => c.replacements += 1,
+            Why::Congested => c.reroutes += routed.moved as u64,
+            Why::Idle => c.idle_reroutes += routed.moved as u64,
+            Why::Kept => {}
+        }
+        if routed.why == Why::New && self.judge.cfg.adapt_trigger == AdaptTrigger::NewFlow {
+            self.adapt(cx.now);
+        }
+        routed.path
     }
 
     fn on_ack(&mut self, cx: &mut EdgeCx, flow: &FlowView, ack: &Packet) {
-        self.sense.sample_answer(cx.now, cx.facts, ack);
-        if flow.acked >= flow.size {
-            self.flows.remove(flow.flow as u128);
-        }
+        self.paths.on_ack(cx, flow, ack);
     }
 
     fn on_timeout(&mut self, _cx: &mut EdgeCx, flow: &FlowView) {
-        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
-            e.data.timed_out = true;
-            e.data.timeouts += 1;
-            self.sense.count_timeout(e.data.dst_leaf, e.port as u16);
-        }
+        self.paths.on_timeout(flow);
     }
 
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
-        self.sense.sample_answer(cx.now, cx.facts, reply);
+        self.paths.on_probe_reply(cx, reply);
     }
 
     /// Every probe interval: Hermes' probe round, the best known path ranked by (level, RTT). With
     /// `adapt_trigger = "timer"`, first the threshold step, while the host sent to some leaf lately.
     fn on_timer(&mut self, cx: &mut EdgeCx) {
         let now = cx.now;
-        let horizon = self.cfg.adapt_interval_us.mul(10);
-        if self.cfg.adapt_trigger == AdaptTrigger::Timer && (0..self.sense.leaves()).any(|d| !self.sense.usable(d).is_empty() && self.sense.sent_within(d, now, horizon)) {
+        let c = &self.judge.cfg;
+        let horizon = c.adapt_interval_us.mul(10);
+        let sense = self.paths.sense();
+        if c.adapt_trigger == AdaptTrigger::Timer && (0..sense.leaves()).any(|d| !sense.usable(d).is_empty() && sense.sent_within(d, now, horizon)) {
             self.adapt(now);
         }
-        if self.cfg.probe_us == Time::ZERO {
+        if self.judge.cfg.probe_us == Time::ZERO {
             return;
         }
-        let (cfg, th) = (&self.cfg, &self.th);
-        self.sense.probe_round(cx, |ps| {
-            let v = level_of(cfg, th, ps, now);
-            (v.level, v.rtt_us)
-        });
+        self.paths.probe_round(&self.judge, cx);
     }
 
     fn timer_period(&self) -> Option<Time> {
-        let c = &self.cfg;
+        let c = &self.judge.cfg;
         if c.probe_us > Time::ZERO {
             Some(c.probe_us)
         } else if c.adapt_trigger == AdaptTrigger::Timer {
@@ -779,22 +632,11 @@ impl EdgeBalancer for Mdtlb {
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.sense.heap_bytes()
-            + self.flows.state_bytes()
+        std::mem::size_of::<Self>() + self.paths.heap_bytes()
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.counters;
-        vec![
-            ("mdtlb_placements", c.placements),
-            ("mdtlb_replacements", c.replacements),
-            ("mdtlb_reroutes", c.reroutes),
-            ("mdtlb_idle_reroutes", c.idle_reroutes),
-            ("mdtlb_fallbacks", c.fallbacks),
-            ("mdtlb_threshold_steps_up", c.steps_up),
-            ("mdtlb_threshold_steps_down", c.steps_down),
-        ]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 }
 

@@ -322,12 +322,12 @@ pub trait SwitchBalancer: Send {
     fn state_bytes(&self) -> usize {
         0
     }
-    /// The scheme's own counters at the end of the run, `(name, value)`: each name becomes a column of the
-    /// per-switch table (0 for switches that do not report it), and the run statistics sum them by name over
-    /// every switch and host (`RunStats::scheme_counters`); so give names the scheme's prefix (`tr_fallbacks`)
-    /// and never a fixed column's name (`node`, `kind`, `decisions`, `state_bytes`, ...). None by default.
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        Vec::new()
+    /// The scheme's own counters at the end of the run, declared once with `scheme::scheme_counters!`
+    /// (`self.counters.report()`). The engine names each `<scheme>_<counter>`: a column of the per-switch
+    /// table (0 for switches that do not report it), summed by that name over every switch and host in
+    /// `RunStats::scheme_counters`. None by default.
+    fn counters(&self) -> scheme::CounterReport {
+        scheme::CounterReport::default()
     }
     /// The per-packet hooks this balancer implements (see [`Hooks`]); override only to declare fewer.
     fn hooks(&self) -> Hooks {
@@ -409,9 +409,9 @@ pub trait EdgeBalancer: Send {
     fn sets_ect(&self) -> bool {
         false
     }
-    /// The scheme's own event counts by name, summed over every host into `RunStats::scheme_counters`
-    /// (see [`SwitchBalancer::counters`]). None by default.
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        Vec::new()
+    /// The scheme's own counters, summed over every host into `RunStats::scheme_counters` (see
+    /// [`SwitchBalancer::counters`]). None by default.
+    fn counters(&self) -> scheme::CounterReport {
+        scheme::CounterReport::default()
     }
 }

@@ -1,8 +1,12 @@
-//! Host-side path sensing shared by the edge schemes that judge paths from their own traffic (Hermes, MDTLB).
+//! What Hermes and MDTLB share: a sending host's sensing of its paths, and the rerouting skeleton built on it.
 //!
-//! MDTLB describes only what it changes in Hermes; how a host learns about its paths is Hermes' in both, so it
-//! lives here once. What stays in each scheme is what it *concludes* from the estimates: the path types or
-//! levels, which path a flow takes, and when a path counts as failed.
+//! MDTLB describes only what it changes in Hermes; how a host learns about its paths, and the mechanism by
+//! which it places and moves its flows, are Hermes' in both, so they live here once. What stays in each
+//! scheme is its **judge** ([`PathJudge`]): how it grades a path from its delay and ECN estimates (Hermes'
+//! good / gray / bad, MDTLB's five levels and self-adjusting thresholds), which levels a flow is placed on,
+//! which level makes a flow move, what "notably better" means, and whether losses on a path are congestion.
+//!
+//! # Sensing
 //!
 //! **What a host knows.** A sending host keeps one [`PathState`] per (destination leaf, uplink) in a
 //! [`PathTable`], shared by all its flows. It is filled only from what comes back to the host in packets (ACKs
@@ -19,18 +23,54 @@
 //! ```
 //!
 //! **Probing (Hermes' power of two choices).** Every probe interval, for each destination leaf in scope, the
-//! host probes two distinct random paths plus the best path it knows (the scheme ranks them), or every path
-//! when there are at most three. A leaf is in scope when the host sent data towards it within the last 10
-//! probe intervals (`ProbeScope::Active`), or always (`All`). The probe goes to the host with the prober's
-//! index on the destination leaf. The send time of a path's oldest unanswered probe is kept, so the scheme
-//! can fail a path whose probe never came back; any answer from the path clears it.
+//! host probes two distinct random paths plus the best path it knows (ranked by the judge's level, then
+//! delay), or every path when there are at most three. A leaf is in scope when the host sent data towards it
+//! within the last 10 probe intervals (`ProbeScope::Active`), or always (`All`). The probe goes to the host
+//! with the prober's index on the destination leaf. The send time of a path's oldest unanswered probe is kept,
+//! so that a path whose probe never came back fails; any answer from the path clears it.
 //!
 //! **The delay of an answer** is the round trip (now minus the echoed send time) or, with
 //! `DelaySignal::OneWay`, the data's one-way delay (the answer's own send time minus the echoed one; clocks
-//! are exact in a simulator).
+//! are exact in a simulator). The estimate is kept in µs as a float (an EWMA); every delay *threshold* it is
+//! compared with is a [`Time`].
+//!
+//! # Judging a path ([`Rerouter::view`])
+//!
+//! An unmeasured path (no sample within `stale`) is gray, compared as if its delay were the judge's
+//! [`PathJudge::unknown_delay`] and its ECN fraction 0. A measured one gets the judge's
+//! [`PathJudge::level`] from its delay and ECN estimates. Then two rules common to both schemes: a path with
+//! a timeout since it last delivered anything is not good (a good level becomes gray), and a path is
+//! **failed** when it had more than `fail_timeouts` timeouts with nothing delivered since (a blackhole), when
+//! a probe has gone unanswered for `probe_timeout`, or for `fail_hold` after its retransmission fraction
+//! exceeded `fail_retx_fraction` while the judge did not call those losses congestion (random drops).
+//!
+//! # Rerouting ([`Rerouter::choose_path`])
+//!
+//! For every data packet the host sends:
+//!
+//! ```text
+//!  new flow ─────────────────────────────► place(): least loaded path of the judge's first placement level
+//!                                          that has one, else the fallback among the paths not failed
+//!  placed flow ─ retransmission? ─► charge it to the path (once per loss episode), maybe fail the path
+//!              ─ timed out, or path failed / gone ─► place() again (no gates)
+//!              ─ path at the judge's move level, or idle > flowlet timeout ─► the gates:
+//!                  rerouting on, the flow's last attempt ≥ reroute interval ago, size gate S (sent bytes
+//!                  below or at least S), rate gate (cwnd / srtt below R), then a draw against the reroute
+//!                  probability ─► notably_better(): least loaded path, by the placement levels in turn,
+//!                  that the judge calls notably better than the current one; none: stay
+//!              ─ otherwise stay
+//! ```
+//!
+//! "Least loaded" is the smallest local sending rate r_p, ties broken uniformly at random. The fallback is
+//! uniform among the paths not failed, or among those of the best level present (MDTLB's option); if every
+//! path has failed, a new flow takes a random one and a placed flow stays (unless its path is gone). A flow
+//! that moves stops charging retransmissions of the bytes it sent before the move to its new path. A flow's
+//! entry is dropped when every byte is acknowledged; its retransmission timer marks it for placing again and
+//! counts a timeout against its path. The caller learns what happened ([`Routed`]) and counts it.
 
-use super::params::param_choice;
-use super::{EdgeCx, FlowView, ProbeRequest};
+use super::flowtable::{Clock, Entry, FlowTable, Timeout};
+use super::params::{param_choice, Params};
+use super::{EdgeCx, FlowView, PacketMut, ProbeRequest};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, NO_PATH};
 use crate::rng::Rng;
@@ -42,6 +82,26 @@ param_choice! {
         /// Those it sent data to within the last 10 probe intervals.
         Active = "active",
         All = "all",
+    }
+}
+
+param_choice! {
+    /// Which flows the size gate S lets move.
+    pub enum SizeGate {
+        /// Fewer than S bytes sent (MDTLB's rerouting rule).
+        Below = "below",
+        /// At least S bytes (the [Hermes] paper, and [LB]).
+        AtLeast = "at_least",
+    }
+}
+
+param_choice! {
+    /// Placement when no path of a placement level exists.
+    pub enum Fallback {
+        /// Uniformly among the non-failed paths of the best level present (bad before very bad).
+        BestLevel = "best_level",
+        /// Uniformly among the non-failed paths.
+        Uniform = "uniform",
     }
 }
 
@@ -428,4 +488,388 @@ pub fn pick_least_loaded(rng: &mut Rng, candidates: impl IntoIterator<Item = (u1
         }
     }
     best.map(|(p, _)| p)
+}
+
+/// One-way base delay (us) of the fabric [LB]'s delay thresholds were tuned on: four links of 10 us (its README:
+/// `T_RTT_low` = 20 + the one-way base delay).
+const LB_ONE_WAY_BASE_US: f64 = 40.0;
+
+/// Under `lb.timing = "fabric"`, a delay threshold the scenario did not give (`published`, tuned on [LB]'s
+/// fabric) keeps its margin above that fabric's base delay and sits that far above this fabric's base delay
+/// instead: the base of the delay signal (the base RTT, or half of it for the one-way signal). A margin is
+/// queueing, which at a given rate and marking threshold does not depend on propagation, so it is not scaled.
+/// Under `"published"`, or for a value the scenario gave, the threshold is used as written. Shared by every
+/// scheme whose thresholds come from the Hermes code (Hermes, MDTLB). The sum is taken in µs and rounded to
+/// the picosecond once.
+pub fn threshold_on_fabric(p: &Params, name: &str, published: Time, signal: DelaySignal) -> Time {
+    let Some(rtt) = p.base_rtt() else { return published };
+    if p.given(name) {
+        return published;
+    }
+    let base = match signal {
+        DelaySignal::Rtt => rtt.as_us(),
+        DelaySignal::OneWay => rtt.as_us() / 2.0,
+    };
+    Time::from_us_f64((published.as_us() - LB_ONE_WAY_BASE_US).max(0.0) + base)
+}
+
+/// A path's level, best first. Hermes grades with four of them (good, gray, bad, failed), MDTLB with all six.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    VeryGood,
+    Good,
+    Gray,
+    Bad,
+    VeryBad,
+    Failed,
+}
+
+impl Level {
+    pub fn is_good(self) -> bool {
+        matches!(self, Level::VeryGood | Level::Good)
+    }
+    pub fn is_bad(self) -> bool {
+        matches!(self, Level::Bad | Level::VeryBad)
+    }
+}
+
+/// A path as judged at one instant.
+#[derive(Copy, Clone, Debug)]
+pub struct PathView {
+    pub level: Level,
+    /// Whether the path has a fresh estimate (an unmeasured path is gray).
+    pub measured: bool,
+    /// Delay estimate in µs (the judge's [`PathJudge::unknown_delay`] when unmeasured).
+    pub rtt_us: f64,
+    /// ECN fraction (0 when unmeasured).
+    pub ecn: f64,
+}
+
+/// What a scheme concludes from the estimates of its paths; the rest of rerouting is [`Rerouter`]'s.
+pub trait PathJudge {
+    /// Levels a flow is placed on, in order of preference (the least loaded path of the first level that has
+    /// one); a move goes to a notably better path of these levels, in the same order.
+    const PLACE_ON: &'static [Level];
+    /// The level of a measured path from its delay (µs) and ECN estimates, before the timeout and failure
+    /// rules.
+    fn level(&self, rtt_us: f64, ecn: f64) -> Level;
+    /// The delay an unmeasured path is compared at.
+    fn unknown_delay(&self) -> Time;
+    /// Whether a flow on a path of this level may move for congestion (through the gates).
+    fn moves_off(&self, level: Level) -> bool;
+    /// Whether path `there` is notably better than the flow's current path `here`.
+    fn notably_better(&self, here: &PathView, there: &PathView) -> bool;
+    /// Whether the losses of a path so judged are congestion drops, which do not fail it.
+    fn losses_are_congestion(&self, path: &PathView) -> bool;
+    /// Placement when no path of a placement level exists.
+    fn fallback(&self) -> Fallback;
+}
+
+/// The constants of the rerouting skeleton, taken from the scheme's parameters.
+#[derive(Copy, Clone, Debug)]
+pub struct Rules {
+    pub sensing: Sensing,
+    /// A path with more timeouts than this and nothing delivered since is failed.
+    pub fail_timeouts: u32,
+    /// An unanswered probe fails its path after this long.
+    pub probe_timeout: Time,
+    /// A retransmission fraction above this fails a path whose losses are not congestion (0: never) ...
+    pub fail_retx_fraction: f64,
+    /// ... for this long.
+    pub fail_hold: Time,
+    /// Whether placed flows may move at all (besides being placed again).
+    pub rerouting: bool,
+    /// The size gate: S and which flows it lets move.
+    pub size_bytes: u64,
+    pub size_gate: SizeGate,
+    /// The rate gate R: only flows sending slower than this (cwnd / srtt) move.
+    pub rate_gbps: f64,
+    /// A flow idle for longer than this may also move (0: never).
+    pub flowlet_timeout: Time,
+    /// A flow considers a move at most once per this interval.
+    pub reroute_interval: Time,
+    /// A considered move goes ahead with this probability.
+    pub reroute_probability: f64,
+    /// Whether a move certain to go ahead (probability 1) still draws its random number: Hermes' code does,
+    /// MDTLB's does not. Kept so that each scheme's random sequence, and so its results, stay as they were.
+    pub draw_when_certain: bool,
+}
+
+impl Rules {
+    /// The flow-status gates: sent size against S, sending rate against R.
+    fn gates_open(&self, flow: &FlowView) -> bool {
+        let size_ok = match self.size_gate {
+            SizeGate::Below => flow.sent < self.size_bytes,
+            SizeGate::AtLeast => flow.sent >= self.size_bytes,
+        };
+        size_ok && flow_rate_bps(flow) < self.rate_gbps * 1e9
+    }
+
+    /// The anti-herding draw of a move that passed the gates.
+    fn goes_ahead(&self, rng: &mut Rng) -> bool {
+        if self.draw_when_certain {
+            rng.unit() < self.reroute_probability
+        } else {
+            self.reroute_probability >= 1.0 || rng.unit() < self.reroute_probability
+        }
+    }
+}
+
+/// What the skeleton keeps per flow besides its path and when it last sent (the flow table's port and clock).
+#[derive(Copy, Clone, Debug, Default)]
+struct FlowState {
+    dst_leaf: u32,
+    /// Last time a move was considered (the reroute interval).
+    last_attempt: Option<Time>,
+    /// The retransmission timer fired since the flow was last placed.
+    timed_out: bool,
+    /// Retransmissions of bytes below this are not charged to the flow's path: they were first sent on
+    /// another path (set to the highest byte sent when the flow moves), or belong to a recovery episode
+    /// already charged (set to the highest byte sent at each retransmission; see [`retx_charged`]).
+    charge_from: u64,
+}
+
+/// Why a packet went where it went.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The flow's first packet: placed.
+    New,
+    /// Placed again: its retransmission timer fired, or its path failed or is gone.
+    Replaced,
+    /// A move was considered (the gates passed) because its path is at the judge's move level.
+    Congested,
+    /// A move was considered because the flow was idle longer than the flowlet timeout.
+    Idle,
+    /// The flow stays where it is.
+    Kept,
+}
+
+/// The outcome of [`Rerouter::choose_path`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Routed {
+    pub path: u16,
+    pub why: Why,
+    /// The flow was placed before and now takes another path.
+    pub moved: bool,
+    /// The placement found no path of a placement level and took the fallback.
+    pub fallback: bool,
+}
+
+/// One host's path sensing, its flows' paths, and the rules that place and move them (module doc).
+pub struct Rerouter {
+    rules: Rules,
+    sense: PathTable,
+    /// Each flow's path; idle longer than the flowlet timeout, a flow may move.
+    flows: FlowTable<FlowState>,
+    /// Scratch: the views of the candidate paths of the decision at hand.
+    views: Vec<PathView>,
+}
+
+/// Judges one path from its estimates `ps` at `now` (module doc, "Judging a path").
+#[inline]
+fn judged<J: PathJudge>(judge: &J, r: &Rules, ps: &PathState, now: Time) -> PathView {
+    let measured = ps.is_fresh(now, r.sensing.stale);
+    let (rtt_us, ecn) = if measured { (ps.rtt_us, ps.ecn_fraction()) } else { (judge.unknown_delay().as_us(), 0.0) };
+    let mut level = if measured { judge.level(rtt_us, ecn) } else { Level::Gray };
+    if level.is_good() && ps.timeouts > 0 {
+        // A path that timed out since it last delivered anything is not good.
+        level = Level::Gray;
+    }
+    if ps.timeouts > r.fail_timeouts || ps.probe_lost(now, r.probe_timeout) || now < ps.failed_until {
+        level = Level::Failed;
+    }
+    PathView { level, measured, rtt_us, ecn }
+}
+
+impl Rerouter {
+    pub fn new(rules: Rules, facts: &FabricFacts, host: u32) -> Rerouter {
+        Rerouter {
+            rules,
+            sense: PathTable::new(rules.sensing, facts, host),
+            flows: FlowTable::exact(Timeout::Over(rules.flowlet_timeout), Clock::Timestamp),
+            views: Vec::new(),
+        }
+    }
+
+    /// What the host knows about its paths.
+    pub fn sense(&self) -> &PathTable {
+        &self.sense
+    }
+
+    /// How `judge` sees path `path` towards `dst_leaf` at `now`.
+    pub fn view<J: PathJudge>(&self, judge: &J, dst_leaf: u32, path: u16, now: Time) -> PathView {
+        judged(judge, &self.rules, self.sense.get(dst_leaf, path), now)
+    }
+
+    /// The path a flow of this host is pinned to, if it has one.
+    pub fn flow_path(&self, flow: u32) -> Option<u16> {
+        self.flows.get(flow as u128).map(|e| e.port as u16)
+    }
+
+    /// The path for a data packet of `flow` among `paths` (module doc, "Rerouting"), counted as sent on it.
+    pub fn choose_path<J: PathJudge>(&mut self, judge: &J, cx: &mut EdgeCx, flow: &FlowView, pkt: &PacketMut, paths: &[u16]) -> Routed {
+        let now = cx.now;
+        let dl = cx.facts.leaf_of_host(flow.dst);
+        self.sense.note_sending(dl, now);
+        let key = flow.flow as u128;
+        let routed = match self.flows.get(key).copied() {
+            None => {
+                // With every path failed, a new flow still has to go somewhere: a random one.
+                let (placed, fallback) = self.place(judge, cx.rng, dl, paths, now);
+                let p = placed.unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
+                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
+                Routed { path: p, why: Why::New, moved: false, fallback }
+            }
+            Some(entry) => self.route_placed(judge, cx, flow, pkt, paths, dl, entry),
+        };
+        self.sense.count_sent(dl, routed.path, now, pkt.wire_bytes);
+        routed
+    }
+
+    /// [`Rerouter::choose_path`] for a flow that has a path.
+    #[allow(clippy::too_many_arguments)]
+    fn route_placed<J: PathJudge>(&mut self, judge: &J, cx: &mut EdgeCx, flow: &FlowView, pkt: &PacketMut, paths: &[u16], dl: u32, entry: Entry<FlowState>) -> Routed {
+        let now = cx.now;
+        let (cur, mut e) = (entry.port as u16, entry.data);
+        let on_cur = paths.contains(&cur);
+        if flow.retransmission && retx_charged(&mut e.charge_from, pkt.seq, flow.sent) && on_cur {
+            self.count_retx(judge, dl, cur, now);
+        }
+        let here = if on_cur { Some(self.view(judge, dl, cur, now)) } else { None };
+        let (next, why, fallback) = match here {
+            Some(here) if !e.timed_out && here.level != Level::Failed => {
+                let r = &self.rules;
+                let idle = r.flowlet_timeout > Time::ZERO && !self.flows.is_live(&entry, now);
+                let due = e.last_attempt.is_none_or(|t| now.saturating_sub(t) >= r.reroute_interval);
+                let congested = judge.moves_off(here.level);
+                if r.rerouting && (congested || idle) && due && r.gates_open(flow) {
+                    e.last_attempt = Some(now);
+                    let p = if r.goes_ahead(cx.rng) { self.notably_better(judge, cx.rng, dl, cur, &here, paths, now).unwrap_or(cur) } else { cur };
+                    (p, if congested { Why::Congested } else { Why::Idle }, false)
+                } else {
+                    (cur, Why::Kept, false)
+                }
+            }
+            _ => {
+                // Timed out, or the path failed or is gone: placed again, no gates. With every path failed,
+                // moving gains nothing: stay (unless the path is gone).
+                e.timed_out = false;
+                let (placed, fallback) = self.place(judge, cx.rng, dl, paths, now);
+                let p = match placed {
+                    Some(p) => p,
+                    None if on_cur => cur,
+                    None => paths[cx.rng.below(paths.len())],
+                };
+                (p, Why::Replaced, fallback)
+            }
+        };
+        if next != cur {
+            e.charge_from = e.charge_from.max(flow.sent);
+        }
+        *self.flows.record(flow.flow as u128, next as u32, now) = e;
+        Routed { path: next, why, moved: next != cur, fallback }
+    }
+
+    /// Charges a retransmission to a path, and fails the path if its retransmission fraction is excessive
+    /// and the judge does not call its losses congestion.
+    fn count_retx<J: PathJudge>(&mut self, judge: &J, dst_leaf: u32, path: u16, now: Time) {
+        let r = self.rules;
+        if self.sense.count_retx(dst_leaf, path, now).retx_excessive(r.fail_retx_fraction) && !judge.losses_are_congestion(&self.view(judge, dst_leaf, path, now)) {
+            self.sense.get_mut(dst_leaf, path).failed_until = now + r.fail_hold;
+        }
+    }
+
+    /// Fills `views` with the views of `paths` (each judged once per decision).
+    fn judge_all<J: PathJudge>(&mut self, judge: &J, dst_leaf: u32, paths: &[u16], now: Time) {
+        self.views.clear();
+        for &p in paths {
+            let v = judged(judge, &self.rules, self.sense.get(dst_leaf, p), now);
+            self.views.push(v);
+        }
+    }
+
+    /// Among `paths` whose view passes `ok`, the least loaded (random tie-break); `views` must be theirs. The
+    /// load (an exponential decay) is worked out only for the paths that pass.
+    fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
+        let dre_tau = self.rules.sensing.dre_tau;
+        let candidates = paths.iter().zip(&self.views).filter(|(&p, v)| ok(p, v));
+        pick_least_loaded(rng, candidates.map(|(&p, _)| (p, self.sense.get(dst_leaf, p).load(now, dre_tau))))
+    }
+
+    /// The least loaded path of the first placement level that has one, else the fallback among the paths
+    /// that have not failed (`true` when it was taken); `None` when every path has failed.
+    fn place<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time) -> (Option<u16>, bool) {
+        self.judge_all(judge, dst_leaf, paths, now);
+        for &level in J::PLACE_ON {
+            if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.level == level) {
+                return (Some(p), false);
+            }
+        }
+        let target = match judge.fallback() {
+            Fallback::BestLevel => self.views.iter().map(|v| v.level).filter(|&l| l != Level::Failed).min(),
+            Fallback::Uniform => None,
+        };
+        let mut pick = None;
+        let mut n = 0usize;
+        for (&p, v) in paths.iter().zip(&self.views) {
+            if v.level != Level::Failed && target.is_none_or(|t| v.level == t) {
+                n += 1;
+                if rng.below(n) == 0 {
+                    pick = Some(p);
+                }
+            }
+        }
+        (pick, pick.is_some())
+    }
+
+    /// A path of the placement levels, in turn, that the judge calls notably better than `cur` (seen as
+    /// `here`), least loaded first; `None` if there is none.
+    #[allow(clippy::too_many_arguments)]
+    fn notably_better<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: u32, cur: u16, here: &PathView, paths: &[u16], now: Time) -> Option<u16> {
+        self.judge_all(judge, dst_leaf, paths, now);
+        for &level in J::PLACE_ON {
+            if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.level == level && p != cur && judge.notably_better(here, v)) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// An ACK of one of the host's flows: a sample of the path it reports on; a flow whose every byte is
+    /// acknowledged is forgotten.
+    pub fn on_ack(&mut self, cx: &EdgeCx, flow: &FlowView, ack: &Packet) {
+        self.sense.sample_answer(cx.now, cx.facts, ack);
+        if flow.acked >= flow.size {
+            self.flows.remove(flow.flow as u128);
+        }
+    }
+
+    /// A retransmission timeout of `flow`: it is placed again at its next packet, and its path counts a
+    /// timeout.
+    pub fn on_timeout(&mut self, flow: &FlowView) {
+        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
+            e.data.timed_out = true;
+            self.sense.count_timeout(e.data.dst_leaf, e.port as u16);
+        }
+    }
+
+    /// A probe reply: a sample of the path it reports on.
+    pub fn on_probe_reply(&mut self, cx: &EdgeCx, reply: &Packet) {
+        self.sense.sample_answer(cx.now, cx.facts, reply);
+    }
+
+    /// One probe round, the best known path of a destination ranked by the judge's (level, delay).
+    pub fn probe_round<J: PathJudge>(&mut self, judge: &J, cx: &mut EdgeCx) {
+        let now = cx.now;
+        let rules = &self.rules;
+        self.sense.probe_round(cx, |ps| {
+            let v = judged(judge, rules, ps, now);
+            (v.level, v.rtt_us)
+        });
+    }
+
+    /// Memory held beyond the struct itself.
+    pub fn heap_bytes(&self) -> usize {
+        self.sense.heap_bytes() + self.flows.state_bytes() + self.views.capacity() * std::mem::size_of::<PathView>()
+    }
 }

@@ -66,7 +66,7 @@
 
 use super::flowhash::FlowMap;
 use super::params::{param_choice, scheme_params};
-use super::scheme::{reflect_path_and_class, Placement, SchemeSpec};
+use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut};
 use crate::fabric::FabricFacts;
 use crate::packet::{Packet, PacketKind, NO_PATH};
@@ -194,13 +194,21 @@ pub struct Presto {
     rotations: Vec<Option<Rotation>>,
     /// Per-flow state, by flow id.
     flows: FlowMap<Cell>,
-    /// Flowcells opened by all flows of this host (run summary).
-    cells_opened: u64,
+    counters: PrestoCounters,
+}
+
+scheme_counters! {
+    /// What one host's Presto did.
+    #[scheme = SPEC]
+    pub struct PrestoCounters {
+        /// flowcells opened by all flows of this host
+        flowcells,
+    }
 }
 
 impl Presto {
     pub fn new(cell_bytes: u64, random_start: bool) -> Presto {
-        Presto { cell_bytes, random_start, weights: PrestoWeights::Equal, rotations: Vec::new(), flows: FlowMap::default(), cells_opened: 0 }
+        Presto { cell_bytes, random_start, weights: PrestoWeights::Equal, rotations: Vec::new(), flows: FlowMap::default(), counters: PrestoCounters::default() }
     }
 
     /// The same sender with `weights` (equal by default).
@@ -239,14 +247,14 @@ impl EdgeBalancer for Presto {
         if c.tag == NO_PATH {
             // First segment of the flow opens its first cell.
             c.cells = 1;
-            self.cells_opened += 1;
+            self.counters.flowcells += 1;
             c.bytes = len;
             c.tag = turns[c.rr as usize % n];
         } else if c.bytes + len > self.cell_bytes {
             // This segment does not fit: it opens the next cell on the next turn's path.
             c.rr += 1;
             c.cells += 1;
-            self.cells_opened += 1;
+            self.counters.flowcells += 1;
             c.bytes = len;
             c.tag = turns[c.rr as usize % n];
         } else {
@@ -273,7 +281,7 @@ impl EdgeBalancer for Presto {
         std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>()) + rotations
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("presto_flowcells", self.cells_opened)]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 }

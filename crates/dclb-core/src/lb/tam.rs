@@ -104,7 +104,7 @@
 
 use super::flowhash::{salted_index, FlowMap};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
-use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
+use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Installed, Placement, SchemeSpec};
 use super::{Decision, Hooks, MarkablePacket, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
 use crate::packet::{class, Packet, PacketKind};
@@ -311,32 +311,36 @@ pub struct PortState {
     pub last_short: Option<Time>,
 }
 
-/// What one switch's TAM did (reported in the per-switch result table).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct TamCounters {
-    /// Short flows placed (first packet, with a choice of uplinks).
-    pub short_placements: u64,
-    /// ACK streams placed (their first ACK, with a choice).
-    pub ack_placements: u64,
-    /// Flowlet starts of long flows that were placed again (with a choice).
-    pub long_flowlets: u64,
-    /// Of those, the ones that moved to another port.
-    pub long_moves: u64,
-    /// Flows that crossed the long threshold here.
-    pub became_long: u64,
-    /// Times a long flow was entered in a port's total (the statistical sign set).
-    pub long_counted: u64,
-    /// Random draws among tied ports.
-    pub random_ties: u64,
-    /// Long flows retired by their last byte.
-    pub fin_retired: u64,
-    /// Flow entries deleted after idling (those that still counted as long are in `expired_long`).
-    pub expired: u64,
-    pub expired_long: u64,
-    /// Long-flow packets TAM marked with the queue above k*.
-    pub marks_k_star: u64,
-    /// Long-flow packets TAM marked only because a short flow was active on the port.
-    pub marks_coexist: u64,
+scheme_counters! {
+    /// What one switch's TAM did (columns `tam_*` of the per-switch result table, with `tam_flow_entries`: see
+    /// [`SwitchBalancer::counters`] below).
+    #[scheme = SPEC]
+    pub struct TamCounters {
+        /// short flows placed (first packet, with a choice of uplinks)
+        short_placements,
+        /// ACK streams placed (their first ACK, with a choice)
+        ack_placements,
+        /// flowlet starts of long flows that were placed again (with a choice)
+        long_flowlets,
+        /// of those, the ones that moved to another port
+        long_moves,
+        /// flows that crossed the long threshold here
+        became_long,
+        /// times a long flow was entered in a port's total (the statistical sign set)
+        long_counted,
+        /// random draws among tied ports
+        random_ties,
+        /// long flows retired by their last byte
+        fin_retired,
+        /// flow entries deleted after idling (those that still counted as long are also in `expired_long`)
+        expired,
+        /// flow entries deleted after idling that still counted as long
+        expired_long,
+        /// long-flow packets TAM marked with the queue above k*
+        marks_k_star,
+        /// long-flow packets TAM marked only because a short flow was active on the port
+        marks_coexist,
+    }
 }
 
 /// TAM at one switch.
@@ -413,10 +417,6 @@ impl Tam {
     /// Whether a short flow counts as active on `port` at `now`.
     pub fn short_active(&self, port: u32, now: Time) -> bool {
         self.port_state(port).last_short.is_some_and(|t| now.saturating_sub(t) <= self.short_window)
-    }
-
-    pub fn counters_now(&self) -> TamCounters {
-        self.counters
     }
 
     /// Flow entries held.
@@ -736,22 +736,11 @@ impl SwitchBalancer for Tam {
             + self.ports.len() * std::mem::size_of::<PortState>()
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.counters;
-        vec![
-            ("short_placements", c.short_placements),
-            ("ack_placements", c.ack_placements),
-            ("long_flowlets", c.long_flowlets),
-            ("long_moves", c.long_moves),
-            ("became_long", c.became_long),
-            ("long_counted", c.long_counted),
-            ("random_ties", c.random_ties),
-            ("fin_retired", c.fin_retired),
-            ("expired", c.expired),
-            ("expired_long", c.expired_long),
-            ("marks_k_star", c.marks_k_star),
-            ("marks_coexist", c.marks_coexist),
-            ("flow_entries", self.flows.len() as u64),
-        ]
+    /// The counters, then `flow_entries`: the entries held when read, a reading of the table rather than an
+    /// event count, so not a field of [`TamCounters`] (whose size `state_bytes` includes).
+    fn counters(&self) -> CounterReport {
+        let mut report = self.counters.report();
+        report.counters.push(("flow_entries", self.flows.len() as u64));
+        report
     }
 }

@@ -99,7 +99,7 @@ use super::ecmp::flow_hash_index;
 use super::flowhash::FlowMap;
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
-use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
+use super::scheme::{per_switch, reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{Decision, Hooks, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, LinkFacts};
 use crate::packet::{Packet, PacketKind};
@@ -317,26 +317,29 @@ struct Report {
     at: Time,
 }
 
-/// TR's own counters (see [`SwitchBalancer::counters`]).
-#[derive(Copy, Clone, Debug, Default)]
-pub struct TrCounters {
-    /// Data packets placed by the short-flow rule / the long-flow rule.
-    pub short_packets: u64,
-    pub long_packets: u64,
-    /// Non-data packets placed by `ack_routing`.
-    pub control_packets: u64,
-    /// Candidate uplinks excluded by the order filter, summed over decisions.
-    pub excluded: u64,
-    /// Decisions where no uplink was safe.
-    pub fallbacks: u64,
-    /// Flow entries created.
-    pub flows: u64,
-    /// Packets a spine wrote its queue into.
-    pub stamped: u64,
-    /// Reports a leaf read (and removed) from packets arriving from its uplinks.
-    pub reports: u64,
-    /// Largest `state_bytes` seen after a decision.
-    pub peak_state_bytes: u64,
+scheme_counters! {
+    /// TR's own counters (see [`SwitchBalancer::counters`]).
+    #[scheme = SPEC]
+    pub struct TrCounters {
+        /// data packets placed by the short-flow rule
+        short_packets,
+        /// data packets placed by the long-flow rule
+        long_packets,
+        /// non-data packets placed by `ack_routing`
+        control_packets,
+        /// candidate uplinks excluded by the order filter, summed over decisions
+        excluded,
+        /// decisions where no uplink was safe
+        fallbacks,
+        /// flow entries created
+        flows,
+        /// packets a spine wrote its queue into
+        stamped,
+        /// reports a leaf read (and removed) from packets arriving from its uplinks
+        reports,
+        /// largest `state_bytes` seen after a decision (a peak, not an event count)
+        peak_state_bytes,
+    }
 }
 
 /// TR at one switch: source-leaf decisions and report reading at leaves, stamping at spines.
@@ -363,7 +366,7 @@ pub struct Tr {
     t_idle: Option<Time>,
     /// Scratch: the TNL of each candidate in the decision at hand.
     tnl: Vec<Time>,
-    pub counters: TrCounters,
+    counters: TrCounters,
 }
 
 /// The key of one (flow, uplink) presence record: the 5-tuple uses the low 104 bits.
@@ -695,19 +698,8 @@ impl SwitchBalancer for Tr {
             + expiry * std::mem::size_of::<(Time, u128)>()
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.counters;
-        vec![
-            ("tr_short_packets", c.short_packets),
-            ("tr_long_packets", c.long_packets),
-            ("tr_control_packets", c.control_packets),
-            ("tr_excluded", c.excluded),
-            ("tr_fallbacks", c.fallbacks),
-            ("tr_flows", c.flows),
-            ("tr_stamped", c.stamped),
-            ("tr_reports", c.reports),
-            ("tr_peak_state_bytes", c.peak_state_bytes),
-        ]
+    fn counters(&self) -> CounterReport {
+        self.counters.report()
     }
 
     fn hooks(&self) -> Hooks {
