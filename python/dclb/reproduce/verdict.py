@@ -428,10 +428,19 @@ class Judgement:
         return f"{self.verdict.text} => {self.verdict.outcome.value} ({reason})"
 
     def row(self) -> dict[str, Any]:
-        """One row of a summary table (without paper and figure)."""
-        e, pct = self.verdict.effect, None
-        if e is not None:
-            pct = e.percent()
+        """One row of a summary table (without paper and figure). dclb's effect is a percent change for a log
+        ratio, else the difference or value itself in the metric's unit."""
+        e = self.verdict.effect
+        pct = e.percent() if e is not None and e.scale == LOG else None
+        known = e is not None and e.known
+        if pct is not None:
+            effect, lo, hi, unit = pct[0], pct[1] if known else None, pct[2] if known else None, "%"
+        elif e is not None and e.n:
+            effect, lo, hi = e.mean, e.lo if known else None, e.hi if known else None
+            unit = e.unit or ("difference" if e.scale == DIFF else "")
+        else:
+            effect = lo = hi = None
+            unit = ""
         return {
             "claim": getattr(self.claim, "text", str(self.claim)),
             "concession": bool(getattr(self.claim, "concession", False)),
@@ -439,10 +448,10 @@ class Judgement:
             "reason": self.reason.value,
             "reason_detail": self.detail,
             "paper": self.verdict.paper,
-            "dclb_effect": _round(pct[0]) if pct else (_round(e.mean) if e is not None and e.n else None),
-            "dclb_low": _round(pct[1]) if pct and e is not None and e.known else (_round(e.lo) if e is not None and e.known else None),
-            "dclb_high": _round(pct[2]) if pct and e is not None and e.known else (_round(e.hi) if e is not None and e.known else None),
-            "effect_unit": "%" if pct else (e.unit if e is not None else ""),
+            "dclb_effect": _round(effect),
+            "dclb_low": _round(lo),
+            "dclb_high": _round(hi),
+            "effect_unit": unit,
             "seeds": self.verdict.seeds,
             "points": self.verdict.points,
             "holds": self.holds,

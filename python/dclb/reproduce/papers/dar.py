@@ -35,7 +35,10 @@ Choices the paper leaves open:
 * "Reduces by 38%" is read as a relative reduction (spec §10.2). Where the order of the baselines is not
   restated (Fig. 6 b, L150) it is taken as ECMP, RPS, CONGA, LetFlow, as elsewhere. "Up to p%" is checked against
   the baseline DAR gains most on.
-* Fig. 2's workload is not stated: web search (spec), so Fig. 2 reads the runs of Fig. 4.
+* Fig. 2's workload is not stated: web search (spec), so Fig. 2 reads the runs of Fig. 4. Its absolute miss rates
+  (59%, 53%, 54%) are claims dclb cannot test: they depend on the deadlines, which the paper does not give.
+* Miss rates compare as differences per seed (they can be zero), FCTs as log ratios (:mod:`dclb.reproduce.verdict`).
+  The paper's concession of L118 (DAR's AFCT rises with load too) is a claim of Fig. 4.
 
 Not reproduced: Fig. 1 (a topology sketch of one blocked deadline flow; the engine's test ``dar.rs`` builds it
 as a behaviour test) and Fig. 3 (architecture). Scripted but cross-figure: L148's "miss rates lower under data

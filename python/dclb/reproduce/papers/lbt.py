@@ -46,13 +46,18 @@ is ECMP with DCTCP here [G].
 
 **Scales, and the load they reach.** Every run generates a fixed number of flows and lets all of them finish
 (as NS-2 studies of this lineage do). Paper: 10,000 flows per point [G] and 5 seeds [G]. Quick: 2,000 web-server,
-450 web-search and 180 data-mining flows per point, one seed. With so few flows a heavy-tailed workload does not
+450 web-search and 180 data-mining flows per point, three seeds. With so few flows a heavy-tailed workload does not
 reach its nominal load: its arrivals end before its largest flows have sent much. At quick scale, the leaf
 uplinks carry (between the first and the last arrival) about 0.1-0.5 of their capacity for web server at nominal
 0.1-0.7, 0.08-0.3 for web search and 0.04-0.07 for data mining, so the quick verdicts on the web-search and
 data-mining figures (2, 3, 7-10) describe a lightly loaded fabric. Panel (d) of Figs. 6, 8 and 10 shows it, and
-the headline's verdict line prints it. The paper scale's 10,000 flows stretch the arrivals 5 (web server) to 55
+each figure's header gives the carried load per nominal load. The paper scale's 10,000 flows stretch the arrivals 5 (web server) to 55
 (data mining) times.
+
+**Claims** are declared as data (:mod:`dclb.reproduce.claims`), judged by the rule of :mod:`dclb.reproduce.verdict`;
+"little difference" between schemes is read as max/min at most 1.5 (``LITTLE``), "about" a number within a factor 2.
+The paper's concessions are claims too (L355: LBT's throughput falls in the incast; L385: LBT needs much switch
+storage, which dclb cannot test).
 
 **Not reproduced.** Nothing is left out. Limits: Table 1's W = 64 KB enters only LBT's model (dclb's senders
 have no window cap); the paper's flow counts and seeds are not given (paper scale: 10,000 flows per point and 5

@@ -24,6 +24,10 @@ port's queue crosses K and makes the marks. With the Hermes authors' driver's on
 it cannot (a 64 KB cell is 43 packets); a labelled variant with K scaled to the 1 Gbps port (7 packets) shows
 whether the explanation needs that.
 
+The paper's concessions are claims too: at loads 0.5-0.6 MDTLB is not better than most schemes (L317); under web
+search its performance is average and short flows' FCT grows sharply with load (L323); under data mining DRB's FCT
+is lower than MDTLB's, at low load [G] (L327).
+
 Every figure of the paper's evaluation and motivation with data is reproduced (Figs. 2, 3, 10-15).
 """
 
