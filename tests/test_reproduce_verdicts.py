@@ -175,6 +175,11 @@ def test_rank_trend_level_and_their_bands():
     assert trend(AFCT, "A", LOAD, goes="least")(f).outcome is Outcome.REPRODUCED
     assert trend(AFCT, "C", LOAD, goes="least")(f).outcome is not Outcome.REPRODUCED
     assert trend(AFCT, ["B"], LOAD, paper=100.0, at_least=True)(f).outcome is Outcome.REPRODUCED  # doubles
+    # a series with a zero at one end: both growths compare as differences, not a log ratio against a difference
+    z = frame({("A", 0.1): [0.0, 0.0, 0.0], ("A", 0.7): [0.5, 0.5, 0.5], ("B", 0.1): [1.0] * 3, ("B", 0.7): [3.0] * 3})
+    z["afct_ms"] = z["afct_ms"] / z["seed"].map(dict(enumerate(SEED_FACTOR, start=1)))  # no per-seed factor
+    least = trend(AFCT, "A", LOAD, goes="least", than=["B"])(z)
+    assert least.effect.scale == "difference" and least.outcome is Outcome.REPRODUCED
     assert trend(AFCT, "A", LOAD, goes="flat", within=(0.8, 1.25))(f).outcome is Outcome.REPRODUCED
     assert trend(AFCT, "B", LOAD, goes="flat", within=(0.8, 1.25))(f).outcome is Outcome.OPPOSITE
     assert trend(AFCT, "A", LOAD, goes="flat", values=[0.1, 0.7], within=(0.9, 1.1))(f).outcome is Outcome.REPRODUCED

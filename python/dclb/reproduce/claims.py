@@ -571,13 +571,16 @@ class Trend(Shape):
             return Verdict(Outcome.CANNOT_TELL, _with_reading(f"{subject}: dclb: no data", self.reading))
         if self.goes in ("least", "most"):
             for s in names:
-                _, gs, _ = self._growth(d, s, lo, hi, LOG)
                 others = list(self.than) if self.than else [o for o in d.series if o not in names]
                 for o in others:
-                    _, go, _ = self._growth(d, o, lo, hi, LOG)
+                    # Both growths on one scale: log ratios, or differences when either has a value at zero.
+                    (ss, gs, _), (so, go, _) = self._growth(d, s, lo, hi, LOG), self._growth(d, o, lo, hi, LOG)
+                    used = LOG if ss == so == LOG else DIFF
+                    if used == DIFF:
+                        (_, gs, _), (_, go, _) = self._growth(d, s, lo, hi, DIFF), self._growth(d, o, lo, hi, DIFF)
                     keys = [k for k in gs if k in go]
                     if keys:
-                        e = Effect.of((gs[k] - go[k] for k in keys), LOG)
+                        e = Effect.of((gs[k] - go[k] for k in keys), used, unit=unit_of(self.metric))
                         results.append(((s, o), e, judge_effect(e, self.expect)))
         else:
             for s in names:

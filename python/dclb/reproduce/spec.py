@@ -12,8 +12,9 @@ The scenario files live beside the package (``dclb/data/papers/<paper>/``) as or
 run with ``dclb run`` or swept with ``dclb sweep`` on its own, and a user can copy and change it.
 
 Scales. Every figure runs at one of three scales, each a :class:`Scale` of the paper: ``paper`` (the paper's
-flow counts and seeds), ``quick`` (every setting kept, fewer flows and seeds, minutes on two cores) and ``ci``
-(the least that still draws every figure: few flows, one seed, each grid trimmed to its ends).
+flow counts, 3-5 seeds), ``quick`` (every setting kept, fewer flows, 3 seeds: the fewest with which a verdict
+judges a difference; minutes on two cores) and ``ci`` (the least that still draws every figure: few flows, one
+seed, each grid trimmed to its ends; its verdicts read "noise unknown").
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ class Sweep:
     grid field would; the points are the product of the axes and the grid, and ``trim`` keeps each axis's first
     and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field.
 
-    ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. one seed
-    of the heavy runs at ``quick`` while the light ones get three)."""
+    ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. fewer for
+    heavy runs; below 3 their verdicts read "noise unknown"). No paper uses it now."""
 
     scenario: str
     series: tuple[Series, ...]
