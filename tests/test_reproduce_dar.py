@@ -64,8 +64,8 @@ def test_every_point_splits_its_load_between_the_two_sources():
         assert s0["deadline"]["kind"] == "uniform" and "deadline" not in s1
         loads.add(rho)
     assert sorted(loads) == dar.LOADS
-    # 6 series x 5 loads x 1 seed, each a distinct run.
-    assert len(pp.plan.points) == 30 and len({e.run_id for e in pp.entries}) == 30
+    # 6 series x 5 loads x 3 seeds, each a distinct run.
+    assert len(pp.plan.points) == 90 and len({e.run_id for e in pp.entries}) == 90
 
 
 def _paper(sweep: Sweep) -> Paper:
@@ -99,19 +99,26 @@ def test_a_linked_field_must_be_on_the_grid():
         plan_paper(_paper(sweep), "quick")
 
 
-def test_relative_says_so_when_the_baseline_never_misses():
+def test_miss_rate_claims_read_differences_and_a_baseline_that_never_misses():
     import pandas as pd
 
-    rows = [
-        {"series": s, "traffic.load": 0.7, "seed": 1, "run_id": s, "status": "completed", "deadline_miss_rate": x}
-        for s, x in (("DAR", 0.0), ("ECMP", 0.0), ("RPS", 0.0), ("CONGA", 0.0), ("LetFlow", 0.0))
-    ]
-    f = pd.DataFrame(rows)
-    out = dar._reduction(dar.MISS, "ECMP", -38.0)(f)
-    assert out.holds is None and "ECMP 0 and DAR 0" in out.text
-    f.loc[f["series"] == "DAR", "deadline_miss_rate"] = 0.1
-    assert dar._reduction(dar.MISS, "ECMP", -38.0)(f).holds is False
-    f.loc[f["series"] == "ECMP", "deadline_miss_rate"] = 0.2
-    out = dar._reduction(dar.MISS, "ECMP", -38.0)(f)
-    assert out.holds is True and "-50.0%" in out.text
+    claim = next(c for c in dar.FIG4.claims if c.text == "deadline miss rate at load 0.7: DAR -35.0% vs ECMP (L116)").check
+
+    def frame(dar_miss, ecmp_miss):
+        return pd.DataFrame(
+            [{"series": s, "traffic.load": 0.7, "seed": i + 1, "deadline_miss_rate": v[i]} for s, v in (("DAR", dar_miss), ("ECMP", ecmp_miss)) for i in range(3)]
+        )
+
+    out = claim(frame([0.0] * 3, [0.0] * 3))
+    assert out.outcome.value == "indistinguishable" and out.effect.scale == "difference"
+    assert claim(frame([0.1, 0.11, 0.09], [0.0] * 3)).outcome.value == "opposite"
+    out = claim(frame([0.1, 0.11, 0.09], [0.2, 0.21, 0.19]))
+    assert out.holds is True and "(-50.0% of" in out.text
     assert math.isnan(dar._cancelled_share(pd.DataFrame({"deadline_us": [float("nan")], "state": ["completed"]})))
+
+
+def test_fig6_csv_columns_carry_the_unit_their_name_says():
+    """The AFCT of flows above 100 KB is shown in ms, so its column says ms (it said us over ms values)."""
+    assert dar.LONG.key == "long_afct_ms" and dar.LONG.factor == 1e-3 and dar.LONG.summary == "long_afct_us"
+    for m_ in (dar.AFCT, dar.P99, dar.LONG):
+        assert m_.key.endswith("_ms") and "(ms)" in m_.label

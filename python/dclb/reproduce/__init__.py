@@ -1,9 +1,10 @@
 """Re-running each paper's evaluation: ``dclb reproduce PAPER``.
 
 A paper is a Python module in :mod:`dclb.reproduce.papers` that describes its figures (:mod:`.spec`) over shipped
-scenario files in ``dclb/data/papers/<paper>/``. :func:`reproduce` plans the runs at a scale (:mod:`.plan`),
-runs what the store lacks (:mod:`.run`), draws every figure (:mod:`.draw`), judges each claim from the data
-(:mod:`.verdict`) and writes the report (:mod:`.report`).
+scenario files in ``dclb/data/papers/<paper>/`` and declares each claim as data (:mod:`.claims`: compare, rank,
+trend, level, not testable) over shared metrics (:mod:`.metrics`). :func:`reproduce` plans the runs at a scale
+(:mod:`.plan`), runs what the store lacks (:mod:`.run`), draws every figure (:mod:`.draw`), judges each claim
+under one rule and gives its reason (:mod:`.verdict`) and writes the report and summaries (:mod:`.report`).
 """
 
 from __future__ import annotations
@@ -18,25 +19,14 @@ PAPERS = ("lbt", "tam", "tr", "dar", "mdtlb")
 
 
 def available() -> list[str]:
-    """The papers whose reproduction is written (a module in :mod:`dclb.reproduce.papers`)."""
-    out = []
-    for key in PAPERS:
-        try:
-            importlib.import_module(f"{__name__}.papers.{key}")
-        except ModuleNotFoundError:
-            continue
-        out.append(key)
-    return out
+    """The papers ``all`` runs: every one of :data:`PAPERS` (each is a module in :mod:`dclb.reproduce.papers`)."""
+    return list(PAPERS)
 
 
 def get_paper(key: str) -> Paper:
     if key not in PAPERS:
         raise ScenarioError(f"PAPER: unknown paper {key!r}; allowed: {', '.join(PAPERS)}, all")
-    try:
-        module = importlib.import_module(f"{__name__}.papers.{key}")
-    except ModuleNotFoundError:
-        raise ScenarioError(f"PAPER: the reproduction of {key!r} is not written yet; available: {', '.join(available()) or 'none'}") from None
-    return module.PAPER
+    return importlib.import_module(f"{__name__}.papers.{key}").PAPER
 
 
 def reproduce(*args, **kwargs):

@@ -1,4 +1,4 @@
-"""A figure's data: one row per (series, grid point, seed) with every metric its panels draw.
+"""A figure's data: one row per (series, grid point, seed) with every metric its panels draw and its claims read.
 
 Rows whose run failed or is missing from the store keep their place with ``status`` saying so and no metric
 values, so that the drawing skips them and a verdict that needs them says it cannot tell. Per-flow, port, switch and
@@ -17,10 +17,13 @@ from .spec import Figure, Metric
 
 
 def figure_metrics(fig: Figure) -> list[Metric]:
+    """The metrics of a figure's frame: those its panels draw and those its claims read (time series aside)."""
+    from .claims import metrics_of
+
     seen: dict[str, Metric] = {}
-    for panel in fig.panels:
-        if not panel.y.needs_samples:
-            seen.setdefault(panel.y.key, panel.y)
+    for m in [*(panel.y for panel in fig.panels), *metrics_of(fig.claims)]:
+        if not m.needs_samples:
+            seen.setdefault(m.key, m)
     return list(seen.values())
 
 
@@ -126,6 +129,8 @@ def figure_frame(pp: PaperPlan, fig: Figure, reader: RunReader) -> pd.DataFrame:
         row["status"] = "completed" if complete else reader.status(e.run_id)
         for m in metrics:
             row[m.key] = reader.value(e.run_id, m) if complete else math.nan
+            if m.ideal is not None:  # what the metric would be with every flow at its ideal FCT (headroom)
+                row[f"{m.key}@ideal"] = reader.value(e.run_id, m.ideal) if complete else math.nan
         reader.release(e.run_id)
         rows.append(row)
     return pd.DataFrame(rows)

@@ -3,8 +3,9 @@
 Line panels show the mean over seeds with a 95% confidence band (t distribution) from three seeds on, clipped
 to what the metric can be (``lo``, ``hi`` of :func:`dclb.analysis.aggregate`; the report states the seeds per
 point); bar panels group one bar per series at each x value, with the interval as an error bar. A model panel draws the
-model's curves as lines and the simulated means as markers of the same colour. Time-series panels draw every
-series of the first seed.
+model's curves as lines and the simulated means as markers of the same colour, with their intervals as error
+bars. Time-series panels draw every series of one seed (the first), and say which in their title; the figure's
+bar panels beside them carry the means over seeds.
 """
 
 from __future__ import annotations
@@ -50,7 +51,13 @@ def _line(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], ma
         lo, hi = g["lo"].to_numpy(dtype=float), g["hi"].to_numpy(dtype=float)
         style = dict(marker="o", linestyle="none" if markers_only else "-", color=colors[series])
         ax.plot(xs, ys, label=None if markers_only else series, **style)
-        if np.isfinite(lo).any():
+        if not np.isfinite(lo).any():
+            continue
+        if markers_only:  # simulated points beside a model: an error bar per point
+            below = np.where(np.isfinite(lo), ys - lo, 0.0)
+            above = np.where(np.isfinite(hi), hi - ys, 0.0)
+            ax.errorbar(xs, ys, yerr=[below, above], fmt="none", ecolor=colors[series], capsize=3)
+        else:
             ax.fill_between(xs, np.where(np.isfinite(lo), lo, ys), np.where(np.isfinite(hi), hi, ys), alpha=0.15, color=colors[series])
 
 
@@ -79,16 +86,19 @@ def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) ->
         ax.axhline(1.0, color="grey", linewidth=0.8)
 
 
-def _timeseries(ax: Any, pp: PaperPlan, fig: Figure, panel: Panel, reader: RunReader, colors: dict[str, Any]) -> None:
+def _timeseries(ax: Any, pp: PaperPlan, fig: Figure, panel: Panel, reader: RunReader, colors: dict[str, Any]) -> Any:
+    """Draws one seed's series; returns that seed (None without data)."""
     ts = timeseries_frame(pp, fig, panel.y, reader)
     if ts.empty:
-        return
-    first = ts[ts["seed"] == ts["seed"].min()]
+        return None
+    seed = ts["seed"].min()
+    first = ts[ts["seed"] == seed]
     if panel.where:
         for k, v in panel.where.items():
             first = first[first[k] == v]
     for series, g in first.groupby("series", sort=False):
         ax.plot(g["time_us"] / 1e3, g["value"], label=series, color=colors[series], linewidth=1)
+    return seed
 
 
 def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunReader):
@@ -102,13 +112,16 @@ def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunRead
     cmap = plt.get_cmap("tab10" if len(series) <= 10 else "tab20")
     colors = {s: cmap(i % cmap.N) for i, s in enumerate(series)}
     for ax, panel in zip(axes.flat, fig.panels):
+        title = panel.title
         if panel.kind == "line":
             _line(ax, frame, panel, colors)
         elif panel.kind == "bar":
             _bars(ax, frame, panel, colors)
         elif panel.kind == "timeseries":
-            _timeseries(ax, pp, fig, panel, reader, colors)
+            seed = _timeseries(ax, pp, fig, panel, reader, colors)
             ax.set_xlabel(panel.xlabel or "time (ms)")
+            if seed is not None:
+                title = f"{title} (seed {seed})"
         elif panel.kind == "model":
             _line(ax, frame, panel, colors, markers_only=True)
             assert panel.model is not None
@@ -120,7 +133,7 @@ def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunRead
         if panel.kind != "timeseries":
             ax.set_xlabel(_label(panel.x, panel))
         ax.set_ylabel(_ylabel(panel))
-        ax.set_title(panel.title, fontsize=10)
+        ax.set_title(title, fontsize=10)
         if panel.logy:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)

@@ -1,14 +1,20 @@
-"""The numbers the papers plot, as :class:`~dclb.reproduce.spec.Metric` objects.
+"""The numbers the papers plot, as :class:`~dclb.reproduce.spec.Metric` objects, defined once for all five.
 
-Summary metrics come straight from a run's summary (definitions in docs/metrics.md, written once). Papers that
-draw their own size classes (MDTLB's long flows are those above 10 MB, TR's three bins) get flow-table metrics:
-the mean or a percentile of the FCT, or the mean goodput, of the completed flows whose size lies in ``(lo, hi]``.
-FCTs are shown in milliseconds, rates in Gbps.
+Summary metrics come straight from a run's summary (definitions in docs/metrics.md). The rest are computed from
+the run's flow table over a **size class** (:class:`Sizes`): the papers draw the line between short and long flows
+at 100 KB but on different sides (LBT, TAM, MDTLB: short ≤ 100 KB; TR: short < 100 KB, long ≥ 100 KB; TR's large
+scale bins (0, 100 KB], (100 KB, 1 MB], (1 MB, ∞)), so a class says which. A flow table is filtered by
+:func:`flows_of`: its size class, TCP only (UDP flows have no FCT), completed flows for anything that reads an FCT,
+and optionally without best-effort flows (LBT leaves them out of every number).
+
+Units: FCTs in milliseconds, rates in Gbps, queueing in µs. A metric's key is its CSV column and names that unit
+(``short_afct_ms``, never ``_us`` over values in ms).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -17,70 +23,202 @@ import pandas as pd
 from .spec import Metric
 
 US_TO_MS = 1e-3
+#: The papers' line between short and long flows, bytes.
+SHORT_LIMIT = 100_000
 
 
-def summary(key: str, label: str, factor: float = 1.0) -> Metric:
-    """The run summary's ``key``."""
-    return Metric(key=key, label=label, summary=key, factor=factor)
+@dataclass(frozen=True)
+class Sizes:
+    """A size class of flows: ``(lo, hi]`` (``right_closed``) or ``[lo, hi)``; ``None`` is unbounded."""
+
+    lo: Optional[float] = None
+    hi: Optional[float] = None
+    right_closed: bool = True
+
+    def select(self, flows: pd.DataFrame) -> pd.DataFrame:
+        size = flows["size_bytes"]
+        keep = pd.Series(True, index=flows.index)
+        if self.lo is not None:
+            keep &= size > self.lo if self.right_closed else size >= self.lo
+        if self.hi is not None:
+            keep &= size <= self.hi if self.right_closed else size < self.hi
+        return flows[keep]
+
+    @property
+    def name(self) -> str:
+        """For keys: ``0_100KB``, ``100KB_inf``; ``lt`` / ``ge`` mark a left-closed class."""
+
+        def b(v: Optional[float]) -> str:
+            if v is None:
+                return "inf"
+            return (f"{v / 1e6:g}MB" if v >= 1e6 else f"{v / 1e3:g}KB").replace(".", "_")
+
+        if self.lo is None and self.hi is None:
+            return "all"
+        if not self.right_closed:
+            return f"lt{b(self.hi)}" if self.lo is None else f"ge{b(self.lo)}" if self.hi is None else f"{b(self.lo)}_lt{b(self.hi)}"
+        return f"{b(self.lo) if self.lo is not None else '0'}_{b(self.hi)}"
 
 
-SHORT_AFCT = summary("short_afct_us", "short-flow AFCT (ms)", US_TO_MS)
-SHORT_P99 = summary("short_p99_fct_us", "short-flow 99th-percentile FCT (ms)", US_TO_MS)
-LONG_AFCT = summary("long_afct_us", "long-flow AFCT (ms)", US_TO_MS)
-OVERALL_AFCT = summary("overall_afct_us", "AFCT (ms)", US_TO_MS)
-OVERALL_P99 = summary("overall_p99_fct_us", "99th-percentile FCT (ms)", US_TO_MS)
+ALL = Sizes()
+#: ≤ 100 KB and > 100 KB (LBT, TAM, MDTLB's short flows, TR's large-scale first bin).
+SHORT, LONG = Sizes(hi=SHORT_LIMIT), Sizes(lo=SHORT_LIMIT)
+#: < 100 KB and ≥ 100 KB (TR's motivation, L35).
+SHORT_LT, LONG_GE = Sizes(hi=SHORT_LIMIT, right_closed=False), Sizes(lo=SHORT_LIMIT, right_closed=False)
+
+
+def flows_of(flows: pd.DataFrame, sizes: Sizes = ALL, *, completed: bool = True, best_effort: bool = True) -> pd.DataFrame:
+    """The TCP flows of ``sizes`` (``completed``: those that completed; ``best_effort=False``: without best-effort
+    flows)."""
+    f = flows[flows["transport"] != "udp"]
+    if completed:
+        f = f[f["state"] == "completed"]
+    if not best_effort and "best_effort" in f.columns:
+        f = f[~f["best_effort"].astype(bool)]
+    return sizes.select(f)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# From the run summary
+
+
+def summary(key: str, label: str, unit: str = "", scale: str = "ratio") -> Metric:
+    """The run summary's ``key``; ``unit="ms"`` shows a ``_us`` value in milliseconds under a ``_ms`` key."""
+    if unit == "ms" and key.endswith("_us"):
+        return Metric(key=key[: -len("_us")] + "_ms", label=label, summary=key, factor=US_TO_MS, scale=scale)
+    return Metric(key=key, label=label, summary=key, scale=scale)
+
+
+SHORT_AFCT = summary("short_afct_us", "short-flow AFCT (ms)", "ms")
+SHORT_P99 = summary("short_p99_fct_us", "short-flow 99th-percentile FCT (ms)", "ms")
+LONG_AFCT = summary("long_afct_us", "long-flow AFCT (ms)", "ms")
+OVERALL_AFCT = summary("overall_afct_us", "AFCT (ms)", "ms")
+OVERALL_P99 = summary("overall_p99_fct_us", "99th-percentile FCT (ms)", "ms")
 LONG_GOODPUT = summary("long_goodput_gbps", "long-flow goodput (Gbps)")
-DEADLINE_MISS = summary("deadline_miss_rate", "deadline miss rate")
-RETRANSMISSIONS = summary("retransmissions", "retransmitted packets")
+DEADLINE_MISS = summary("deadline_miss_rate", "deadline miss rate", scale="difference")
 
 
-def _in_range(flows: pd.DataFrame, lo: Optional[float], hi: Optional[float]) -> pd.DataFrame:
-    done = flows[(flows["state"] == "completed") & (flows["transport"] != "udp")]
-    size = done["size_bytes"]
-    if lo is not None:
-        done = done[size > lo]
-        size = done["size_bytes"]
-    if hi is not None:
-        done = done[size <= hi]
-    return done
+# ---------------------------------------------------------------------------------------------------------------
+# From the flow table
 
 
-def _range_name(lo: Optional[float], hi: Optional[float]) -> str:
-    def b(v: Optional[float]) -> str:
-        if v is None:
-            return "inf"
-        return (f"{v / 1e6:g}MB" if v >= 1e6 else f"{v / 1e3:g}KB").replace(".", "_")
-
-    return f"{b(lo) if lo is not None else '0'}_{b(hi)}"
-
-
-def fct_mean(lo: Optional[float], hi: Optional[float], label: str) -> Metric:
-    """Mean FCT (ms) of completed flows with size in (lo, hi] (``None``: unbounded)."""
+def afct(sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
+    """Mean FCT (ms) of the completed flows of ``sizes``."""
 
     def f(flows: pd.DataFrame) -> float:
-        d = _in_range(flows, lo, hi)
+        d = flows_of(flows, sizes, best_effort=best_effort)
         return float(d["fct_us"].mean()) * US_TO_MS if len(d) else math.nan
 
-    return Metric(key=f"fct_mean_{_range_name(lo, hi)}", label=f"{label} (ms)", flows=f)
+    return Metric(key=key or f"afct_{sizes.name}_ms", label=f"{label} (ms)", flows=f)
 
 
-def fct_quantile(q: float, lo: Optional[float], hi: Optional[float], label: str) -> Metric:
-    """The ``q`` quantile of FCT (ms) of completed flows with size in (lo, hi]."""
+def fct_quantile(q: float, sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
+    """The ``q`` quantile of the FCT (ms) of the completed flows of ``sizes``."""
 
     def f(flows: pd.DataFrame) -> float:
-        d = _in_range(flows, lo, hi)
+        d = flows_of(flows, sizes, best_effort=best_effort)
         return float(np.quantile(d["fct_us"], q)) * US_TO_MS if len(d) else math.nan
 
-    return Metric(key=f"fct_p{q * 100:g}_{_range_name(lo, hi)}".replace(".", "_"), label=f"{label} (ms)", flows=f)
+    return Metric(key=key or f"fct_p{q * 100:g}_{sizes.name}_ms".replace(".", "_"), label=f"{label} (ms)", flows=f)
 
 
-def goodput_mean(lo: Optional[float], hi: Optional[float], label: str) -> Metric:
-    """Mean per-flow goodput (size / FCT, Gbps) of completed flows with size in (lo, hi]."""
+def goodput_mean(sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
+    """Mean per-flow goodput (size / FCT, Gbps) of the completed flows of ``sizes``: what "average throughput" of
+    flows means (each flow's own rate, averaged)."""
 
     def f(flows: pd.DataFrame) -> float:
-        d = _in_range(flows, lo, hi)
+        d = flows_of(flows, sizes, best_effort=best_effort)
+        return float((d["size_bytes"] * 8 / (d["fct_us"] * 1e3)).mean()) if len(d) else math.nan
+
+    return Metric(key=key or f"goodput_{sizes.name}_gbps", label=f"{label} (Gbps)", flows=f)
+
+
+def busy_us(flows: pd.DataFrame) -> float:
+    """Length of the union of the flows' [start, finish] intervals (µs): the time at least one is active."""
+    total, cur_s, cur_e = 0.0, None, None
+    for s, e in sorted(zip(flows["start_us"], flows["finish_us"])):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def delivered_gbps(sizes: Sizes, label: str, *, key: str = "") -> Metric:
+    """The class's total throughput: bytes its completed flows delivered over the time at least one of them was
+    active (:func:`busy_us`), in Gbps. Bounded by what the receivers can take, unlike a sum of per-flow rates."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes)
+        t = busy_us(d) if len(d) else 0.0
+        return float(d["size_bytes"].sum()) * 8 / (t * 1e3) if t > 0 else math.nan
+
+    return Metric(key=key or f"delivered_{sizes.name}_gbps", label=f"{label} (Gbps)", flows=f)
+
+
+def slack_miss_rate(sizes: Sizes, factor: float, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
+    """Share of the flows of ``sizes`` that miss a deadline of ``factor`` times their ideal FCT (unfinished ones
+    miss)."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes, completed=False, best_effort=best_effort)
         if not len(d):
             return math.nan
-        return float((d["size_bytes"] * 8 / (d["fct_us"] * 1e3)).mean())
+        met = (d["state"] == "completed") & (d["fct_us"] <= factor * d["ideal_fct_us"])
+        return float(1.0 - met.mean())
 
-    return Metric(key=f"goodput_{_range_name(lo, hi)}", label=label, flows=f)
+    return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_rate", label=label, flows=f, scale="difference")
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else math.nan
+
+
+def retx_ratio(sizes: Sizes, label: str, *, key: str = "") -> Metric:
+    """Retransmitted packets over packets sent, of every flow of ``sizes``."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes, completed=False)
+        return _ratio(float(d["retransmissions"].sum()), float(d["packets_sent"].sum()))
+
+    return Metric(key=key or f"retx_{sizes.name}_ratio", label=label, flows=f, scale="difference")
+
+
+def retx_count(sizes: Sizes, label: str, *, key: str = "") -> Metric:
+    """Retransmitted packets of every flow of ``sizes``, summed."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes, completed=False)
+        return float(d["retransmissions"].sum()) if len(d) else math.nan
+
+    return Metric(key=key or f"retx_{sizes.name}_packets", label=label, flows=f, scale="difference")
+
+
+def queueing_per_packet(sizes: Sizes, label: str, *, key: str = "", completed: bool = False) -> Metric:
+    """Mean queueing delay per packet (µs) of the flows of ``sizes``: their summed queueing time over the packets
+    they sent (retransmissions included)."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes, completed=completed)
+        return _ratio(float(d["queueing_delay_us"].sum()), float(d["packets_sent"].sum()))
+
+    return Metric(key=key or f"queueing_{sizes.name}_us", label=f"{label} (µs)", flows=f)
+
+
+def path_std_mbps(sizes: Sizes, label: str, *, key: str = "") -> Metric:
+    """Population standard deviation, over the source leaf's uplinks, of the completed flows' rate on each (Mbps):
+    each uplink's bytes of those flows over the time they are active (:func:`busy_us`)."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes)
+        if not len(d):
+            return math.nan
+        per_uplink = np.sum(np.stack([np.asarray(u, dtype=float) for u in d["uplink_bytes"]]), axis=0)
+        t = busy_us(d)
+        return float(np.std(per_uplink * 8 / t)) if t > 0 else math.nan  # bytes/µs x 8 = Mbps
+
+    return Metric(key=key or f"path_std_{sizes.name}_mbps", label=f"{label} (Mbps)", flows=f)

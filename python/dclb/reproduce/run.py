@@ -6,16 +6,27 @@ Layout of the output directory (``--out``, default ``reproduce-<scale>``)::
     <out>/<paper>/figN.png       each figure, as drawn
     <out>/<paper>/figN.csv       the numbers behind it: one row per series, grid point and seed
     <out>/<paper>/figN.section.json  the figure's part of the report, so ``--figure`` keeps the others
-    <out>/<paper>/report.html    claims beside figures, with a verdict computed from the data
-    <out>/index.html             with ``all``: one line per paper, linking its report
+    <out>/<paper>/report.html    claims beside figures, with a verdict and its reason computed from the data
+    <out>/<paper>/summary.csv    one row per claim: figure, claim, verdict, reason, the paper's number, dclb's effect
+    <out>/index.html, summary.csv  with ``all``: the five papers' summaries together
 
 Runs go through :func:`dclb.sweeps.execute`, so they run on local cores or a Dask cluster, every run is stored
-as it finishes, and a second invocation runs only what is missing or failed. Progress shows one bar per figure
-and one for the whole paper with an estimate of the time left.
+as it finishes, and a second invocation runs only what is missing or failed. On a terminal, progress shows one
+bar per figure and one for the whole paper with an estimate of the time left; otherwise (a log file, CI) it is
+one line per figure whose runs are done and one per figure drawn.
+
+Each figure is judged claim by claim (:func:`dclb.reproduce.verdict.judge_claim`), and its report header states
+what was run (:class:`Header`): the flows per run and the seeds as the runs' records have them, the load the
+runs carried against the nominal one, and the command for the paper scale with its cost, measured when the runs
+are the paper scale's, else estimated from these runs (their time per event of the engine's estimate,
+:func:`dclb.preview.preview`, times the paper scale's events).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,7 +36,33 @@ from typing import Any, Callable, Optional, Sequence
 from ..errors import ScenarioError
 from .data import RunReader, figure_frame
 from .plan import PaperPlan, plan_paper
-from .spec import Figure, Paper, Verdict
+from .spec import Figure, Paper
+from .verdict import Judgement, judge_claim
+
+
+@dataclass
+class Header:
+    """What a figure's runs were, as their records say: what its report header prints."""
+
+    #: Fewest and most flows per run (the summary's ``flows_total``) over the completed runs.
+    flows: Optional[tuple[int, int]] = None
+    seeds: tuple[int, ...] = ()
+    #: Per nominal load (the grid's ``traffic.load``; None for a figure without a load axis): the median of the
+    #: runs' ``carried_load_ratio`` and how many runs it is over.
+    load: tuple[tuple[Optional[float], float, int], ...] = ()
+    #: The command that draws this figure at paper scale, and its cost in words.
+    command: str = ""
+    cost: str = ""
+    #: Which seed the figure's time series show (None without time series).
+    timeseries_seed: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class SavedLine:
+    """A claim's verdict line as an earlier invocation's report kept it (``--figure`` redraws only some)."""
+
+    text: str
+    holds: Optional[bool]
 
 
 @dataclass
@@ -33,12 +70,23 @@ class FigureResult:
     figure: Figure
     image: Optional[Path]
     data: Optional[Path]
-    verdicts: list[tuple[str, Verdict]]
+    judgements: list[Judgement]
     runs: int
     failed: int
     error: Optional[str] = None
     #: Set when some of the figure's runs offered well under their nominal load (see :func:`load_note`).
     load_note: Optional[str] = None
+    header: Header = field(default_factory=Header)
+    #: True for a figure an earlier invocation drew into the same directory at the same scale (kept in the report).
+    earlier: bool = False
+    saved: list[tuple[str, SavedLine]] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> list[tuple[str, Any]]:
+        """(claim words, line) pairs: the judgements (with ``text`` and ``holds``), or what was saved of them."""
+        if self.earlier:
+            return list(self.saved)
+        return [(j.claim.text, j) for j in self.judgements]
 
 
 @dataclass
@@ -46,12 +94,15 @@ class PaperResult:
     paper: Paper
     scale: str
     out: Path
+    #: The figures of the report, in the paper's order: those drawn now and those kept from earlier invocations.
     figures: list[FigureResult] = field(default_factory=list)
     runs: int = 0
     ran: int = 0
     failed: int = 0
     wall_s: float = 0.0
     report: Optional[Path] = None
+    #: One summary row per claim of the report (:data:`dclb.reproduce.report.SUMMARY_COLUMNS`), earlier figures' too.
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Progress:
@@ -90,6 +141,28 @@ class _Progress:
             self.progress.advance(self.tasks[f])
 
 
+class _Lines:
+    """Progress where no terminal shows bars: one line when the last run of a figure is done."""
+
+    def __init__(self, pp: PaperPlan, log: Callable[[str], None]) -> None:
+        self.log, self.t0 = log, time.perf_counter()
+        self.key = f"{pp.paper.key} ({pp.scale})"
+        self.left = {f.id: set(pp.runs_of(f.id)) for f in pp.figures}
+        self.total, self.done = len(pp.plan.points), 0
+
+    def __call__(self, reply: dict[str, Any]) -> None:
+        self.done += 1
+        for fig_id, runs in self.left.items():
+            if reply["run_id"] in runs:
+                runs.discard(reply["run_id"])
+                if not runs:
+                    self.log(f"{self.key}: Fig. {fig_id}: runs done ({self.done} of {self.total} runs, {time.perf_counter() - self.t0:.0f} s)")
+
+
+def _terminal() -> bool:
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
 def run_paper(
     paper: Paper,
     scale: str = "quick",
@@ -109,7 +182,9 @@ def run_paper(
     store_dir = out / "store"
     result = PaperResult(paper=paper, scale=scale, out=out / paper.key, runs=len(pp.plan.points))
     t0 = time.perf_counter()
-    bar = _Progress(pp) if progress else None
+    bars = progress and _terminal()
+    bar = _Progress(pp) if bars else None
+    lines = _Lines(pp, log) if progress and not bars else None
     if bar is not None:
         bar.__enter__()
     try:
@@ -118,8 +193,8 @@ def run_paper(
             out=store_dir,
             jobs=jobs,
             dask=dask,
-            on_start=lambda total, todo, where: log(f"{paper.key}: {total} runs at scale {scale}, {todo} to run on {where}") if not progress else None,
-            on_reply=bar,
+            on_start=lambda total, todo, where: log(f"{paper.key}: {total} runs at scale {scale}, {todo} to run on {where}") if not bars else None,
+            on_reply=bar if bar is not None else lines,
         )
     finally:
         if bar is not None:
@@ -130,36 +205,129 @@ def run_paper(
     store = open_store(store_dir)
     reader = RunReader(store)
     result.out.mkdir(parents=True, exist_ok=True)
+    costs = _CostModel(pp, reader, out)
     for fig in pp.figures:
-        result.figures.append(_draw_and_judge(pp, fig, reader, result.out))
+        fr = _draw_and_judge(pp, fig, reader, result.out)
+        fr.header = header_of(pp, fig, fr, reader, costs)
+        result.figures.append(fr)
+        if progress and not bars:
+            counts = _counts(fr.judgements)
+            log(f"{paper.key} ({scale}): Fig. {fig.id} drawn: {fr.runs} runs; claims: {counts or 'none'}")
     from .report import write_report
 
     result.report = write_report(result, pp)
     return result
 
 
+def _counts(judgements: Sequence[Judgement]) -> str:
+    seen: dict[str, int] = {}
+    for j in judgements:
+        seen[j.outcome.value] = seen.get(j.outcome.value, 0) + 1
+    return ", ".join(f"{n} {o}" for o, n in seen.items())
+
+
 def _draw_and_judge(pp: PaperPlan, fig: Figure, reader: RunReader, where: Path) -> FigureResult:
     from ..plots import save
+    from .claims import FrameData
     from .draw import draw_figure
+    from .verdict import Outcome, Reason, Verdict
 
     frame = figure_frame(pp, fig, reader)
     runs = len(pp.runs_of(fig.id))
     failed = int((frame["status"] != "completed").sum()) if len(frame) else 0
     data = where / f"{fig.slug}.csv"
     frame.to_csv(data, index=False)
-    verdicts: list[tuple[str, Verdict]] = []
+    indexed = FrameData(frame)
+    judgements: list[Judgement] = []
     for claim in fig.claims:
         try:
-            verdicts.append((claim.text, claim.check(frame)))
+            judgements.append(judge_claim(claim, indexed))
         except Exception as e:  # a verdict that cannot be computed must not lose the figure
-            verdicts.append((claim.text, Verdict(f"verdict could not be computed: {type(e).__name__}: {e}", None)))
+            v = Verdict(Outcome.CANNOT_TELL, f"verdict could not be computed: {type(e).__name__}: {e}")
+            judgements.append(Judgement(claim, v, (), Reason.NO_DATA, "the verdict failed"))
     image: Optional[Path] = None
     error = None
     try:
         image = save(draw_figure(pp, fig, frame, reader), where / f"{fig.slug}.png")
     except Exception as e:  # keep the rest of the report; the error is shown in place of the figure
         error = f"{type(e).__name__}: {e}"
-    return FigureResult(fig, image, data, verdicts, runs, failed, error, load_note(frame, reader))
+    return FigureResult(fig, image, data, judgements, runs, failed, error, load_note(frame, reader))
+
+
+class _CostModel:
+    """What drawing a figure at paper scale costs: measured from the runs when they are the paper scale's, else
+    estimated as its runs' events (:func:`dclb.preview.preview`, the engine's estimate) times the seconds per
+    estimated event that this scale's runs took."""
+
+    def __init__(self, pp: PaperPlan, reader: RunReader, out: Path) -> None:
+        self.pp, self.reader, self.out = pp, reader, out
+        self._paper: Optional[PaperPlan] = None
+        self._events: dict[str, float] = {}
+
+    def _preview_events(self, point: Any) -> float:
+        if point.run_id not in self._events:
+            from ..preview import preview
+
+            try:
+                self._events[point.run_id] = float(preview(point.scenario).events)
+            except Exception:  # an estimate that cannot be made leaves the cost unknown, not the figure
+                self._events[point.run_id] = math.nan
+        return self._events[point.run_id]
+
+    def paper_plan(self) -> Optional[PaperPlan]:
+        if self._paper is None and self.pp.scale != "paper":
+            try:
+                self._paper = plan_paper(self.pp.paper, "paper")
+            except ScenarioError:
+                return None
+        return self._paper if self.pp.scale != "paper" else self.pp
+
+    def describe(self, fig: Figure) -> str:
+        run_ids = self.pp.runs_of(fig.id)
+        walls = [((self.reader.record(r) or {}).get("wall_s")) for r in run_ids]
+        walls = [float(w) for w in walls if isinstance(w, (int, float)) and math.isfinite(w)]
+        if self.pp.scale == "paper":
+            return f"{len(run_ids)} runs, measured {_duration(sum(walls))} of one core" if walls else f"{len(run_ids)} runs"
+        paper = self.paper_plan()
+        if paper is None:
+            return "cost unknown"
+        by_id = {p.run_id: p for p in paper.plan.points}
+        paper_runs = [by_id[r] for r in paper.runs_of(fig.id)]
+        here = {p.run_id: p for p in self.pp.plan.points}
+        est_here = sum(self._preview_events(here[r]) for r in run_ids if r in here)
+        est_paper = sum(self._preview_events(p) for p in paper_runs)
+        if not walls or not (est_here > 0) or not math.isfinite(est_paper):
+            return f"{len(paper_runs)} runs; cost unknown (no timed runs at this scale)"
+        seconds = est_paper * sum(walls) / est_here
+        return f"{len(paper_runs)} runs, about {_duration(seconds)} of one core (estimate from this scale's {len(walls)} runs, {_duration(sum(walls))})"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def header_of(pp: PaperPlan, fig: Figure, fr: FigureResult, reader: RunReader, costs: Optional[_CostModel] = None) -> Header:
+    """What ``fig``'s runs were, from their records (see :class:`Header`)."""
+    entries = [e for e in pp.entries if e.figure == fig.id]
+    flows, by_load = [], defaultdict(list)
+    for e in entries:
+        summary = (reader.record(e.run_id) or {}).get("summary") or {}
+        n = summary.get("flows_total")
+        if isinstance(n, (int, float)):
+            flows.append(int(n))
+        ratio = summary.get("carried_load_ratio")
+        if isinstance(ratio, (int, float)) and math.isfinite(ratio):
+            by_load[e.values.get("traffic.load")].append(float(ratio))
+    load = tuple((nominal, statistics.median(v), len(v)) for nominal, v in sorted(by_load.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+    seeds = tuple(sorted({e.seed for e in entries}))
+    series_ts = any(p.kind == "timeseries" for p in fig.panels)
+    command = f"dclb reproduce {pp.paper.key} --figure {fig.id} --scale paper"
+    cost = costs.describe(fig) if costs is not None else ""
+    return Header((min(flows), max(flows)) if flows else None, seeds, load, command, cost, seeds[0] if series_ts and seeds else None)
 
 
 def load_note(frame: Any, reader: RunReader) -> Optional[str]:
@@ -202,12 +370,7 @@ def reproduce(
     if paper_key == "all":
         if figure_ids:
             raise ScenarioError("--figure: give one paper, not 'all', to choose figures")
-        from . import available
-
-        keys = available()
-        missing = [k for k in PAPERS if k not in keys]
-        if missing:
-            log(f"not written yet, skipped: {', '.join(missing)}")
+        keys = list(PAPERS)
     else:
         keys = [get_paper(paper_key).key]
     results = [run_paper(get_paper(k), scale, figure_ids, out, jobs, dask, progress, log) for k in keys]

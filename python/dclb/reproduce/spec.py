@@ -3,16 +3,18 @@
 A :class:`Paper` is a list of :class:`Figure` objects plus the scales it runs at. A figure names the runs it needs
 as :class:`Sweep` objects (a shipped scenario file, a list of :class:`Series` — the lines or bars of the
 figure, each a set of field overrides such as a scheme with its parameters — and a grid over the x axis); it
-draws :class:`Panel` objects from those runs and checks :class:`Claim` objects against them. Nothing here runs
-anything: :mod:`dclb.reproduce.plan` turns a paper at a scale into the points of one sweep, and the data, drawing,
+draws :class:`Panel` objects from those runs and checks :class:`Claim` objects against them: each claim is data,
+the paper's words with one of the shapes of :mod:`dclb.reproduce.claims` (compare, rank, trend, level, not
+testable), judged by the rule of :mod:`dclb.reproduce.verdict`. Nothing here runs anything: :mod:`dclb.reproduce.plan` turns a paper at a scale into the points of one sweep, and the data, drawing,
 verdict and report modules read the result store.
 
 The scenario files live beside the package (``dclb/data/papers/<paper>/``) as ordinary scenarios: each can be
 run with ``dclb run`` or swept with ``dclb sweep`` on its own, and a user can copy and change it.
 
 Scales. Every figure runs at one of three scales, each a :class:`Scale` of the paper: ``paper`` (the paper's
-flow counts and seeds), ``quick`` (every setting kept, fewer flows and seeds, minutes on two cores) and ``ci``
-(the least that still draws every figure: few flows, one seed, each grid trimmed to its ends).
+flow counts, 3-5 seeds), ``quick`` (every setting kept, fewer flows, 3 seeds: the fewest with which a verdict
+judges a difference; minutes on two cores) and ``ci`` (the least that still draws every figure: few flows, one
+seed, each grid trimmed to its ends; its verdicts read "noise unknown").
 """
 
 from __future__ import annotations
@@ -63,8 +65,8 @@ class Sweep:
     grid field would; the points are the product of the axes and the grid, and ``trim`` keeps each axis's first
     and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field.
 
-    ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. one seed
-    of the heavy runs at ``quick`` while the light ones get three)."""
+    ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. fewer for
+    heavy runs; below 3 their verdicts read "noise unknown"). No paper uses it now."""
 
     scenario: str
     series: tuple[Series, ...]
@@ -86,7 +88,14 @@ class Metric:
     switch) returning a number; ``run``: a function of a
     :class:`~dclb.reproduce.data.RunTables` (the run's record and its flow, port and sample tables, each read
     on first use) returning a number, for numbers that need the port or sample tables (link utilisation, a
-    queue averaged over a window). ``factor`` scales the value (e.g. 1e-3 for µs to ms)."""
+    queue averaged over a window). ``factor`` scales the value (e.g. 1e-3 for µs to ms); the key names the unit
+    the values are in after it (``short_afct_ms``), since it is the figure's CSV column.
+
+    ``scale`` says how two runs' values compare in a verdict: ``"ratio"`` (the log of their ratio, for FCTs,
+    throughputs and other positive quantities) or ``"difference"`` (for quantities that can be zero: miss rates,
+    retransmissions, shares). ``ideal``: the same number with every flow at its ideal FCT, when known: it bounds
+    what any load balancer could reach (the ``headroom`` reason of :mod:`dclb.reproduce.verdict`); the figure's
+    frame then has a ``<key>@ideal`` column."""
 
     key: str
     label: str
@@ -96,6 +105,8 @@ class Metric:
     factor: float = 1.0
     switches: Optional[Callable[[pd.DataFrame], float]] = None
     run: Optional[Callable[[Any], float]] = None
+    scale: str = "ratio"
+    ideal: Optional["Metric"] = None
 
     @property
     def needs_flows(self) -> bool:
@@ -131,21 +142,26 @@ class Panel:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What dclb's data say about a claim: the line the report prints, and whether the claim holds here
-    (``None`` when the data cannot tell, e.g. a point did not run)."""
+class Reading:
+    """Another way to judge a claim on the same runs: a ``reading`` of the paper's words or another ``metric``,
+    with its label (e.g. "tail = 95th percentile"). Its verdict enters the claim's reason, not its outcome."""
 
-    text: str
-    holds: Optional[bool]
+    label: str
+    check: Callable[["pd.DataFrame"], Any]
+    kind: str = "reading"
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim of the paper about a figure: its words (with the line it comes from) and a function of the
-    figure's data that returns the verdict."""
+    """A claim of the paper about a figure: its words (with the line it comes from) and its shape, a
+    :mod:`dclb.reproduce.claims` object that judges it on the figure's data. ``concession``: the paper concedes
+    it (a weakness of its scheme, or a limit of its result). ``alternatives``: other readings or metrics it is also
+    judged under."""
 
     text: str
-    check: Callable[["pd.DataFrame"], Verdict]
+    check: Any
+    concession: bool = False
+    alternatives: tuple[Reading, ...] = ()
 
 
 @dataclass(frozen=True)
