@@ -22,6 +22,7 @@ pub mod build;
 pub mod check;
 pub mod config;
 pub mod fabric;
+pub mod hash;
 pub mod host;
 pub mod lb;
 pub mod memory;

@@ -142,7 +142,7 @@ pub struct Packet {
     pub retx: crate::transport::tcp::Retx,
     /// First payload byte (data) or the cumulative ACK number (ACK).
     pub seq: u64,
-    /// Digest of the 5-tuple ([`crate::lb::flowhash::digest`] of [`Packet::five_tuple`]), set when the
+    /// Digest of the 5-tuple ([`crate::hash::digest`] of [`Packet::five_tuple`]), set when the
     /// simulation makes the packet (`0`: not set, as in a packet a test builds; [`Packet::tuple_digest`]
     /// then computes it). ECMP-style choices hash it with their salt at the switch, so the hop does one
     /// mix instead of three on the way to its port (S1: about 1% of the loop's time).
@@ -186,7 +186,7 @@ impl Packet {
     /// The digest of the 5-tuple: the one recorded when the packet was made, or computed now.
     #[inline]
     pub fn tuple_digest(&self) -> u64 {
-        let computed = || crate::lb::flowhash::digest(self.five_tuple());
+        let computed = || crate::hash::digest(self.five_tuple());
         if self.tuple != 0 {
             debug_assert_eq!(self.tuple, computed(), "a 5-tuple changed after the packet was made");
             self.tuple
@@ -198,7 +198,7 @@ impl Packet {
     /// Records the digest of the 5-tuple, once its fields are final (the simulation does, making the packet).
     #[inline]
     pub fn record_tuple(&mut self) {
-        self.tuple = crate::lb::flowhash::digest(self.five_tuple());
+        self.tuple = crate::hash::digest(self.five_tuple());
     }
 
     /// The exact 5-tuple packed without overlap (32-bit hosts, 16-bit ports, protocol): a key for flow
