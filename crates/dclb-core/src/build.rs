@@ -82,6 +82,11 @@ impl Simulation {
             infos_sw.push(SwitchInfo { node, kind: SwitchKind::Spine, index: s, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
         }
         let (switch_lbs, edge_lbs) = install(scheme, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
+        for (lb, info) in switch_lbs.iter().zip(&infos_sw) {
+            if let Some(req) = lb.rate_estimator() {
+                fabric.estimate_rates(info.node, req.roles, req.config);
+            }
+        }
         let switches: Vec<SwitchState> = switch_lbs
             .into_iter()
             .zip(infos_sw)

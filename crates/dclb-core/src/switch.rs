@@ -63,8 +63,7 @@ impl Simulation {
     }
 
     /// Makes ports lazily drained (`on`) or event-driven (`port.rs`). Lazy: every switch port, except those
-    /// of switches whose balancer watches departures and cannot take them at admission
-    /// ([`SwitchBalancer::departures_at_admission`]); and every host NIC when no host has an edge balancer
+    /// of switches whose balancer has a departure hook ([`crate::lb::Hooks::departure`]); and every host NIC when no host has an edge balancer
     /// (which picks a data packet's path when it starts serialisation) and ACKs do not take priority (a
     /// second class breaks FIFO). Such a NIC serves one class: the probe kinds it would serve first are
     /// never sent without edge balancers. Only before the run starts (ports empty).
@@ -74,8 +73,8 @@ impl Simulation {
             let reverse = self.fabric.reverse_port(i as u32);
             let port = &mut self.fabric.ports[i];
             let lazy = if port.owner >= self.fabric.hosts {
-                let st = &mut self.switches[(port.owner - self.fabric.hosts) as usize];
-                !st.hooks.departure || st.lb.departures_at_admission(on)
+                let st = &self.switches[(port.owner - self.fabric.hosts) as usize];
+                !st.hooks.departure
             } else {
                 let fifo = self.edges.is_empty() && port.control_kinds() & !probes == 0;
                 if fifo && on {
@@ -159,10 +158,6 @@ impl Simulation {
             let st = &mut self.switches[(owner - hosts) as usize];
             if st.hooks.enqueue {
                 with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
-            }
-            if st.hooks.departure {
-                // A lazy port of a switch that watches departures: its balancer takes them at admission.
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure_at(cx, &mut PacketMut::new(p), port_id, d.at));
             }
             let port = &mut self.fabric.ports[port_id as usize];
             // Counted at admission; the result tables leave out what has not departed by the end.
