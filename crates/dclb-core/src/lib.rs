@@ -21,6 +21,7 @@
 pub mod build;
 pub mod check;
 pub mod config;
+pub mod cx;
 pub mod dre;
 pub mod fabric;
 pub mod hash;
