@@ -4,7 +4,7 @@
 //! [`Hosts`] owns the flows (both transport ends, statistics), the edge balancers and the run's flow
 //! counts (active, ended, last progress). Its handlers take a [`Cx`] (time, a schedule that only adds
 //! events, the packet arena) and the [`Network`], which it uses for two things only: to put a packet on a
-//! host's NIC ([`Network::enqueue`]) and to read the routing facts. What the network reports about NICs
+//! host's NIC ([`Network::enqueue_at_nic`]) and to read the routing facts. What the network reports about NICs
 //! comes back as values: a packet leaving its host ([`Leaving`], which [`Hosts::leaving_host`] stamps) and a
 //! data packet that has left it ([`LeftHost`], which wakes the sender in [`Hosts::left_nic`]).
 //!
@@ -308,8 +308,8 @@ impl Hosts {
     /// Puts packet `pid` on host `host`'s NIC; whether the NIC took it. A packet that starts serialisation
     /// because of it leaves its host (stamped here).
     fn to_nic(&mut self, cx: &mut Cx, net: &mut Network, host: u32, pid: u32) -> bool {
-        let r = net.enqueue(cx, net.fabric.host_nic(host), pid);
-        if let Some(l) = r.leaving {
+        let r = net.enqueue_at_nic(cx, host, pid);
+        if let Some(l) = r.leaving() {
             self.leaving_host(cx, net, l);
         }
         r.admitted

@@ -204,9 +204,6 @@ impl Simulation {
     /// Hands `ev` to the side that owns it, with a context for `now`.
     #[inline(always)]
     fn dispatch(&mut self, now: Time, ev: Event) {
-        if let Event::Sample = ev {
-            return self.sample(now);
-        }
         let (net, hosts) = (&mut self.net, &mut self.hosts);
         let cx = &mut Cx { now, schedule: Schedule::new(&mut self.sched), pkts: &mut self.pkts };
         match ev {
@@ -238,24 +235,7 @@ impl Simulation {
             Event::SwitchAlarm { node, token } => net.switch_alarm(cx, node, token),
             Event::EdgeTimer { host } => hosts.edge_timer(cx, net, host),
             Event::EdgeAlarm { host, token } => hosts.edge_alarm(cx, net, host, token),
-            Event::Sample => unreachable!("handled above"),
-        }
-    }
-
-    /// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
-    fn sample(&mut self, now: Time) {
-        let Some(s) = self.sampler.as_mut() else { return };
-        // Lazily drained ports first let go of what has left by now.
-        for &p in s.ports() {
-            if self.net.fabric.ports[p as usize].is_lazy() {
-                self.net.pop_departed(&mut self.pkts, p, now);
-            }
-        }
-        s.record(now, &self.net, &self.hosts);
-        let next = now + s.interval();
-        let more_flows = (self.hosts.ended() as usize) < self.hosts.flows().len();
-        if next <= self.horizon && (more_flows || self.horizon != Time::MAX) {
-            self.sched.at(next, Event::Sample);
+            Event::Sample => sample(cx, &mut self.sampler, net, hosts, self.horizon),
         }
     }
 
@@ -327,6 +307,23 @@ impl Simulation {
     /// Approximate bytes the engine holds for this run (flows, packets, queues, events, balancer state).
     pub fn engine_bytes(&self) -> usize {
         self.hosts.engine_bytes() + self.net.engine_bytes() + self.pkts.footprint_bytes() + self.sched.pending() * 32
+    }
+}
+
+/// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
+fn sample(cx: &mut Cx, sampler: &mut Option<Sampler>, net: &mut Network, hosts: &Hosts, horizon: Time) {
+    let Some(s) = sampler.as_mut() else { return };
+    // Lazily drained ports first let go of what has left by now.
+    for &p in s.ports() {
+        if net.fabric.ports[p as usize].is_lazy() {
+            net.pop_departed(cx.pkts, p, cx.now);
+        }
+    }
+    s.record(cx.now, net, hosts);
+    let next = cx.now + s.interval();
+    let more_flows = (hosts.ended() as usize) < hosts.flows().len();
+    if next <= horizon && (more_flows || horizon != Time::MAX) {
+        cx.schedule.at(next, Event::Sample);
     }
 }
 

@@ -22,11 +22,11 @@
 //!
 //! * [`Leaving`]: a packet starts serialisation on a host NIC, at a time that may be ahead of now on a lazy
 //!   NIC: it leaves its host then, and the host stack stamps it (`Hosts::leaving_host`: send timestamp,
-//!   edge path choice). From [`Network::enqueue`] and [`Network::serve`].
+//!   edge path choice). From [`Network::enqueue_at_nic`] and [`Network::serve`].
 //! * [`LeftHost`]: a data packet finished serialisation on its host's NIC: its sender may send more
 //!   (`Hosts::left_nic`, TCP small queues). From [`Network::tx_done`] and [`Network::left_nic`].
 //!
-//! The simulation's loop (`sim.rs`) passes them on; the host stack, which calls [`Network::enqueue`] for
+//! The simulation's loop (`sim.rs`) passes them on; the host stack, which calls [`Network::enqueue_at_nic`] for
 //! the packets it sends, handles the `Leaving` it gets back itself.
 
 use crate::cx::Cx;
@@ -76,17 +76,30 @@ pub struct LeftHost {
     pub wire: u32,
 }
 
-/// What became of a packet offered to a port: whether the port admitted it, and on a host NIC the packet
-/// that starts serialisation because of it, if any (this one, or on an idle event-driven NIC the head).
+/// What became of a packet a host offered its NIC: whether the NIC admitted it, and the packet that starts
+/// serialisation because of it, if any (this one, or on an idle event-driven NIC its head): [`Leaving`].
+/// Sixteen bytes, so that it comes back in two registers (the host stack sends two packets per data packet).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Enqueued {
+    /// When the leaving packet starts serialisation; `Time::MAX`: none.
+    at: Time,
+    pid: u32,
     pub admitted: bool,
-    pub leaving: Option<Leaving>,
 }
 
 impl Enqueued {
-    const REFUSED: Enqueued = Enqueued { admitted: false, leaving: None };
-    const QUEUED: Enqueued = Enqueued { admitted: true, leaving: None };
+    const REFUSED: Enqueued = Enqueued { at: Time::MAX, pid: u32::MAX, admitted: false };
+    const QUEUED: Enqueued = Enqueued { at: Time::MAX, pid: u32::MAX, admitted: true };
+
+    fn leaves(l: Leaving) -> Enqueued {
+        Enqueued { at: l.at, pid: l.pid, admitted: true }
+    }
+
+    /// The packet that leaves its host because of this, if any.
+    #[inline]
+    pub fn leaving(&self) -> Option<Leaving> {
+        (self.at != Time::MAX).then_some(Leaving { pid: self.pid, at: self.at })
+    }
 }
 
 /// Runs `hook` on a switch's balancer with its context, then schedules the one-shot alarms it asked for.
@@ -208,28 +221,41 @@ impl Network {
         self.uplinks
     }
 
-    /// Puts packet `pid` into `port`'s queue: the port admits it (drop-tail, DCTCP marking), the owning
-    /// switch's balancer sees it, and the port starts serving if it was idle (a lazy port instead pops what
-    /// has left before admitting, and schedules the packet's arrival at the next hop). A refused packet is
-    /// counted as dropped and freed. On a host NIC, the answer names the packet that leaves its host
-    /// because of this ([`Leaving`]), for the host stack to stamp.
+    /// Puts packet `pid`, made by host `host`, on its NIC ([`Network::enqueue`]); the answer names the
+    /// packet that leaves its host because of this ([`Leaving`]), for the host stack to stamp.
     #[inline]
-    pub(crate) fn enqueue(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+    pub(crate) fn enqueue_at_nic(&mut self, cx: &mut Cx, host: u32, pid: u32) -> Enqueued {
+        let port_id = self.fabric.host_nic(host);
         if self.fabric.ports[port_id as usize].is_lazy() {
-            self.enqueue_lazy(cx, port_id, pid)
+            self.enqueue_lazy::<true>(cx, port_id, pid)
         } else {
-            self.enqueue_driven(cx, port_id, pid)
+            self.enqueue_driven::<true>(cx, port_id, pid)
         }
     }
 
-    /// [`Network::enqueue`] on a lazy port: what has left goes, the packet's departure is fixed at
-    /// admission, and its arrival at the next hop is scheduled now. On a host NIC the packet leaves its
-    /// host when its serialisation starts, and a data packet's departure wakes its sender
-    /// ([`Event::LeftNic`], TCP small queues).
-    fn enqueue_lazy(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+    /// Puts packet `pid` into switch port `port_id`'s queue: the port admits it (drop-tail, DCTCP marking),
+    /// the owning switch's balancer sees it, and the port starts serving if it was idle (a lazy port
+    /// instead pops what has left before admitting, and schedules the packet's arrival at the next hop). A
+    /// refused packet is counted as dropped and freed.
+    #[inline]
+    fn enqueue(&mut self, cx: &mut Cx, port_id: u32, pid: u32) {
+        if self.fabric.ports[port_id as usize].is_lazy() {
+            self.enqueue_lazy::<false>(cx, port_id, pid);
+        } else {
+            self.enqueue_driven::<false>(cx, port_id, pid);
+        }
+    }
+
+    /// [`Network::enqueue`] on a lazy port (a host NIC if `NIC`, else a switch port): what has left goes,
+    /// the packet's departure is fixed at admission, and its arrival at the next hop is scheduled now. On a
+    /// host NIC the packet leaves its host when its serialisation starts, and a data packet's departure
+    /// wakes its sender ([`Event::LeftNic`], TCP small queues).
+    #[inline(always)]
+    fn enqueue_lazy<const NIC: bool>(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
         let now = cx.now;
         let hosts = self.fabric.hosts;
         let port = &mut self.fabric.ports[port_id as usize];
+        debug_assert_eq!(NIC, port.owner < hosts);
         while let Some(d) = port.pop_departed(now) {
             if d.lost() {
                 cx.pkts.discard(d.pid, d.wire());
@@ -242,8 +268,8 @@ impl Network {
             return Enqueued::REFUSED;
         };
         let owner = port.owner;
-        let mut leaving = None;
-        if owner >= hosts {
+        let mut answer = Enqueued::QUEUED;
+        if !NIC {
             let st = &mut self.switches[(owner - hosts) as usize];
             if st.hooks.enqueue {
                 with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_enqueue(sx, &mut MarkablePacket::new(p), port_id));
@@ -256,12 +282,12 @@ impl Network {
             port.count_mark(was_ce, p.ecn.ce);
         } else {
             port.count_mark(was_ce, p.ecn.ce);
-            leaving = Some(Leaving { pid, at: d.at - port.tx_time(p.wire_bytes) });
+            answer = Enqueued::leaves(Leaving { pid, at: d.at - port.tx_time(p.wire_bytes) });
             if p.kind == PacketKind::Data {
                 // Also pops the packet, lost or not: no WireLoss event of its own.
                 cx.schedule.at(d.at, Event::LeftNic { port: port_id, pkt: pid });
                 if d.lost() {
-                    return Enqueued { admitted: true, leaving };
+                    return answer;
                 }
             }
         }
@@ -271,7 +297,7 @@ impl Network {
             let port = &self.fabric.ports[port_id as usize];
             cx.schedule.arrival(d.at + port.delay, port.peer, pid, port.reverse());
         }
-        Enqueued { admitted: true, leaving }
+        answer
     }
 
     /// A data packet finished serialisation on lazy host NIC `port_id`: the NIC lets go of it, and its
@@ -283,10 +309,11 @@ impl Network {
         left
     }
 
-    /// [`Network::enqueue`] on an event-driven port.
-    fn enqueue_driven(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+    /// [`Network::enqueue`] on an event-driven port (a host NIC if `NIC`).
+    fn enqueue_driven<const NIC: bool>(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
         let now = cx.now;
         let port = &mut self.fabric.ports[port_id as usize];
+        debug_assert_eq!(NIC, port.owner < self.fabric.hosts);
         let p = cx.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {
             let wire = p.wire_bytes;
@@ -294,7 +321,7 @@ impl Network {
             return Enqueued::REFUSED;
         };
         let owner = port.owner;
-        if owner >= self.fabric.hosts {
+        if !NIC {
             let st = &mut self.switches[(owner - self.fabric.hosts) as usize];
             if st.hooks.enqueue {
                 with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_enqueue(sx, &mut MarkablePacket::new(p), port_id));
@@ -303,7 +330,7 @@ impl Network {
         let port = &mut self.fabric.ports[port_id as usize];
         port.count_mark(was_ce, p.ecn.ce);
         match self.serve(cx, port_id) {
-            Some(l) => Enqueued { admitted: true, leaving: Some(l) },
+            Some(l) => Enqueued::leaves(l),
             None => Enqueued::QUEUED,
         }
     }
