@@ -4,9 +4,9 @@
 //! [`Hosts`] owns the flows (both transport ends, statistics), the edge balancers and the run's flow
 //! counts (active, ended, last progress). Its handlers take a [`Cx`] (time, a schedule that only adds
 //! events, the packet arena) and the [`Network`], which it uses for two things only: to put a packet on a
-//! host's NIC ([`Network::enqueue_at_nic`]) and to read the routing facts. What the network reports about NICs
-//! comes back as values: a packet leaving its host ([`Leaving`], which [`Hosts::leaving_host`] stamps) and a
-//! data packet that has left it ([`LeftHost`], which wakes the sender in [`Hosts::left_nic`]).
+//! host's NIC (`Network::enqueue_at_nic`) and to read the routing facts. What the network reports about NICs
+//! comes back as values: a packet leaving its host ([`Leaving`], which `Hosts::leaving_host` stamps) and a
+//! data packet that has left it ([`LeftHost`], which wakes the sender in `Hosts::left_nic`).
 //!
 //! ```text
 //!  sender:   FlowStart (or SYN-ACK) / ACK / RTO / own packet left the NIC ─► TcpSender (window, NIC budget) ─►
@@ -729,5 +729,64 @@ impl Hosts {
             }
             None => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The host stack on its own: a network and the hosts built from a config, driven by calling their
+    //! handlers with a context, the test standing in for the simulation's loop.
+    use super::*;
+    use crate::config::{Config, ListedFlow, Pattern, SourceConfig};
+    use crate::packet::PacketArena;
+    use crate::sched::Scheduler;
+
+    /// One DCTCP flow of 100 full segments from host 0 to host 2 (another leaf), every port event-driven.
+    fn one_flow() -> (Scheduler, Network, Hosts) {
+        let mut cfg = Config::default();
+        cfg.topology.leaves = 2;
+        cfg.topology.hosts_per_leaf = 2;
+        let list = vec![ListedFlow { start_us: 0.0, src: 0, dst: 2, size_bytes: 100 * 1460, deadline_us: None }];
+        cfg.sources = vec![SourceConfig { pattern: Pattern::List, transport: TransportKind::Dctcp, list, ..Default::default() }];
+        cfg.check().expect("a valid config");
+        let b = crate::build::build(&cfg, crate::lb::find_scheme("ecmp").expect("ecmp")).expect("built");
+        let (sched, mut net, hosts) = (b.sched, b.net, b.hosts);
+        net.set_lazy_ports(false, hosts.has_edges());
+        (sched, net, hosts)
+    }
+
+    /// TCP small queues: a starting sender puts exactly its NIC budget (two full-size packets) on the NIC,
+    /// the first leaving its host at once; when it has been serialised, the sender, woken, sends one more,
+    /// and the second packet leaves its host then. Checked to fail with the budget not granted on the
+    /// wake-up (`left_nic` without `send_more`: 2 packets sent, not 3).
+    #[test]
+    fn a_sender_fills_its_nic_budget_and_one_packet_leaving_lets_one_more_in() {
+        let (mut sched, mut net, mut hosts) = one_flow();
+        let mut pkts = PacketArena::new();
+        let nic = net.fabric.host_nic(0);
+        assert_eq!(sched.pop(), Some((Time::ZERO, Event::FlowStart { flow: 0 })));
+        let cx = &mut Cx { now: Time::ZERO, schedule: Schedule::new(&mut sched), pkts: &mut pkts };
+        hosts.start_flow(cx, &mut net, 0);
+        let full = (1460 + 40) as u64;
+        let f = &hosts.flows()[0];
+        assert_eq!((f.packets_sent, f.nic_bytes), (2, 2 * full), "the window is larger; the NIC budget is two packets");
+        assert_eq!(net.fabric.ports[nic as usize].queue_packets(), 2);
+        // The first packet left its host when its serialisation started, now; it ends at 1.2 µs (10 Gbps).
+        let sent: Vec<Time> = (0..2).map(|i| pkts.get(i).sent_at).collect();
+        assert_eq!(sent[0], Time::ZERO);
+        let (t, ev) = sched.pop().expect("the NIC's transmission ends");
+        assert_eq!((t, ev), (Time::from_ns(1200), Event::TxDone { port: nic }));
+        // What the simulation's loop does with it.
+        let cx = &mut Cx { now: t, schedule: Schedule::new(&mut sched), pkts: &mut pkts };
+        let left = net.tx_done(cx, nic).expect("a host NIC's packet left its host");
+        assert_eq!((left.kind, left.flow, left.wire as u64), (PacketKind::Data, 0, full));
+        hosts.left_nic(cx, &mut net, left);
+        assert_eq!(hosts.flows()[0].packets_sent, 3, "woken, the sender sent one more");
+        // The sender's packet, offered to the idle NIC, started its head (the second packet) and the host
+        // stamped it; the loop's own call to serve finds the NIC busy.
+        assert_eq!(net.serve(cx, nic), None);
+        assert_eq!(pkts.get(1).sent_at, t, "the second packet leaves its host now");
+        assert_eq!(pkts.get(2).sent_at, Time::ZERO, "the third waits behind it, not stamped yet");
+        assert_eq!(hosts.flows()[0].nic_bytes, 2 * full);
     }
 }

@@ -8,7 +8,7 @@
 //! completed no later than its deadline. A value that does not exist for a row (the FCT of an unfinished
 //! flow, the deadline of a flow without one) is missing, not NaN.
 //!
-//! The tables are read from the finished state of a run's parts ([`Run`]: the network, the host stack, the
+//! The tables are read from the finished state of a run's parts (`Run`: the network, the host stack, the
 //! packet arena, the sampler), which the simulation hands over in [`crate::Simulation::results`]; nothing
 //! here runs during the simulation except the sampler's recording.
 

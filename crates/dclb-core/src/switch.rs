@@ -22,11 +22,11 @@
 //!
 //! * [`Leaving`]: a packet starts serialisation on a host NIC, at a time that may be ahead of now on a lazy
 //!   NIC: it leaves its host then, and the host stack stamps it (`Hosts::leaving_host`: send timestamp,
-//!   edge path choice). From [`Network::enqueue_at_nic`] and [`Network::serve`].
+//!   edge path choice). From `Network::enqueue_at_nic` and `Network::serve`.
 //! * [`LeftHost`]: a data packet finished serialisation on its host's NIC: its sender may send more
-//!   (`Hosts::left_nic`, TCP small queues). From [`Network::tx_done`] and [`Network::left_nic`].
+//!   (`Hosts::left_nic`, TCP small queues). From `Network::tx_done` and `Network::left_nic`.
 //!
-//! The simulation's loop (`sim.rs`) passes them on; the host stack, which calls [`Network::enqueue_at_nic`] for
+//! The simulation's loop (`sim.rs`) passes them on; the host stack, which calls `Network::enqueue_at_nic` for
 //! the packets it sends, handles the `Leaving` it gets back itself.
 
 use crate::cx::Cx;
