@@ -307,7 +307,7 @@ impl Hosts {
 
     /// Puts packet `pid` on host `host`'s NIC; whether the NIC took it. A packet that starts serialisation
     /// because of it leaves its host (stamped here).
-    fn to_nic(&mut self, cx: &mut Cx, net: &mut Network, host: u32, pid: u32) -> bool {
+    fn put_on_nic(&mut self, cx: &mut Cx, net: &mut Network, host: u32, pid: u32) -> bool {
         let r = net.enqueue_at_nic(cx, host, pid);
         if let Some(l) = r.leaving() {
             self.leaving_host(cx, net, l);
@@ -319,7 +319,7 @@ impl Hosts {
     /// the NIC took it.
     fn send(&mut self, cx: &mut Cx, net: &mut Network, host: u32, p: Packet) -> bool {
         let pid = cx.pkts.make(p);
-        self.to_nic(cx, net, host, pid)
+        self.put_on_nic(cx, net, host, pid)
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -704,7 +704,7 @@ impl Hosts {
         if !sack.is_empty() {
             cx.pkts.set_sack(aid, sack);
         }
-        self.to_nic(cx, net, p.dst, aid);
+        self.put_on_nic(cx, net, p.dst, aid);
     }
 
     pub(crate) fn reseq_event(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
