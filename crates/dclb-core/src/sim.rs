@@ -1,15 +1,15 @@
 //! The simulation: the state of one run and the loop that dispatches its events to the side that owns them.
 //!
 //! ```text
-//!            ┌──────────── Simulation ─────────────────────────────────────────────┐
-//!            │ Scheduler (the only queue) ── pop ──► dispatch(event) with a Cx      │
-//!            │   Cx = { now, Schedule (push only), PacketArena (+ wire-byte books) }│
-//!            │                    │                                  │              │
-//!            │     switch events  ▼                     host events  ▼              │
-//!            │  Network (switch.rs)  ◄── enqueue on a NIC ──  Hosts (host.rs)       │
-//!            │  fabric, ports (+DRE),    ── Leaving / LeftHost ──►  flows, TCP ends, │
-//!            │  switches, balancers          (returned values)      edge balancers  │
-//!            └──────────────────────────────────────────────────────────────────────┘
+//!            ┌──── Simulation ───────────────────────────────────────────────────────┐
+//!            │ Scheduler (the only queue) ── pop ──► dispatch(event) with a Cx       │
+//!            │   Cx = { now, Schedule (push only), PacketArena (+ wire-byte books) } │
+//!            │                    │                                   │              │
+//!            │     switch events  ▼                      host events  ▼              │
+//!            │  Network (switch.rs)  ◄── enqueue on a NIC ───  Hosts (host.rs)       │
+//!            │  fabric, ports (+DRE), ─── Leaving / LeftHost ──►  flows, TCP ends,   │
+//!            │  switches, balancers       (returned values)       edge balancers     │
+//!            └───────────────────────────────────────────────────────────────────────┘
 //!  FlowStart, Rto, Reseq, UdpTick, EdgeTimer, EdgeAlarm, Arrive at a host  ─► Hosts
 //!  Arrive at a switch, SwitchTimer, SwitchAlarm, WireLoss                  ─► Network
 //!  TxDone: Network::tx_done ─► (a host NIC's packet left: Hosts::left_nic) ─► Network::serve ─►
@@ -22,10 +22,10 @@
 //! `build.rs`, the network side (routing, balancer hooks, ports) in `switch.rs`, the host stack in `host.rs`,
 //! and the result tables, read from the finished parts, in [`crate::metrics`]. Handlers never take the
 //! simulation: each side's handler gets its own state, a [`Cx`] and, for the host stack, the network it
-//! sends into; the one direction of calls is sim → host stack → network. Packets live in the arena; events
-//! carry indices. The retransmission timer of a flow is one lazy event: the sender only records when it
-//! should fire, and an event that finds the deadline moved reschedules itself, so an ACK never schedules
-//! anything for its timer.
+//! sends into; calls go one way only: from the loop to either side, and from the host stack to the network.
+//! Packets live in the arena; events carry indices. The retransmission timer of a flow is one lazy event:
+//! the sender only records when it should fire, and an event that finds the deadline moved reschedules
+//! itself, so an ACK never schedules anything for its timer.
 //!
 //! Two watchdogs stop a run that would otherwise never end or outgrow the machine, each with an error
 //! ([`Simulation::error`]) instead of results:
