@@ -1,19 +1,18 @@
-//! Building a simulation from a validated config: the fabric, the scheme's balancers (with source routing
-//! at the switches for an edge scheme), the flows from the traffic generators, timers and the sampler.
+//! Building a run's parts from a validated config: the fabric, the scheme's balancers (with source routing
+//! at the switches for an edge scheme) and the rate estimators they ask for, the flows from the traffic
+//! generators, the first events (flow start, timers, sampler). `sim.rs` assembles the parts into a
+//! `Simulation`; nothing here knows it.
 
 use crate::config::{Config, TransportKind};
 use crate::fabric::{Fabric, PortRole};
-use crate::host::{EdgeState, Flow, HostParams, Setup};
+use crate::host::{EdgeState, Flow, HostParams, Hosts, Setup};
 use crate::lb::source_route::SourceRoute;
-use crate::lb::{find_scheme, BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
-use crate::memory::MemoryLimit;
+use crate::lb::{BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
 use crate::metrics::Sampler;
 use crate::rng::{Rng, Stream};
-use crate::sched::{Event, Scheduler};
-use crate::sim::Simulation;
-use crate::switch::SwitchState;
-use crate::traffic::{self, UNBOUNDED};
-use crate::packet::PacketArena;
+use crate::sched::{Event, Schedule, Scheduler};
+use crate::switch::{Network, SwitchState};
+use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::reseq::Resequencer;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::TcpParams;
@@ -38,167 +37,100 @@ fn install(spec: &SchemeSpec, cx: &BuildCx, params: &Params) -> (SwitchBalancers
     }
 }
 
-impl Simulation {
-    /// Checks the config ([`Config::check`]), then builds the fabric, the scheme's balancers and the flows,
-    /// and schedules the start.
-    pub fn new(cfg: &Config) -> Result<Simulation, String> {
-        Self::new_within(cfg, None)
+/// A run's parts, built and with their first events scheduled; `Simulation` assembles them (`sim.rs`).
+pub(crate) struct Built {
+    pub sched: Scheduler,
+    pub net: Network,
+    pub hosts: Hosts,
+    pub sampler: Option<Sampler>,
+    pub sources: Vec<SourceInfo>,
+    pub horizon: Time,
+    pub stall_window: Time,
+}
+
+/// Builds a checked config: the fabric, the scheme's balancers (and the rate estimators they ask for), the
+/// flows, and the first events. The only error left is the scheme's parameters (for a scheme the check did
+/// not see).
+pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> {
+    let mut fabric = Fabric::build(&cfg.topology, &cfg.transport);
+    fabric.seed_wire_faults(cfg.seed);
+    let nl = cfg.topology.leaves;
+    let tp = TcpParams::from_config(&cfg.transport);
+    let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params, cfg.timing_rtt())?;
+
+    let mut infos_sw = Vec::new();
+    for l in 0..nl {
+        let node = fabric.leaf_node(l);
+        infos_sw.push(SwitchInfo { node, kind: SwitchKind::Leaf, index: l, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
     }
-
-    /// [`Simulation::new`] for a run held to `limit` bytes of memory: the check refuses a config whose
-    /// estimate exceeds it ([`Config::check_within`]), and the run stops with an error if it outgrows it.
-    pub fn new_within(cfg: &Config, limit: Option<MemoryLimit>) -> Result<Simulation, String> {
-        let estimate = cfg.check_within(limit.as_ref())?;
-        let mut sim = Self::build(cfg, find_scheme(&cfg.lb.scheme)?)?;
-        // The sampler's rows are counted as they are recorded.
-        sim.fixed_bytes = estimate.parts.iter().filter(|p| p.field != "run.sampler.interval_us").map(|p| p.bytes).sum();
-        sim.memory_limit = limit;
-        Ok(sim)
+    for s in 0..cfg.topology.spines {
+        let node = fabric.first_spine() + s;
+        infos_sw.push(SwitchInfo { node, kind: SwitchKind::Spine, index: s, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
     }
-
-    /// Like [`Simulation::new`], with a scheme given directly instead of looked up by `cfg.lb.scheme`: for
-    /// a scheme under development outside the registry, and for tests of the engine's balancer interface.
-    pub fn with_scheme(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
-        cfg.check_except_scheme()?;
-        Self::build(cfg, scheme)
+    let (switch_lbs, edge_lbs) = install(scheme, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
+    for (lb, info) in switch_lbs.iter().zip(&infos_sw) {
+        if let Some(req) = lb.rate_estimator() {
+            fabric.estimate_rates(info.node, req.roles, req.config);
+        }
     }
+    let switches: Vec<SwitchState> = switch_lbs.into_iter().zip(infos_sw).map(|(lb, info)| SwitchState::new(info, lb, Rng::derive(cfg.seed, Stream::Switch, info.node as u64))).collect();
+    let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState::new(lb, Rng::derive(cfg.seed, Stream::Edge, h as u64))).collect();
 
-    /// Builds a checked config. The only error left is the scheme's parameters (for `with_scheme`, whose
-    /// scheme the check did not see).
-    fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
-        let mut fabric = Fabric::build(&cfg.topology, &cfg.transport);
-        fabric.seed_wire_faults(cfg.seed);
-        let nl = cfg.topology.leaves;
-        let tp = TcpParams::from_config(&cfg.transport);
-        let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params, cfg.timing_rtt())?;
-
-        let mut infos_sw = Vec::new();
-        for l in 0..nl {
-            let node = fabric.leaf_node(l);
-            infos_sw.push(SwitchInfo { node, kind: SwitchKind::Leaf, index: l, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
-        }
-        for s in 0..cfg.topology.spines {
-            let node = fabric.first_spine() + s;
-            infos_sw.push(SwitchInfo { node, kind: SwitchKind::Spine, index: s, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
-        }
-        let (switch_lbs, edge_lbs) = install(scheme, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
-        let switches: Vec<SwitchState> = switch_lbs
-            .into_iter()
-            .zip(infos_sw)
-            .map(|(lb, info)| SwitchState {
-                info,
-                hooks: lb.hooks(),
-                lb,
-                rng: Rng::derive(cfg.seed, Stream::Switch, info.node as u64),
-                decisions: 0,
-                balancer_drops: 0,
-                balancer_cancels: 0,
-                routing_drops: 0,
-            })
-            .collect();
-        let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState { ect: lb.sets_ect(), lb, rng: Rng::derive(cfg.seed, Stream::Edge, h as u64) }).collect();
-
-        let (specs, infos) = traffic::generate(cfg, &fabric, &tp);
-        let mut port_rng = Rng::derive(cfg.seed, Stream::FlowPorts, 0);
-        let flows: Vec<Flow> = specs
-            .into_iter()
-            .map(|spec| {
-                let ideal = if spec.size >= UNBOUNDED { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport, cfg.transport.handshakes(spec.transport)) };
-                let dctcp = spec.transport == TransportKind::Dctcp;
-                Flow {
-                    tx: TcpSender::new(spec.size, dctcp, &tp),
-                    sport: 10_000 + port_rng.below(50_000) as u16,
-                    dport: 80,
-                    spec,
-                    rx: TcpReceiver::default(),
-                    reseq: Resequencer::default(),
-                    state: None,
-                    started: false,
-                    finish: Time::ZERO,
-                    rto_event_at: Time::MAX,
-                    reseq_event_at: Time::MAX,
-                    nic_bytes: 0,
-                    setup: Setup::Open,
-                    ideal_fct: ideal,
-                    bytes_sent: 0,
-                    packets_sent: 0,
-                    retransmissions: 0,
-                    spurious: 0,
-                    out_of_order: 0,
-                    queue_delay: Time::ZERO,
-                    udp_received: 0,
-                }
-            })
-            .collect();
-
-        let uplinks = fabric.facts.uplinks as usize;
-        let stall_window = stall_window(cfg, &fabric, &tp);
-        // The scheduler's wheel slots span about a quarter of the time between events of a busy fabric
-        // (about a full-size packet's serialisation at the host rate, shared by every host): the fewest
-        // instructions, cache misses and mispredictions on S1 among widths of 1/8 to 6 times it (speed
-        // only, never results; `sched.rs`).
-        let mtu = crate::units::Bytes(fabric.facts.mtu_wire_bytes as u64);
-        let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64 / 4);
-        let mut sim = Simulation {
-            tp,
-            host: HostParams::from_config(&cfg.transport),
-            sched: Scheduler::with_slot_width(slot_width),
-            pkts: PacketArena::new(),
-            uplink_bytes: vec![0; flows.len() * uplinks],
-            uplinks,
-            fabric,
-            switches,
-            edges,
-            reflect: scheme.reflect,
-            flows,
-            horizon: cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX),
-            ended: 0,
-            active: 0,
-            peak_active: 0,
-            created: 0,
-            delivered: 0,
-            dropped: 0,
-            probes_sent: 0,
-            sampler: None,
-            infos,
-            finished: false,
-            progress_at: Time::ZERO,
-            stall_window,
-            memory_limit: None,
-            fixed_bytes: 0.0,
-            error: None,
-            segs: Vec::with_capacity(64),
-            released: Vec::with_capacity(64),
-            probes: Vec::new(),
-            alarms: Vec::new(),
-        };
-        // Flows are sorted by start time; only the next start is ever scheduled (each start schedules the
-        // following one), which keeps the event heap as small as the traffic in flight.
-        if let Some(f) = sim.flows.first() {
-            sim.sched.at(f.spec.start, Event::FlowStart { flow: 0 });
-        }
-        for s in &sim.switches {
-            if let Some(p) = s.lb.timer_period().filter(|p| *p > Time::ZERO) {
-                sim.sched.at(p, Event::SwitchTimer { node: s.info.node });
+    let (specs, sources) = traffic::generate(cfg, &fabric, &tp);
+    let mut port_rng = Rng::derive(cfg.seed, Stream::FlowPorts, 0);
+    let flows: Vec<Flow> = specs
+        .into_iter()
+        .map(|spec| {
+            let ideal = if spec.size >= UNBOUNDED { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport, cfg.transport.handshakes(spec.transport)) };
+            let dctcp = spec.transport == TransportKind::Dctcp;
+            Flow {
+                tx: TcpSender::new(spec.size, dctcp, &tp),
+                sport: 10_000 + port_rng.below(50_000) as u16,
+                dport: 80,
+                spec,
+                rx: TcpReceiver::default(),
+                reseq: Resequencer::default(),
+                state: None,
+                started: false,
+                finish: Time::ZERO,
+                rto_event_at: Time::MAX,
+                reseq_event_at: Time::MAX,
+                nic_bytes: 0,
+                setup: Setup::Open,
+                ideal_fct: ideal,
+                bytes_sent: 0,
+                packets_sent: 0,
+                retransmissions: 0,
+                spurious: 0,
+                out_of_order: 0,
+                queue_delay: Time::ZERO,
+                udp_received: 0,
             }
-        }
-        for (h, e) in sim.edges.iter().enumerate() {
-            if let Some(p) = e.lb.timer_period().filter(|p| *p > Time::ZERO) {
-                sim.sched.at(p, Event::EdgeTimer { host: h as u32 });
-            }
-        }
-        if let Some(sc) = &cfg.run.sampler {
-            // Default: every switch port (host NICs are rarely what a user wants to watch).
-            let ports = sc.ports.clone().unwrap_or_else(|| (0..sim.fabric.ports.len() as u32).filter(|&p| sim.fabric.ports[p as usize].role != PortRole::HostUp).collect());
-            sim.sampler = Some(Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone()));
-            sim.sched.at(Time::ZERO, Event::Sample);
-        }
-        sim.set_lazy_ports(true);
-        if sim.flows.is_empty() && sim.horizon == Time::MAX {
-            sim.finished = true;
-        }
-        Ok(sim)
-    }
+        })
+        .collect();
+
+    let stall_window = stall_window(cfg, &fabric, &tp);
+    // The scheduler's wheel slots span about a quarter of the time between events of a busy fabric
+    // (about a full-size packet's serialisation at the host rate, shared by every host): the fewest
+    // instructions, cache misses and mispredictions on S1 among widths of 1/8 to 6 times it (speed
+    // only, never results; `sched.rs`).
+    let mtu = crate::units::Bytes(fabric.facts.mtu_wire_bytes as u64);
+    let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64 / 4);
+    let mut sched = Scheduler::with_slot_width(slot_width);
+    let cancel_bytes = tp.ack_bytes;
+    let hosts = Hosts::new(tp, HostParams::from_config(&cfg.transport), flows, edges, scheme.reflect);
+    let net = Network::new(fabric, switches, hosts.flows().len(), cancel_bytes);
+    let mut schedule = Schedule::new(&mut sched);
+    hosts.schedule_start(&mut schedule);
+    net.schedule_timers(&mut schedule);
+    let sampler = cfg.run.sampler.as_ref().map(|sc| {
+        // Default: every switch port (host NICs are rarely what a user wants to watch).
+        let ports = sc.ports.clone().unwrap_or_else(|| (0..net.fabric.ports.len() as u32).filter(|&p| net.fabric.ports[p as usize].role != PortRole::HostUp).collect());
+        schedule.at(Time::ZERO, Event::Sample);
+        Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone())
+    });
+    let horizon = cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX);
+    Ok(Built { sched, net, hosts, sampler, sources, horizon, stall_window })
 }
 
 /// How many times the longest wait of a live run the no-progress watchdog allows (see `sim.rs`).

@@ -573,6 +573,21 @@ impl Fabric {
     /// peer through it): a leaf's uplink and the spine's down link to that leaf, a host's NIC and its leaf's
     /// port down to it.
     pub fn reverse_port(&self, port: u32) -> u32 {
+        self.reverse_port_of(port)
+    }
+
+    /// Gives each port of `node` whose role is in `roles` a rate estimator ([`crate::dre`]) run by `cfg`
+    /// (a switch's balancer asked for them: `SwitchBalancer::rate_estimator`).
+    pub fn estimate_rates(&mut self, node: u32, roles: &[PortRole], cfg: crate::dre::DreConfig) {
+        let n = &self.nodes[node as usize];
+        for p in &mut self.ports[n.first_port as usize..(n.first_port + n.n_ports) as usize] {
+            if roles.contains(&p.role) {
+                p.estimate_rate(cfg);
+            }
+        }
+    }
+
+    fn reverse_port_of(&self, port: u32) -> u32 {
         let p = &self.ports[port as usize];
         let lpp = self.facts.links_per_pair;
         match p.role {

@@ -3,25 +3,36 @@
 //! The engine is pure computation: it takes a validated [`Config`] and returns columnar [`Results`]. It does
 //! no file or network I/O; the Python front (`dclb`) owns files, validation messages, storage and plots.
 //!
-//! Module map:
-//! * [`check`] — [`Config::check`], the one authority for whether a config can run.
-//! * [`memory`] — the memory a run will need, estimated before anything large is allocated.
-//! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`.
-//! * [`sched`] — the event queue with deterministic tie-breaking.
-//! * [`packet`] — packets, their balancer header, the packet arena.
-//! * [`fabric`] — leaf-spine topology, ports and queues, routing, static facts.
+//! Module map, bottom up: each module uses only modules listed above it (`tests/modules.rs` checks that the
+//! imports have no circle).
+//! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`; [`rng`] — seeded random streams, one per entity.
+//! * [`config`] — the scenario as the engine reads it; [`sched`] — the event queue with deterministic
+//!   tie-breaking, and the push-only [`sched::Schedule`] handlers get; [`hash`] — the flow-key digest.
+//! * [`dre`] — the discounting rate estimator, a service ports offer their switch's balancer.
 //! * [`transport`] — TCP NewReno/DCTCP, receiver, resequencing buffer.
-//! * [`lb`] — the balancer interface, registry, and one module per scheme.
-//! * [`traffic`] — workloads (CDFs, mixtures) and traffic patterns.
-//! * [`port`] — one direction of a link and its queue discipline (admission, ECN, service).
-//! * [`sim`] — the state of a run and the event loop; [`build`] constructs it, [`switch`] routes through
-//!   switches and their balancers, [`host`] is the host stack (TCP ends, edge balancers, probes).
-//! * [`metrics`] — the result tables.
+//! * [`packet`] — packets, their balancer header, the packet arena with the wire-byte books.
+//! * [`cx`] — what an event handler gets: the time, a [`sched::Schedule`], the packet arena.
+//! * [`port`] — one direction of a link and its queue discipline (admission, ECN, service, rate estimator).
+//! * [`fabric`] — leaf-spine topology, ports, routing, static facts.
+//! * [`lb`] — the balancer interface, registry, and one module per scheme; [`traffic`] — workloads (CDFs,
+//!   mixtures) and traffic patterns.
+//! * [`switch`] — the network side: [`switch::Network`] owns the fabric, its ports and the switches with
+//!   their balancers, and routes packets through them.
+//! * [`host`] — the host stack: [`host::Hosts`] owns the flows (TCP ends, statistics) and the edge
+//!   balancers, and sends into the network.
+//! * [`memory`] — the memory a run will need, estimated before anything large is allocated; [`metrics`] —
+//!   the result tables, read from a finished run's parts.
+//! * [`check`] — [`Config::check`], the one authority for whether a config can run; [`build`] — a run's
+//!   parts from a checked config.
+//! * [`sim`] — [`Simulation`]: the run's parts, the watchdogs and the loop that hands each event to its side.
 
 pub mod build;
 pub mod check;
 pub mod config;
+pub mod cx;
+pub mod dre;
 pub mod fabric;
+pub mod hash;
 pub mod host;
 pub mod lb;
 pub mod memory;

@@ -7,35 +7,19 @@
 //! time it waited in queues before serialisation, summed over hops; a deadline is met when the flow
 //! completed no later than its deadline. A value that does not exist for a row (the FCT of an unfinished
 //! flow, the deadline of a flow without one) is missing, not NaN.
+//!
+//! The tables are read from the finished state of a run's parts (`Run`: the network, the host stack, the
+//! packet arena, the sampler), which the simulation hands over in [`crate::Simulation::results`]; nothing
+//! here runs during the simulation except the sampler's recording.
 
 use crate::config::{QueueUnit, TransportKind};
-use crate::host::Flow;
+pub use crate::host::FlowState;
+use crate::host::{Flow, Hosts};
 use crate::lb::SwitchKind;
-use crate::sched::Event;
-use crate::sim::Simulation;
+use crate::packet::PacketArena;
+use crate::switch::Network;
+use crate::traffic::SourceInfo;
 use crate::units::Time;
-
-/// Flow end states.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum FlowState {
-    /// Every byte reached the receiver.
-    Completed = 0,
-    /// The network gave up on the flow and told the source (e.g. DAR's hopeless deadline flows).
-    Cancelled = 1,
-    /// Still running when the run stopped at its horizon.
-    Unfinished = 2,
-}
-
-impl FlowState {
-    pub fn name(self) -> &'static str {
-        match self {
-            FlowState::Completed => "completed",
-            FlowState::Cancelled => "cancelled",
-            FlowState::Unfinished => "unfinished",
-        }
-    }
-}
 
 /// Equality is value equality (no column holds NaN: missing values are `None`).
 #[derive(Clone, Debug, PartialEq)]
@@ -210,6 +194,36 @@ impl Sampler {
         self.time_us.len()
     }
 
+    /// The sampling period.
+    pub fn interval(&self) -> Time {
+        self.interval
+    }
+
+    /// The ports it samples.
+    pub fn ports(&self) -> &[u32] {
+        &self.ports
+    }
+
+    /// Records one row per chosen port and flow at `now` (lazily drained ports must have let go of what
+    /// has left by now).
+    pub fn record(&mut self, now: Time, net: &Network, hosts: &Hosts) {
+        for &p in &self.ports {
+            let port = &net.fabric.ports[p as usize];
+            self.time_us.push(now.as_us());
+            self.kind.push("port");
+            self.id.push(p as u64);
+            self.queue_bytes.push(port.queued_bytes);
+            self.bytes.push(port.bytes_sent());
+        }
+        for &f in &self.flows {
+            self.time_us.push(now.as_us());
+            self.kind.push("flow");
+            self.id.push(f as u64);
+            self.queue_bytes.push(0);
+            self.bytes.push(hosts.flows[f as usize].bytes_delivered());
+        }
+    }
+
     fn table(&self) -> Table {
         let mut t = Table::default();
         t.push("time_us", Column::F64(self.time_us.clone()));
@@ -218,44 +232,6 @@ impl Sampler {
         t.push("queue_bytes", Column::U64(self.queue_bytes.clone()));
         t.push("bytes", Column::U64(self.bytes.clone()));
         t
-    }
-}
-
-impl Simulation {
-    /// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
-    pub(crate) fn sample(&mut self, now: Time) {
-        if self.sampler.is_none() {
-            return;
-        }
-        // Lazily drained ports first let go of what has left by now.
-        let ports = std::mem::take(&mut self.sampler.as_mut().expect("sampler").ports);
-        for &p in &ports {
-            if self.fabric.ports[p as usize].is_lazy() {
-                self.pop_departed(p);
-            }
-        }
-        let s = self.sampler.as_mut().expect("sampler");
-        s.ports = ports;
-        for &p in &s.ports {
-            let port = &self.fabric.ports[p as usize];
-            s.time_us.push(now.as_us());
-            s.kind.push("port");
-            s.id.push(p as u64);
-            s.queue_bytes.push(port.queued_bytes);
-            s.bytes.push(port.bytes_sent());
-        }
-        for &f in &s.flows {
-            s.time_us.push(now.as_us());
-            s.kind.push("flow");
-            s.id.push(f as u64);
-            s.queue_bytes.push(0);
-            s.bytes.push(self.flows[f as usize].bytes_delivered());
-        }
-        let next = now + s.interval;
-        let more_flows = (self.ended as usize) < self.flows.len();
-        if next <= self.horizon && (more_flows || self.horizon != Time::MAX) {
-            self.sched.at(next, Event::Sample);
-        }
     }
 }
 
@@ -307,9 +283,9 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
 
 /// The per-port table; `span` is the run's simulated length and `areas` each port's queue-area integral
 /// over it (for the time-averaged queue).
-fn port_table(sim: &Simulation, span: Time, areas: &[u128]) -> Table {
-    let pl = &sim.fabric.ports;
-    let nodes = &sim.fabric.nodes;
+fn port_table(net: &Network, span: Time, areas: &[u128]) -> Table {
+    let pl = &net.fabric.ports;
+    let nodes = &net.fabric.nodes;
     let span = span.0.max(1) as f64;
     let mut t = Table::default();
     t.push("node", Column::U64(pl.iter().map(|p| p.owner as u64).collect()));
@@ -339,8 +315,8 @@ fn port_table(sim: &Simulation, span: Time, areas: &[u128]) -> Table {
 }
 
 /// The per-switch table: the balancer's decisions, drops by cause, and the state it holds.
-fn switch_table(sim: &Simulation) -> Table {
-    let sw = &sim.switches;
+fn switch_table(net: &Network) -> Table {
+    let sw = &net.switches;
     let mut t = Table::default();
     t.push("node", Column::U64(sw.iter().map(|s| s.info.node as u64).collect()));
     t.push("kind", Column::Str(sw.iter().map(|s| if s.info.kind == SwitchKind::Leaf { "leaf" } else { "spine" }).collect()));
@@ -366,9 +342,9 @@ fn switch_table(sim: &Simulation) -> Table {
 }
 
 /// The balancers' own counters, named `<scheme>_<counter>`, summed by name over switches and host edges.
-fn scheme_counters(sim: &Simulation) -> std::collections::BTreeMap<String, u64> {
+fn scheme_counters(net: &Network, hosts: &Hosts) -> std::collections::BTreeMap<String, u64> {
     let mut m = std::collections::BTreeMap::new();
-    let reports = sim.switches.iter().map(|s| s.lb.counters()).chain(sim.edges.iter().map(|e| e.lb.counters()));
+    let reports = net.switches.iter().map(|s| s.lb.counters()).chain(hosts.edges.iter().map(|e| e.lb.counters()));
     for report in reports {
         for (name, n) in report.columns() {
             *m.entry(name.to_string()).or_insert(0) += n;
@@ -377,47 +353,56 @@ fn scheme_counters(sim: &Simulation) -> std::collections::BTreeMap<String, u64> 
     m
 }
 
-/// Every table and the run statistics of `sim` (finished, or stopped early for inspection).
-pub(crate) fn collect(sim: &mut Simulation) -> Results {
-    let end = if sim.horizon != Time::MAX && sim.finished { sim.horizon.min(sim.sched.peek_time().unwrap_or(sim.horizon)).max(sim.sched.now()) } else { sim.sched.now() };
-    // Lazily drained ports let go of what has left by the end (departures run first at their time).
-    for i in 0..sim.fabric.ports.len() {
-        if sim.fabric.ports[i].is_lazy() {
-            sim.pop_departed_by(i as u32, end);
-        }
-    }
-    let areas: Vec<u128> = sim.fabric.ports.iter_mut().map(|p| p.queue_area_by(end)).collect();
-    let uplink_bytes = sim.uplink_bytes_departed();
-    let count = |st: FlowState| sim.flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
+/// A run's parts as the tables read them, at its `end` (the lazily drained ports have let go of what had
+/// left by then).
+pub(crate) struct Run<'a> {
+    pub net: &'a mut Network,
+    pub hosts: &'a Hosts,
+    pub pkts: &'a PacketArena,
+    pub sampler: Option<&'a Sampler>,
+    pub sources: &'a [SourceInfo],
+    pub end: Time,
+    pub events: u64,
+    pub engine_bytes: usize,
+}
+
+/// Every table and the run statistics of a finished run (or of one stopped early, for inspection).
+pub(crate) fn collect(run: Run) -> Results {
+    let Run { net, hosts, pkts, sampler, sources, end, events, engine_bytes } = run;
+    let areas: Vec<u128> = net.fabric.ports.iter_mut().map(|p| p.queue_area_by(end)).collect();
+    let uplink_bytes = net.uplink_bytes_departed(pkts);
+    let flows = hosts.flows();
+    let count = |st: FlowState| flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
+    let (created, delivered, dropped) = pkts.wire_books();
     let stats = RunStats {
-        events: sim.sched.processed(),
+        events,
         sim_time_us: end.as_us(),
-        flows_total: sim.flows.len() as u64,
+        flows_total: flows.len() as u64,
         flows_completed: count(FlowState::Completed),
         flows_cancelled: count(FlowState::Cancelled),
         flows_unfinished: count(FlowState::Unfinished),
-        wire_bytes_created: sim.created,
-        wire_bytes_delivered: sim.delivered,
-        wire_bytes_dropped: sim.dropped,
-        wire_bytes_in_flight: sim.pkts.live_bytes(),
-        peak_packets_in_flight: sim.pkts.peak_live() as u64,
-        peak_flows_active: sim.peak_active,
-        balancer_drops: sim.switches.iter().map(|s| s.balancer_drops).sum(),
-        balancer_cancels: sim.switches.iter().map(|s| s.balancer_cancels).sum(),
-        routing_drops: sim.switches.iter().map(|s| s.routing_drops).sum(),
-        probes_sent: sim.probes_sent,
-        scheme_counters: scheme_counters(sim),
-        engine_bytes: sim.engine_bytes() as u64,
-        source_mean_bytes: sim.infos.iter().map(|i| i.mean_size).collect(),
-        source_offered_bps: sim.infos.iter().map(|i| i.offered_bps).collect(),
-        source_access_capacity_bps: sim.infos.iter().map(|i| i.access_capacity_bps).collect(),
-        source_fabric_capacity_bps: sim.infos.iter().map(|i| i.fabric_capacity_bps).collect(),
+        wire_bytes_created: created,
+        wire_bytes_delivered: delivered,
+        wire_bytes_dropped: dropped,
+        wire_bytes_in_flight: pkts.live_bytes(),
+        peak_packets_in_flight: pkts.peak_live() as u64,
+        peak_flows_active: hosts.peak_active(),
+        balancer_drops: net.switches.iter().map(|s| s.balancer_drops).sum(),
+        balancer_cancels: net.switches.iter().map(|s| s.balancer_cancels).sum(),
+        routing_drops: net.switches.iter().map(|s| s.routing_drops).sum(),
+        probes_sent: hosts.probes_sent(),
+        scheme_counters: scheme_counters(net, hosts),
+        engine_bytes: engine_bytes as u64,
+        source_mean_bytes: sources.iter().map(|i| i.mean_size).collect(),
+        source_offered_bps: sources.iter().map(|i| i.offered_bps).collect(),
+        source_access_capacity_bps: sources.iter().map(|i| i.access_capacity_bps).collect(),
+        source_fabric_capacity_bps: sources.iter().map(|i| i.fabric_capacity_bps).collect(),
     };
     Results {
-        flows: flow_table(&sim.flows, sim.uplinks, &uplink_bytes),
-        ports: port_table(sim, end, &areas),
-        switches: switch_table(sim),
-        samples: sim.sampler.as_ref().map(Sampler::table).unwrap_or_default(),
+        flows: flow_table(flows, net.uplinks(), &uplink_bytes),
+        ports: port_table(net, end, &areas),
+        switches: switch_table(net),
+        samples: sampler.map(Sampler::table).unwrap_or_default(),
         stats,
     }
 }

@@ -142,7 +142,7 @@ pub struct Packet {
     pub retx: crate::transport::tcp::Retx,
     /// First payload byte (data) or the cumulative ACK number (ACK).
     pub seq: u64,
-    /// Digest of the 5-tuple ([`crate::lb::flowhash::digest`] of [`Packet::five_tuple`]), set when the
+    /// Digest of the 5-tuple ([`crate::hash::digest`] of [`Packet::five_tuple`]), set when the
     /// simulation makes the packet (`0`: not set, as in a packet a test builds; [`Packet::tuple_digest`]
     /// then computes it). ECMP-style choices hash it with their salt at the switch, so the hop does one
     /// mix instead of three on the way to its port (S1: about 1% of the loop's time).
@@ -186,7 +186,7 @@ impl Packet {
     /// The digest of the 5-tuple: the one recorded when the packet was made, or computed now.
     #[inline]
     pub fn tuple_digest(&self) -> u64 {
-        let computed = || crate::lb::flowhash::digest(self.five_tuple());
+        let computed = || crate::hash::digest(self.five_tuple());
         if self.tuple != 0 {
             debug_assert_eq!(self.tuple, computed(), "a 5-tuple changed after the packet was made");
             self.tuple
@@ -198,7 +198,7 @@ impl Packet {
     /// Records the digest of the 5-tuple, once its fields are final (the simulation does, making the packet).
     #[inline]
     pub fn record_tuple(&mut self) {
-        self.tuple = crate::lb::flowhash::digest(self.five_tuple());
+        self.tuple = crate::hash::digest(self.five_tuple());
     }
 
     /// The exact 5-tuple packed without overlap (32-bit hosts, 16-bit ports, protocol): a key for flow
@@ -212,7 +212,8 @@ impl Packet {
     }
 }
 
-/// Slab of packets with a free list.
+/// Slab of packets with a free list, and the run's wire-byte books: every byte made ([`PacketArena::make`])
+/// is delivered ([`PacketArena::deliver`]), dropped ([`PacketArena::discard`]) or still alive.
 #[derive(Default)]
 pub struct PacketArena {
     slots: Vec<Packet>,
@@ -221,11 +222,45 @@ pub struct PacketArena {
     free: Vec<u32>,
     live: usize,
     peak_live: usize,
+    /// Wire bytes of the packets made, delivered to a host, and dropped (anywhere).
+    created: u64,
+    delivered: u64,
+    dropped: u64,
 }
 
 impl PacketArena {
     pub fn new() -> PacketArena {
-        PacketArena { slots: Vec::with_capacity(4096), sack: Vec::new(), free: Vec::with_capacity(4096), live: 0, peak_live: 0 }
+        PacketArena { slots: Vec::with_capacity(4096), sack: Vec::new(), free: Vec::with_capacity(4096), live: 0, peak_live: 0, created: 0, delivered: 0, dropped: 0 }
+    }
+
+    /// Puts a packet the simulation made (a host or a switch) in the arena: its bytes are counted as
+    /// created and the digest of its 5-tuple recorded ([`Packet::record_tuple`]).
+    #[inline]
+    pub fn make(&mut self, mut p: Packet) -> u32 {
+        self.created += p.wire_bytes as u64;
+        p.record_tuple();
+        self.alloc(p)
+    }
+
+    /// Frees packet `id`, which reached its host: its bytes are counted as delivered.
+    #[inline]
+    pub fn deliver(&mut self, id: u32) {
+        self.delivered += self.slots[id as usize].wire_bytes as u64;
+        self.free(id);
+    }
+
+    /// Frees packet `id` of `wire` bytes, which the network dropped (refused, lost on the wire, no route,
+    /// a balancer's decision): its bytes are counted as dropped. `wire` is given so that a port that knows
+    /// it need not read the packet.
+    #[inline]
+    pub fn discard(&mut self, id: u32, wire: u32) {
+        self.dropped += wire as u64;
+        self.free(id);
+    }
+
+    /// Wire bytes made, delivered and dropped so far.
+    pub fn wire_books(&self) -> (u64, u64, u64) {
+        (self.created, self.delivered, self.dropped)
     }
 
     pub fn alloc(&mut self, p: Packet) -> u32 {

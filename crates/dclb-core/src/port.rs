@@ -36,8 +36,14 @@
 //! time (see `sched.rs`). Ports with a control class, and the ports of a switch whose balancer watches
 //! departures (`on_departure`), stay event-driven: a departure there is not known at admission, or must run
 //! a hook at its own time.
+//!
+//! **Rate estimators** ([`Port::estimate_rate`], `dre.rs`). A port may keep a discounting rate estimator for
+//! its switch's balancer (CONGA's DRE), asked for when the balancer is installed. It counts each packet at
+//! admission with the departure a FIFO port knows then, on lazy and event-driven ports alike, so reading it
+//! needs no departure event and no balancer hook.
 
 use crate::config::QueueUnit;
+use crate::dre::{Dre, DreConfig, RateEstimator};
 use crate::packet::{Packet, PacketArena};
 use crate::rng::Rng;
 use crate::units::{Bytes, Rate, Time};
@@ -273,6 +279,8 @@ pub struct Port {
     control_kinds: u8,
     // --- cold ---
     pub fault: WireFault,
+    /// The rate estimator the switch's balancer asked for on this port, if any ([`Port::estimate_rate`]).
+    dre: Option<Box<RateEstimator>>,
 
     // --- the rest ---
     pub rate: Rate,
@@ -330,6 +338,7 @@ impl Port {
             role: link.role,
             control_kinds: 0,
             fault: WireFault::None,
+            dre: None,
             rate: link.rate,
             queue: VecDeque::new(),
             control: VecDeque::new(),
@@ -383,6 +392,7 @@ impl Port {
 
     /// Serves the packet kinds in `kinds` (a set of [`crate::packet::PacketKind::bit`]) as a strict-priority control class.
     pub fn set_control_kinds(&mut self, kinds: u8) {
+        assert!(kinds == 0 || self.dre.is_none(), "a port with a rate estimator serves one FIFO");
         self.control_kinds = kinds;
     }
 
@@ -407,6 +417,31 @@ impl Port {
         self.lazy
     }
 
+    /// Keeps a rate estimator ([`crate::dre`]) on this port from now on, for its switch's balancer. Only
+    /// on a port that serves one FIFO (no control class), before the run (the port idle).
+    pub fn estimate_rate(&mut self, cfg: DreConfig) {
+        assert!(self.control_kinds == 0, "a rate estimator needs a FIFO port");
+        assert!(self.queue_packets() == 0 && !self.busy, "a port gets its rate estimator while empty");
+        self.dre = Some(Box::new(RateEstimator::new(cfg)));
+    }
+
+    /// The port's rate estimator, if it keeps one.
+    #[inline]
+    pub fn rate_estimator(&self) -> Option<&RateEstimator> {
+        self.dre.as_deref()
+    }
+
+    /// The port's rate estimator, for a test bench that counts departures by hand.
+    pub fn rate_estimator_mut(&mut self) -> Option<&mut RateEstimator> {
+        self.dre.as_deref_mut()
+    }
+
+    /// The rate estimator's register at `now` (`None` on a port without one).
+    #[inline]
+    pub fn dre_at(&self, now: Time) -> Option<Dre> {
+        self.dre.as_deref().map(|d| d.at(now))
+    }
+
     /// On a lazy port: the peer's own port on this link.
     #[inline]
     pub fn reverse(&self) -> u32 {
@@ -420,7 +455,7 @@ impl Port {
 
     /// Bytes of buffer the queues' deques hold (for memory estimates).
     pub fn queue_capacity_bytes(&self) -> usize {
-        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<(u32, Time)>() + self.departures.capacity() * std::mem::size_of::<Departure>()
+        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<(u32, Time)>() + self.departures.capacity() * std::mem::size_of::<Departure>() + self.dre.as_deref().map_or(0, |d| std::mem::size_of::<RateEstimator>() + d.heap_bytes())
     }
 
     /// On a lazy port: the packets and bytes at the head that have left by `now` but are not popped yet.
@@ -582,6 +617,13 @@ impl Port {
             pkt.ecn.ce = true;
         }
         self.account_area(now);
+        if self.dre.is_some() {
+            // One FIFO: the packet leaves after the one admitted before it (or now), plus its serialisation.
+            let tx = self.tx_time(pkt.wire_bytes);
+            let dre = self.dre.as_deref_mut().expect("checked");
+            let at = now.max(dre.last_departure()) + tx;
+            dre.count(now, at, pkt.wire_bytes);
+        }
         if self.control_kinds & pkt.kind.bit() != 0 {
             self.control.push_back((pid, now));
         } else {
@@ -618,6 +660,9 @@ impl Port {
         // The packet's whole stay in the queue, from now to its departure.
         self.queue_area += wire as u128 * (self.busy_until - now).0 as u128;
         let lost = !matches!(self.fault, WireFault::None) && self.draws_loss();
+        if let Some(dre) = self.dre.as_deref_mut() {
+            dre.count(now, self.busy_until, wire);
+        }
         let d = Departure::new(self.busy_until, wire, pid, lost);
         self.departures.push_back(d);
         self.admitted_packets += 1;
@@ -915,5 +960,119 @@ mod tests {
         assert!(d > 0);
         assert_eq!(l, d, "queue area up to 3 µs");
         assert_eq!((lazy.packets_sent(), lazy.bytes_sent()), (driven.port.packets_sent(), driven.port.bytes_sent()));
+    }
+
+    /// A DRE updated at each departure and decayed by a timer at every multiple of the period (after the
+    /// departures of that instant): what a port's rate estimator, which counts packets at admission, must
+    /// read like at every moment.
+    struct DepartureDre {
+        x: f64,
+        decays: u64,
+        period: u64,
+        alpha: f64,
+    }
+
+    impl DepartureDre {
+        fn decay_to(&mut self, t: Time) {
+            let to = t.0.saturating_sub(1) / self.period;
+            while self.decays < to {
+                self.x *= 1.0 - self.alpha;
+                self.decays += 1;
+            }
+        }
+        fn depart(&mut self, t: Time, wire: u32) -> f64 {
+            self.decay_to(t);
+            self.x += wire as f64;
+            self.x
+        }
+    }
+
+    /// The rate estimator of a lazily drained port and of an event-driven one, both counting at admission,
+    /// against a register counted at each actual departure (the event-driven port's serialisation ends) and
+    /// decayed at each multiple of T: bursts that queue up to many periods ahead, an idle gap of many
+    /// periods, sizes from ACKs to full packets, and readings 1 ps before, at and after every departure and
+    /// every decay instant. Every reading, and every packet's register just after its own departure (what a
+    /// CE stamp reads at enqueue), must be the same bits. Checked to fail with a decay at `k·T` counted
+    /// before the departures of that instant (`decays_before` as `t / T`).
+    #[test]
+    fn a_ports_dre_counted_at_admission_reads_as_one_counted_at_each_departure() {
+        use crate::dre::DreConfig;
+        let cfg = DreConfig { period: Time::from_ns(4_000), alpha: 0.2 };
+        let mut rng = Rng::new(5);
+        // Arrivals: (time, wire). Bursts every ~3 µs for 60 µs, nothing for 100 µs, then more bursts.
+        let mut arrivals: Vec<(Time, u32)> = Vec::new();
+        for burst in 0..40u64 {
+            let t = if burst < 20 { burst * 3_000_000 } else { 160_000_000 + burst * 2_500_000 };
+            for _ in 0..rng.below(12) {
+                arrivals.push((Time(t + rng.below(400_000) as u64), if rng.below(3) == 0 { 64 } else { 1500 }));
+            }
+        }
+        arrivals.sort();
+        // Runs the arrivals through both ports with readings at `reads` (sorted) in time order; returns the
+        // departures (the event-driven port's serialisations ending) and the decays the reference made.
+        let run = |reads: &[Time]| -> (Vec<Time>, u64) {
+            let buffer = Buffer { packets: 1000, bytes: u64::MAX };
+            let mut driven = Driven { port: port(buffer, Threshold::OFF), done: None };
+            let mut lazy = port(buffer, Threshold::OFF);
+            assert!(lazy.set_lazy(true, 7));
+            driven.port.estimate_rate(cfg);
+            lazy.estimate_rate(cfg);
+            let mut reference = DepartureDre { x: 0.0, decays: 0, period: cfg.period.0, alpha: cfg.alpha };
+            let mut pkts = PacketArena::new();
+            // Each packet's register just after its departure, as the two ports said at admission.
+            let mut ahead: std::collections::HashMap<u32, (u64, u64)> = Default::default();
+            let mut departures = Vec::new();
+            // The driven port's departures up to `t`, into the reference.
+            let mut depart_by = |t: Time, driven: &mut Driven, pkts: &mut PacketArena, reference: &mut DepartureDre, ahead: &mut std::collections::HashMap<u32, (u64, u64)>| {
+                while let Some(end) = driven.done.filter(|&e| e <= t) {
+                    let pid = driven.port.finish_service(end, pkts);
+                    let want = reference.depart(end, pkts.get(pid).wire_bytes).to_bits();
+                    assert_eq!(ahead.remove(&pid), Some((want, want)), "the register just after the departure at {end:?}");
+                    departures.push(end);
+                    driven.done = driven.port.start_service(end, pkts).map(|(_, e)| e);
+                }
+            };
+            let (mut i, mut j) = (0, 0);
+            while i < arrivals.len() || j < reads.len() {
+                if j < reads.len() && (i == arrivals.len() || reads[j] <= arrivals[i].0) {
+                    let r = reads[j];
+                    j += 1;
+                    depart_by(r, &mut driven, &mut pkts, &mut reference, &mut ahead);
+                    reference.decay_to(r);
+                    let want = Some(reference.x.to_bits());
+                    assert_eq!(driven.port.dre_at(r).map(|d| d.bytes().to_bits()), want, "event-driven port's DRE at {r:?}");
+                    assert_eq!(lazy.dre_at(r).map(|d| d.bytes().to_bits()), want, "lazy port's DRE at {r:?}");
+                    continue;
+                }
+                let (t, wire) = arrivals[i];
+                i += 1;
+                depart_by(t, &mut driven, &mut pkts, &mut reference, &mut ahead);
+                let mk = |pkts: &mut PacketArena| {
+                    let mut p = Packet::new(PacketKind::Data, 0, 0, 1);
+                    p.wire_bytes = wire;
+                    pkts.alloc(p)
+                };
+                let (a, b) = (mk(&mut pkts), mk(&mut pkts));
+                assert!(driven.port.admit(t, a, pkts.get_mut(a)).is_some());
+                if driven.done.is_none() {
+                    driven.done = driven.port.start_service(t, &mut pkts).map(|(_, e)| e);
+                }
+                assert!(offer_lazy(&mut lazy, t, b, &mut pkts).is_some());
+                let bits = |p: &Port| p.rate_estimator().expect("estimator").at_last_departure().bytes().to_bits();
+                ahead.insert(a, (bits(&driven.port), bits(&lazy)));
+            }
+            depart_by(Time::MAX, &mut driven, &mut pkts, &mut reference, &mut ahead);
+            assert!(ahead.is_empty());
+            (departures, reference.decays)
+        };
+        let (departures, _) = run(&[]);
+        // Readings 1 ps before, at and after every decay instant and every departure.
+        let mut reads: Vec<Time> = (1..70u64).flat_map(|k| [k * cfg.period.0 - 1, k * cfg.period.0, k * cfg.period.0 + 1]).map(Time).collect();
+        reads.extend(departures.iter().flat_map(|d| [Time(d.0 - 1), *d, Time(d.0 + 1)]));
+        reads.sort();
+        reads.dedup();
+        let (again, decays) = run(&reads);
+        assert_eq!(again, departures);
+        assert!(departures.len() > 150 && decays > 60, "{} departures, {decays} decays", departures.len());
     }
 }

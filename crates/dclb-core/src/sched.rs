@@ -266,6 +266,33 @@ impl Scheduler {
     }
 }
 
+/// A handler's hold on the event queue: it may add events, never take or reorder them (only the
+/// simulation's loop does: `sim.rs`).
+pub struct Schedule<'a> {
+    queue: &'a mut Scheduler,
+}
+
+impl<'a> Schedule<'a> {
+    pub fn new(queue: &'a mut Scheduler) -> Schedule<'a> {
+        Schedule { queue }
+    }
+    /// [`Scheduler::at`].
+    #[inline(always)]
+    pub fn at(&mut self, at: Time, ev: Event) {
+        self.queue.at(at, ev);
+    }
+    /// [`Scheduler::arrival`].
+    #[inline(always)]
+    pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
+        self.queue.arrival(at, node, pkt, via);
+    }
+    /// The time of the event being handled.
+    #[inline(always)]
+    pub fn now(&self) -> Time {
+        self.queue.now()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,20 +1,31 @@
-//! The simulation: the state of one run and the loop that dispatches its events.
+//! The simulation: the state of one run and the loop that dispatches its events to the side that owns them.
 //!
 //! ```text
-//!  FlowStart ─► host stack (host.rs): sender fills its window (or sends its SYN) ─► packets into the NIC port
-//!  port (port.rs) ─TxDone─► serialised ─Arrive (after propagation)─► next node
-//!  (a lazily drained switch port schedules the Arrive when it admits the packet: no TxDone)
-//!     switch (switch.rs): on_arrival ─► routing candidates ─► choose ─► port admits (drop-tail, ECN) ─►
-//!                         on_enqueue ... on_departure at TxDone
-//!     host (host.rs):     data ─► [resequencer] ─► TCP receiver ─► ACK (scheme's reflection) into the NIC
-//!                         ACK  ─► TCP sender (+ edge balancer feedback) ─► more segments
+//!            ┌──── Simulation ───────────────────────────────────────────────────────┐
+//!            │ Scheduler (the only queue) ── pop ──► dispatch(event) with a Cx       │
+//!            │   Cx = { now, Schedule (push only), PacketArena (+ wire-byte books) } │
+//!            │                    │                                   │              │
+//!            │     switch events  ▼                      host events  ▼              │
+//!            │  Network (switch.rs)  ◄── enqueue on a NIC ───  Hosts (host.rs)       │
+//!            │  fabric, ports (+DRE), ─── Leaving / LeftHost ──►  flows, TCP ends,   │
+//!            │  switches, balancers       (returned values)       edge balancers     │
+//!            └───────────────────────────────────────────────────────────────────────┘
+//!  FlowStart, Rto, Reseq, UdpTick, EdgeTimer, EdgeAlarm, Arrive at a host  ─► Hosts
+//!  Arrive at a switch, SwitchTimer, SwitchAlarm, WireLoss                  ─► Network
+//!  TxDone: Network::tx_done ─► (a host NIC's packet left: Hosts::left_nic) ─► Network::serve ─►
+//!          (a packet starts leaving its host: Hosts::leaving_host)
+//!  LeftNic (a lazy NIC's data packet left): Network::left_nic ─► Hosts::left_nic
+//!  Sample: the lazy ports sampled let go of what has left, the sampler records (metrics.rs)
 //! ```
 //!
-//! This module holds the state and the dispatch loop only. Construction is in `build.rs`, the switch side
-//! (routing, balancer hooks, ports) in `switch.rs`, the host stack in `host.rs`, and the result tables in
-//! [`crate::metrics`]. Packets live in the arena; events carry indices. The retransmission timer of a flow
-//! is one lazy event: the sender only records when it should fire, and an event that finds the deadline
-//! moved reschedules itself, so an ACK never schedules anything for its timer.
+//! This module holds the run's parts, the watchdogs and the dispatch loop only. Construction is in
+//! `build.rs`, the network side (routing, balancer hooks, ports) in `switch.rs`, the host stack in `host.rs`,
+//! and the result tables, read from the finished parts, in [`crate::metrics`]. Handlers never take the
+//! simulation: each side's handler gets its own state, a [`Cx`] and, for the host stack, the network it
+//! sends into; calls go one way only: from the loop to either side, and from the host stack to the network.
+//! Packets live in the arena; events carry indices. The retransmission timer of a flow is one lazy event:
+//! the sender only records when it should fire, and an event that finds the deadline moved reschedules
+//! itself, so an ACK never schedules anything for its timer.
 //!
 //! Two watchdogs stop a run that would otherwise never end or outgrow the machine, each with an error
 //! ([`Simulation::error`]) instead of results:
@@ -33,64 +44,95 @@
 //!   flight with their events, sampler rows) to the estimate the check made ([`crate::memory`]), and stops
 //!   once that exceeds the caller's limit.
 
+use crate::build;
+use crate::config::Config;
+use crate::cx::Cx;
 use crate::fabric::{Fabric, NodeKind};
-use crate::host::{EdgeState, Flow, HostParams};
-use crate::metrics::Sampler;
-use crate::lb::{Alarms, ProbeRequest, Reflect};
+use crate::host::{Flow, Hosts};
+use crate::lb::{find_scheme, SchemeSpec};
 use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
-use crate::metrics::Results;
-use crate::packet::{Packet, PacketArena};
-use crate::sched::{Event, Scheduler};
-use crate::switch::SwitchState;
+use crate::metrics::{self, Results, Sampler};
+use crate::packet::PacketArena;
+use crate::sched::{Event, Schedule, Scheduler};
+use crate::switch::Network;
 use crate::traffic::SourceInfo;
-use crate::transport::tcp::Segment;
-use crate::transport::TcpParams;
 use crate::units::Time;
 
 pub struct Simulation {
-    pub(crate) tp: TcpParams,
-    pub(crate) host: HostParams,
-    pub(crate) sched: Scheduler,
-    pub(crate) pkts: PacketArena,
-    pub(crate) fabric: Fabric,
-    pub(crate) switches: Vec<SwitchState>,
-    /// One edge balancer per host for edge schemes, empty otherwise.
-    pub(crate) edges: Vec<EdgeState>,
-    /// What the receiving host copies into ACKs for this run's scheme.
-    pub(crate) reflect: Reflect,
-    pub(crate) flows: Vec<Flow>,
-    /// Payload bytes per (flow, source-leaf uplink), row-major with `uplinks` columns.
-    pub(crate) uplinks: usize,
-    pub(crate) uplink_bytes: Vec<u64>,
-    pub(crate) horizon: Time,
-    pub(crate) ended: u64,
-    pub(crate) active: u64,
-    pub(crate) peak_active: u64,
-    /// Wire-byte conservation: created = delivered + dropped + in flight.
-    pub(crate) created: u64,
-    pub(crate) delivered: u64,
-    pub(crate) dropped: u64,
-    pub(crate) probes_sent: u64,
-    pub(crate) sampler: Option<Sampler>,
-    pub(crate) infos: Vec<SourceInfo>,
-    pub(crate) finished: bool,
-    /// Last time a receiver got new data or a flow ended, or no flow was active (the no-progress watchdog).
-    pub(crate) progress_at: Time,
+    sched: Scheduler,
+    pkts: PacketArena,
+    net: Network,
+    hosts: Hosts,
+    sampler: Option<Sampler>,
+    sources: Vec<SourceInfo>,
+    horizon: Time,
+    finished: bool,
     /// How long active flows may go without progress before the run is stopped.
-    pub(crate) stall_window: Time,
+    stall_window: Time,
     /// The memory the run may use, and the bytes its check estimated for everything but the sampler.
-    pub(crate) memory_limit: Option<MemoryLimit>,
-    pub(crate) fixed_bytes: f64,
+    memory_limit: Option<MemoryLimit>,
+    fixed_bytes: f64,
     /// Why the engine stopped the run (a watchdog), if it did.
-    pub(crate) error: Option<String>,
-    // scratch buffers, reused
-    pub(crate) segs: Vec<Segment>,
-    pub(crate) released: Vec<u32>,
-    pub(crate) probes: Vec<ProbeRequest>,
-    pub(crate) alarms: Alarms,
+    error: Option<String>,
 }
 
 impl Simulation {
+    /// Checks the config ([`Config::check`]), then builds the fabric, the scheme's balancers and the flows,
+    /// and schedules the start.
+    pub fn new(cfg: &Config) -> Result<Simulation, String> {
+        Self::new_within(cfg, None)
+    }
+
+    /// [`Simulation::new`] for a run held to `limit` bytes of memory: the check refuses a config whose
+    /// estimate exceeds it ([`Config::check_within`]), and the run stops with an error if it outgrows it.
+    pub fn new_within(cfg: &Config, limit: Option<MemoryLimit>) -> Result<Simulation, String> {
+        let estimate = cfg.check_within(limit.as_ref())?;
+        let mut sim = Self::build(cfg, find_scheme(&cfg.lb.scheme)?)?;
+        // The sampler's rows are counted as they are recorded.
+        sim.fixed_bytes = estimate.parts.iter().filter(|p| p.field != "run.sampler.interval_us").map(|p| p.bytes).sum();
+        sim.memory_limit = limit;
+        Ok(sim)
+    }
+
+    /// Like [`Simulation::new`], with a scheme given directly instead of looked up by `cfg.lb.scheme`: for
+    /// a scheme under development outside the registry, and for tests of the engine's balancer interface.
+    pub fn with_scheme(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
+        cfg.check_except_scheme()?;
+        Self::build(cfg, scheme)
+    }
+
+    /// Builds a checked config (`build.rs`) and makes its ports lazily drained where they can be. The only
+    /// error left is the scheme's parameters (for `with_scheme`, whose scheme the check did not see).
+    fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Simulation, String> {
+        let b = build::build(cfg, scheme)?;
+        let mut sim = Simulation {
+            sched: b.sched,
+            pkts: PacketArena::new(),
+            net: b.net,
+            hosts: b.hosts,
+            sampler: b.sampler,
+            sources: b.sources,
+            horizon: b.horizon,
+            finished: false,
+            stall_window: b.stall_window,
+            memory_limit: None,
+            fixed_bytes: 0.0,
+            error: None,
+        };
+        sim.set_lazy_ports(true);
+        if sim.hosts.flows().is_empty() && sim.horizon == Time::MAX {
+            sim.finished = true;
+        }
+        Ok(sim)
+    }
+
+    /// Makes ports lazily drained (`on`) or event-driven (`port.rs`; see `Network::set_lazy_ports` for which
+    /// ports can be lazy). Only before the run starts (ports empty).
+    pub fn set_lazy_ports(&mut self, on: bool) {
+        let edges = self.hosts.has_edges();
+        self.net.set_lazy_ports(on, edges);
+    }
+
     pub fn now(&self) -> Time {
         self.sched.now()
     }
@@ -98,27 +140,27 @@ impl Simulation {
         self.sched.processed()
     }
     pub fn flows_total(&self) -> usize {
-        self.flows.len()
+        self.hosts.flows().len()
     }
     pub fn flows_ended(&self) -> u64 {
-        self.ended
+        self.hosts.ended()
     }
     pub fn is_finished(&self) -> bool {
         self.finished
     }
     pub fn fabric(&self) -> &Fabric {
-        &self.fabric
+        self.net.fabric()
     }
     pub fn flow(&self, i: usize) -> &Flow {
-        &self.flows[i]
+        &self.hosts.flows()[i]
     }
     /// The kind of a node (for tests and tools).
     pub fn node_kind(&self, node: u32) -> NodeKind {
-        self.fabric.nodes[node as usize].kind
+        self.net.fabric().nodes[node as usize].kind
     }
     /// Next-hop candidates are exposed for tests that check routing.
     pub fn paths(&self, src_leaf: u32, dst_leaf: u32) -> Vec<u16> {
-        self.fabric.paths(src_leaf, dst_leaf).to_vec()
+        self.net.fabric().paths(src_leaf, dst_leaf).to_vec()
     }
 
     /// Why the engine stopped the run before its end (no progress, memory), as a one-line message; `None`
@@ -131,14 +173,15 @@ impl Simulation {
     /// which includes a run a watchdog stopped ([`Simulation::error`]).
     pub fn run(&mut self, budget: u64) -> bool {
         let limit = self.sched.processed().saturating_add(budget);
+        let flows = self.hosts.flows().len() as u64;
         while !self.finished && self.sched.processed() < limit {
             let Some((now, ev)) = self.sched.pop_by(self.horizon) else {
                 self.finished = true;
                 break;
             };
-            if self.active == 0 {
-                self.progress_at = now;
-            } else if now.saturating_sub(self.progress_at) > self.stall_window {
+            if self.hosts.active() == 0 {
+                self.hosts.idle_at(now);
+            } else if now.saturating_sub(self.hosts.progress_at()) > self.stall_window {
                 self.stop_stalled(now);
                 break;
             }
@@ -148,7 +191,7 @@ impl Simulation {
                 self.pkts.prefetch(pid);
             }
             self.dispatch(now, ev);
-            if self.ended as usize == self.flows.len() && self.horizon == Time::MAX {
+            if self.hosts.ended() == flows && self.horizon == Time::MAX {
                 self.finished = true;
             }
             if self.sched.processed() % WATCH_EVENTS == 0 {
@@ -158,14 +201,53 @@ impl Simulation {
         self.finished
     }
 
+    /// Hands `ev` to the side that owns it, with a context for `now`.
+    #[inline(always)]
+    fn dispatch(&mut self, now: Time, ev: Event) {
+        let (net, hosts) = (&mut self.net, &mut self.hosts);
+        let cx = &mut Cx { now, schedule: Schedule::new(&mut self.sched), pkts: &mut self.pkts };
+        match ev {
+            Event::Arrive { node, pkt, via } => {
+                if node < net.fabric.hosts {
+                    hosts.receive(cx, net, node, pkt)
+                } else {
+                    net.switch_receive(cx, node, pkt, via)
+                }
+            }
+            Event::FlowStart { flow } => hosts.start_flow(cx, net, flow),
+            Event::TxDone { port } => {
+                if let Some(left) = net.tx_done(cx, port) {
+                    hosts.left_nic(cx, net, left);
+                }
+                if let Some(leaving) = net.serve(cx, port) {
+                    hosts.leaving_host(cx, net, leaving);
+                }
+            }
+            Event::WireLoss { port } => net.pop_departed(cx.pkts, port, now),
+            Event::LeftNic { port, pkt } => {
+                let left = net.left_nic(cx, port, pkt);
+                hosts.left_nic(cx, net, left);
+            }
+            Event::Rto { flow } => hosts.rto_event(cx, net, flow),
+            Event::Reseq { flow } => hosts.reseq_event(cx, net, flow),
+            Event::UdpTick { flow } => hosts.udp_tick(cx, net, flow),
+            Event::SwitchTimer { node } => net.switch_timer(cx, node),
+            Event::SwitchAlarm { node, token } => net.switch_alarm(cx, node, token),
+            Event::EdgeTimer { host } => hosts.edge_timer(cx, net, host),
+            Event::EdgeAlarm { host, token } => hosts.edge_alarm(cx, net, host, token),
+            Event::Sample => sample(cx, &mut self.sampler, net, hosts, self.horizon),
+        }
+    }
+
     /// Stops a run whose active flows have made no progress for the stall window (see the module doc).
     fn stop_stalled(&mut self, now: Time) {
+        let progress_at = self.hosts.progress_at();
         self.error = Some(format!(
             "run: no progress for {} of simulated time: at {}, {} flows are active and none has delivered a new byte since {}, so the run would never end (is every packet of some flow lost: a blackhole, loss_rate = 1, a path that drops everything?); the engine stops a run after {} without progress while flows are active; to keep the results of such a run, set run.horizon_us below that",
-            span(now - self.progress_at),
+            span(now - progress_at),
             span(now),
-            self.active,
-            span(self.progress_at),
+            self.hosts.active(),
+            span(progress_at),
             span(self.stall_window)
         ));
         self.finished = true;
@@ -204,48 +286,44 @@ impl Simulation {
         while !self.run(u64::MAX) {}
     }
 
-    fn dispatch(&mut self, now: Time, ev: Event) {
-        match ev {
-            Event::FlowStart { flow } => self.start_flow(now, flow),
-            Event::Arrive { node, pkt, via } => {
-                if node < self.fabric.hosts {
-                    self.host_receive(now, node, pkt)
-                } else {
-                    self.switch_receive(now, node, pkt, via)
-                }
-            }
-            Event::TxDone { port } => self.tx_done(now, port),
-            Event::WireLoss { port } => self.pop_departed(port),
-            Event::LeftNic { port, pkt } => self.left_nic_event(now, port, pkt),
-            Event::Rto { flow } => self.rto_event(now, flow),
-            Event::Reseq { flow } => self.reseq_event(now, flow),
-            Event::UdpTick { flow } => self.udp_tick(now, flow),
-            Event::SwitchTimer { node } => self.switch_timer(now, node),
-            Event::SwitchAlarm { node, token } => self.switch_alarm(now, node, token),
-            Event::EdgeTimer { host } => self.edge_timer(now, host),
-            Event::EdgeAlarm { host, token } => self.edge_hook(now, host, |lb, cx, _| lb.on_alarm(cx, token)),
-            Event::Sample => self.sample(now),
-        }
-    }
-
-    /// Puts a new packet in the arena, counting its bytes for conservation.
-    pub(crate) fn new_packet(&mut self, mut p: Packet) -> u32 {
-        self.created += p.wire_bytes as u64;
-        p.record_tuple();
-        self.pkts.alloc(p)
-    }
-
     /// Builds the result tables. Call after the run has finished (or to inspect a partial run).
     pub fn results(&mut self) -> Results {
-        crate::metrics::collect(self)
+        let end = if self.horizon != Time::MAX && self.finished { self.horizon.min(self.sched.peek_time().unwrap_or(self.horizon)).max(self.sched.now()) } else { self.sched.now() };
+        // Lazily drained ports let go of what has left by the end (departures run first at their time).
+        self.net.pop_all_departed(&mut self.pkts, end);
+        let engine_bytes = self.engine_bytes();
+        metrics::collect(metrics::Run {
+            net: &mut self.net,
+            hosts: &self.hosts,
+            pkts: &self.pkts,
+            sampler: self.sampler.as_ref(),
+            sources: &self.sources,
+            end,
+            events: self.sched.processed(),
+            engine_bytes,
+        })
     }
 
     /// Approximate bytes the engine holds for this run (flows, packets, queues, events, balancer state).
     pub fn engine_bytes(&self) -> usize {
-        let flows = self.flows.capacity() * std::mem::size_of::<Flow>() + self.uplink_bytes.capacity() * 8;
-        let queues: usize = self.fabric.ports.iter().map(|p| p.queue_capacity_bytes() + std::mem::size_of_val(p)).sum();
-        let lbs: usize = self.switches.iter().map(|s| s.lb.state_bytes()).sum::<usize>() + self.edges.iter().map(|e| e.lb.state_bytes()).sum::<usize>();
-        flows + self.pkts.footprint_bytes() + queues + self.sched.pending() * 32 + lbs
+        self.hosts.engine_bytes() + self.net.engine_bytes() + self.pkts.footprint_bytes() + self.sched.pending() * 32
+    }
+}
+
+/// Records one sampler row per chosen port and flow, and schedules the next sample while the run goes on.
+fn sample(cx: &mut Cx, sampler: &mut Option<Sampler>, net: &mut Network, hosts: &Hosts, horizon: Time) {
+    let Some(s) = sampler.as_mut() else { return };
+    // Lazily drained ports first let go of what has left by now.
+    for &p in s.ports() {
+        if net.fabric.ports[p as usize].is_lazy() {
+            net.pop_departed(cx.pkts, p, cx.now);
+        }
+    }
+    s.record(cx.now, net, hosts);
+    let next = cx.now + s.interval();
+    let more_flows = (hosts.ended() as usize) < hosts.flows().len();
+    if next <= horizon && (more_flows || horizon != Time::MAX) {
+        cx.schedule.at(next, Event::Sample);
     }
 }
 

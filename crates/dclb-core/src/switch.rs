@@ -1,5 +1,5 @@
-//! The switch side of the simulation: routing a packet through a switch's balancer, ports admitting and
-//! serving packets, and the one place a balancer's context is built.
+//! The network side of the simulation: the fabric's ports and switches, routing a packet through a
+//! switch's balancer, ports admitting and serving packets, and the one place a balancer's context is built.
 //!
 //! ```text
 //!  Arrive at a switch ─► on_arrival ─► candidates from routing ─┬─ none: routing drop
@@ -7,23 +7,35 @@
 //!                                                               │  to see single choices): forwarded
 //!                                                               └─ choose ─► Forward(port) ─► enqueue
 //!                                                                          ─► Drop / Cancel (counted apart)
-//!  enqueue: port admits (drop-tail, DCTCP mark) ─► on_enqueue (may re-mark) ─► start serving if idle
+//!  enqueue: port admits (drop-tail, DCTCP mark, rate estimator) ─► on_enqueue (may re-mark) ─►
+//!           lazy port: Arrive at the peer scheduled now (its departure is known)
+//!           event-driven port: start serving if idle ─► TxDone
 //!  TxDone:  port finishes serving ─► uplink accounting, on_departure ─► Arrive at the peer after the delay
 //!           ─► next packet starts serving
 //! ```
 //!
-//! The same handling serves hosts' NIC ports (a host has no switch balancer, so no hooks run there), with
-//! two calls into the host stack: when a packet starts serialisation on a NIC it leaves its host
-//! (`leaving_host`: departure timestamp, edge path choice), and when it has been serialised its sender
-//! may send more (`left_nic`: TCP small queues).
+//! The [`Network`] owns its state (fabric, ports, switches and their balancers, the uplink byte counts) and
+//! its handlers take a [`Cx`]: the time, a schedule that only adds events, the packet arena. It knows
+//! nothing of flows or TCP. Host NIC ports are ports like any other (a host has no switch balancer, so no
+//! hooks run there); what the host stack must do about them comes back to the caller as a value, never as
+//! a call into the host stack:
+//!
+//! * [`Leaving`]: a packet starts serialisation on a host NIC, at a time that may be ahead of now on a lazy
+//!   NIC: it leaves its host then, and the host stack stamps it (`Hosts::leaving_host`: send timestamp,
+//!   edge path choice). From `Network::enqueue_at_nic` and `Network::serve`.
+//! * [`LeftHost`]: a data packet finished serialisation on its host's NIC: its sender may send more
+//!   (`Hosts::left_nic`, TCP small queues). From `Network::tx_done` and `Network::left_nic`.
+//!
+//! The simulation's loop (`sim.rs`) passes them on; the host stack, which calls `Network::enqueue_at_nic` for
+//! the packets it sends, handles the `Leaving` it gets back itself.
 
+use crate::cx::Cx;
 use crate::fabric::Fabric;
 use crate::lb::{Alarms, Decision, Hooks, MarkablePacket, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{Packet, PacketArena, PacketKind};
 use crate::port::PortRole;
 use crate::rng::Rng;
-use crate::sched::{Event, Scheduler};
-use crate::sim::Simulation;
+use crate::sched::{Event, Schedule};
 use crate::units::Time;
 
 /// One switch's balancer and what the engine counts about it.
@@ -42,42 +54,122 @@ pub(crate) struct SwitchState {
     pub routing_drops: u64,
 }
 
+impl SwitchState {
+    pub fn new(info: SwitchInfo, lb: Box<dyn SwitchBalancer>, rng: Rng) -> SwitchState {
+        SwitchState { info, hooks: lb.hooks(), lb, rng, decisions: 0, balancer_drops: 0, balancer_cancels: 0, routing_drops: 0 }
+    }
+}
+
+/// A packet starting serialisation on a host NIC at `at` (now, or ahead of now on a lazy NIC): it leaves
+/// its host then.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Leaving {
+    pub pid: u32,
+    pub at: Time,
+}
+
+/// A data packet of `flow`, `wire` bytes, that finished serialisation on its host's NIC.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LeftHost {
+    pub kind: PacketKind,
+    pub flow: u32,
+    pub wire: u32,
+}
+
+/// What became of a packet a host offered its NIC: whether the NIC admitted it, and the packet that starts
+/// serialisation because of it, if any (this one, or on an idle event-driven NIC its head): [`Leaving`].
+/// Sixteen bytes, so that it comes back in two registers (the host stack sends two packets per data packet).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Enqueued {
+    /// When the leaving packet starts serialisation; `Time::MAX`: none.
+    at: Time,
+    pid: u32,
+    pub admitted: bool,
+}
+
+impl Enqueued {
+    const REFUSED: Enqueued = Enqueued { at: Time::MAX, pid: u32::MAX, admitted: false };
+    const QUEUED: Enqueued = Enqueued { at: Time::MAX, pid: u32::MAX, admitted: true };
+
+    fn leaves(l: Leaving) -> Enqueued {
+        Enqueued { at: l.at, pid: l.pid, admitted: true }
+    }
+
+    /// The packet that leaves its host because of this, if any.
+    #[inline]
+    pub fn leaving(&self) -> Option<Leaving> {
+        (self.at != Time::MAX).then_some(Leaving { pid: self.pid, at: self.at })
+    }
+}
+
 /// Runs `hook` on a switch's balancer with its context, then schedules the one-shot alarms it asked for.
 /// Every balancer call goes through here: the one place a [`SwitchCx`] is built.
 #[inline]
-pub(crate) fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, sched: &mut Scheduler, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
+fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, schedule: &mut Schedule, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
     let n = &fabric.nodes[st.info.node as usize];
-    debug_assert_eq!(now, sched.now(), "balancers run at the event's time");
+    debug_assert_eq!(now, schedule.now(), "balancers run at the event's time");
     let ports = PortsView::new(&fabric.ports, n.first_port, n.n_ports, now);
     let mut cx = SwitchCx { now, me: st.info, ports, facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
     let r = hook(&mut *st.lb, &mut cx);
     for (at, token) in alarms.drain(..) {
-        sched.at(at, Event::SwitchAlarm { node: st.info.node, token });
+        schedule.at(at, Event::SwitchAlarm { node: st.info.node, token });
     }
     r
 }
 
-impl Simulation {
+/// The network: fabric, ports, switches and their balancers (see the module doc).
+pub struct Network {
+    pub(crate) fabric: Fabric,
+    pub(crate) switches: Vec<SwitchState>,
+    /// Payload bytes per (flow, source-leaf uplink), row-major with `uplinks` columns.
+    uplinks: usize,
+    uplink_bytes: Vec<u64>,
+    /// Wire bytes of a cancel notice a switch sends back to a flow's source.
+    cancel_bytes: u32,
+    /// Scratch: the alarms a balancer asks for during one hook.
+    alarms: Alarms,
+}
+
+impl Network {
+    /// A network over `fabric` with one switch state per switch (leaves then spines), counting uplink bytes
+    /// for `flows` flows.
+    pub(crate) fn new(fabric: Fabric, switches: Vec<SwitchState>, flows: usize, cancel_bytes: u32) -> Network {
+        let uplinks = fabric.facts.uplinks as usize;
+        Network { fabric, switches, uplinks, uplink_bytes: vec![0; flows * uplinks], cancel_bytes, alarms: Vec::new() }
+    }
+
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
     fn switch_index(&self, node: u32) -> usize {
         (node - self.fabric.hosts) as usize
     }
 
+    /// Schedules every switch balancer's first periodic run.
+    pub(crate) fn schedule_timers(&self, schedule: &mut Schedule) {
+        for s in &self.switches {
+            if let Some(p) = s.lb.timer_period().filter(|p| *p > Time::ZERO) {
+                schedule.at(p, Event::SwitchTimer { node: s.info.node });
+            }
+        }
+    }
+
     /// Makes ports lazily drained (`on`) or event-driven (`port.rs`). Lazy: every switch port, except those
-    /// of switches whose balancer watches departures and cannot take them at admission
-    /// ([`SwitchBalancer::departures_at_admission`]); and every host NIC when no host has an edge balancer
-    /// (which picks a data packet's path when it starts serialisation) and ACKs do not take priority (a
-    /// second class breaks FIFO). Such a NIC serves one class: the probe kinds it would serve first are
-    /// never sent without edge balancers. Only before the run starts (ports empty).
-    pub fn set_lazy_ports(&mut self, on: bool) {
+    /// of switches whose balancer has a departure hook ([`crate::lb::Hooks::departure`]); and every host NIC
+    /// when no host has an edge balancer (`host_edges`: one picks a data packet's path when its
+    /// serialisation starts) and ACKs do not take priority (a second class breaks FIFO). Such a NIC serves
+    /// one class: the probe kinds it would serve first are never sent without edge balancers. Only before
+    /// the run starts (ports empty).
+    pub(crate) fn set_lazy_ports(&mut self, on: bool, host_edges: bool) {
         let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
         for i in 0..self.fabric.ports.len() {
             let reverse = self.fabric.reverse_port(i as u32);
             let port = &mut self.fabric.ports[i];
             let lazy = if port.owner >= self.fabric.hosts {
-                let st = &mut self.switches[(port.owner - self.fabric.hosts) as usize];
-                !st.hooks.departure || st.lb.departures_at_admission(on)
+                !self.switches[(port.owner - self.fabric.hosts) as usize].hooks.departure
             } else {
-                let fifo = self.edges.is_empty() && port.control_kinds() & !probes == 0;
+                let fifo = !host_edges && port.control_kinds() & !probes == 0;
                 if fifo && on {
                     port.set_control_kinds(0);
                 }
@@ -87,33 +179,35 @@ impl Simulation {
         }
     }
 
-    /// Pops the packets of lazy port `port_id` that have left by now: counted as sent there, and a packet
+    /// Pops the packets of lazy port `port_id` that have left by `now`: counted as sent there, and a packet
     /// the wire lost is freed and counted as dropped.
     #[inline]
-    pub(crate) fn pop_departed(&mut self, port_id: u32) {
-        self.pop_departed_by(port_id, self.sched.now());
-    }
-
-    /// [`Simulation::pop_departed`] by `now` (at the end of a run: by its end).
-    #[inline]
-    pub(crate) fn pop_departed_by(&mut self, port_id: u32, now: Time) {
+    pub(crate) fn pop_departed(&mut self, pkts: &mut PacketArena, port_id: u32, now: Time) {
         let port = &mut self.fabric.ports[port_id as usize];
         while let Some(d) = port.pop_departed(now) {
             if d.lost() {
-                self.dropped += d.wire() as u64;
-                self.pkts.free(d.pid);
+                pkts.discard(d.pid, d.wire());
+            }
+        }
+    }
+
+    /// Every lazy port lets go of what has left by `end` (the end of a run, or a sample).
+    pub(crate) fn pop_all_departed(&mut self, pkts: &mut PacketArena, end: Time) {
+        for i in 0..self.fabric.ports.len() {
+            if self.fabric.ports[i].is_lazy() {
+                self.pop_departed(pkts, i as u32, end);
             }
         }
     }
 
     /// Payload bytes per (flow, uplink) that have left their source leaf: a lazy uplink counts a packet at
     /// admission, so the packets it still holds (not departed: the caller popped the rest) are left out.
-    pub(crate) fn uplink_bytes_departed(&self) -> Vec<u64> {
+    pub(crate) fn uplink_bytes_departed(&self, pkts: &PacketArena) -> Vec<u64> {
         let mut out = self.uplink_bytes.clone();
         let hosts = self.fabric.hosts;
         for port in self.fabric.ports.iter().filter(|p| p.is_lazy() && p.role == PortRole::LeafUp) {
             for d in port.departures() {
-                let p = self.pkts.get(d.pid);
+                let p = pkts.get(d.pid);
                 if p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == port.owner - hosts {
                     out[p.flow as usize * self.uplinks + port.slot as usize] -= p.payload as u64;
                 }
@@ -122,47 +216,63 @@ impl Simulation {
         out
     }
 
-    /// Puts packet `pid` into `port`'s queue: the port admits it (drop-tail, DCTCP marking), the owning
-    /// switch's balancer sees it, and the port starts serving if it was idle (a lazy port instead pops what
-    /// has left before admitting, and schedules the packet's arrival at the next hop). Whether it was
-    /// admitted (a refused packet is counted as dropped and freed).
+    /// Uplinks per leaf: the width of [`Network::uplink_bytes_departed`]'s rows.
+    pub(crate) fn uplinks(&self) -> usize {
+        self.uplinks
+    }
+
+    /// Puts packet `pid`, made by host `host`, on its NIC ([`Network::enqueue`]); the answer names the
+    /// packet that leaves its host because of this ([`Leaving`]), for the host stack to stamp.
     #[inline]
-    pub(crate) fn enqueue(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+    pub(crate) fn enqueue_at_nic(&mut self, cx: &mut Cx, host: u32, pid: u32) -> Enqueued {
+        let port_id = self.fabric.host_nic(host);
         if self.fabric.ports[port_id as usize].is_lazy() {
-            self.enqueue_lazy(now, port_id, pid)
+            self.enqueue_lazy::<true>(cx, port_id, pid)
         } else {
-            self.enqueue_driven(now, port_id, pid)
+            self.enqueue_driven::<true>(cx, port_id, pid)
         }
     }
 
-    /// [`Simulation::enqueue`] on a lazy port: what has left goes, the packet's departure is fixed at
-    /// admission, and its arrival at the next hop is scheduled now. On a host NIC the packet leaves its
-    /// host when its serialisation starts (send timestamp), and a data packet's departure wakes its sender
-    /// ([`Event::LeftNic`], TCP small queues).
-    fn enqueue_lazy(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+    /// Puts packet `pid` into switch port `port_id`'s queue: the port admits it (drop-tail, DCTCP marking),
+    /// the owning switch's balancer sees it, and the port starts serving if it was idle (a lazy port
+    /// instead pops what has left before admitting, and schedules the packet's arrival at the next hop). A
+    /// refused packet is counted as dropped and freed.
+    #[inline]
+    fn enqueue(&mut self, cx: &mut Cx, port_id: u32, pid: u32) {
+        if self.fabric.ports[port_id as usize].is_lazy() {
+            self.enqueue_lazy::<false>(cx, port_id, pid);
+        } else {
+            self.enqueue_driven::<false>(cx, port_id, pid);
+        }
+    }
+
+    /// [`Network::enqueue`] on a lazy port (a host NIC if `NIC`, else a switch port): what has left goes,
+    /// the packet's departure is fixed at admission, and its arrival at the next hop is scheduled now. On a
+    /// host NIC the packet leaves its host when its serialisation starts, and a data packet's departure
+    /// wakes its sender ([`Event::LeftNic`], TCP small queues).
+    #[inline(always)]
+    fn enqueue_lazy<const NIC: bool>(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+        let now = cx.now;
         let hosts = self.fabric.hosts;
         let port = &mut self.fabric.ports[port_id as usize];
+        debug_assert_eq!(NIC, port.owner < hosts);
         while let Some(d) = port.pop_departed(now) {
             if d.lost() {
-                self.dropped += d.wire() as u64;
-                self.pkts.free(d.pid);
+                cx.pkts.discard(d.pid, d.wire());
             }
         }
-        let p = self.pkts.get_mut(pid);
+        let p = cx.pkts.get_mut(pid);
         let Some((was_ce, d)) = port.admit_lazy(now, pid, p) else {
-            self.dropped += p.wire_bytes as u64;
-            self.pkts.free(pid);
-            return false;
+            let wire = p.wire_bytes;
+            cx.pkts.discard(pid, wire);
+            return Enqueued::REFUSED;
         };
         let owner = port.owner;
-        if owner >= hosts {
+        let mut answer = Enqueued::QUEUED;
+        if !NIC {
             let st = &mut self.switches[(owner - hosts) as usize];
             if st.hooks.enqueue {
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
-            }
-            if st.hooks.departure {
-                // A lazy port of a switch that watches departures: its balancer takes them at admission.
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure_at(cx, &mut PacketMut::new(p), port_id, d.at));
+                with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_enqueue(sx, &mut MarkablePacket::new(p), port_id));
             }
             let port = &mut self.fabric.ports[port_id as usize];
             // Counted at admission; the result tables leave out what has not departed by the end.
@@ -172,113 +282,112 @@ impl Simulation {
             port.count_mark(was_ce, p.ecn.ce);
         } else {
             port.count_mark(was_ce, p.ecn.ce);
-            if !matches!(p.kind, PacketKind::Ack | PacketKind::ProbeReply | PacketKind::SynAck) {
-                p.sent_at = d.at - port.tx_time(p.wire_bytes);
-            }
+            answer = Enqueued::leaves(Leaving { pid, at: d.at - port.tx_time(p.wire_bytes) });
             if p.kind == PacketKind::Data {
                 // Also pops the packet, lost or not: no WireLoss event of its own.
-                self.sched.at(d.at, Event::LeftNic { port: port_id, pkt: pid });
+                cx.schedule.at(d.at, Event::LeftNic { port: port_id, pkt: pid });
                 if d.lost() {
-                    return true;
+                    return answer;
                 }
             }
         }
         if d.lost() {
-            self.sched.at(d.at, Event::WireLoss { port: port_id });
+            cx.schedule.at(d.at, Event::WireLoss { port: port_id });
         } else {
             let port = &self.fabric.ports[port_id as usize];
-            self.sched.arrival(d.at + port.delay, port.peer, pid, port.reverse());
+            cx.schedule.arrival(d.at + port.delay, port.peer, pid, port.reverse());
         }
-        true
+        answer
     }
 
-    /// A data packet finished serialisation on lazy host NIC `port_id`: the NIC lets go of it and its
-    /// sender may send more ([`Simulation::left_nic`]).
-    pub(crate) fn left_nic_event(&mut self, now: Time, port_id: u32, pid: u32) {
-        let p = self.pkts.get(pid);
-        let (kind, flow, wire) = (p.kind, p.flow, p.wire_bytes);
-        self.pop_departed(port_id);
-        self.left_nic(now, kind, flow, wire);
+    /// A data packet finished serialisation on lazy host NIC `port_id`: the NIC lets go of it, and its
+    /// sender may send more (for the host stack).
+    pub(crate) fn left_nic(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> LeftHost {
+        let p = cx.pkts.get(pid);
+        let left = LeftHost { kind: p.kind, flow: p.flow, wire: p.wire_bytes };
+        self.pop_departed(cx.pkts, port_id, cx.now);
+        left
     }
 
-    /// [`Simulation::enqueue`] on an event-driven port.
-    fn enqueue_driven(&mut self, now: Time, port_id: u32, pid: u32) -> bool {
+    /// [`Network::enqueue`] on an event-driven port (a host NIC if `NIC`).
+    fn enqueue_driven<const NIC: bool>(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+        let now = cx.now;
         let port = &mut self.fabric.ports[port_id as usize];
-        let p = self.pkts.get_mut(pid);
+        debug_assert_eq!(NIC, port.owner < self.fabric.hosts);
+        let p = cx.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {
-            self.dropped += p.wire_bytes as u64;
-            self.pkts.free(pid);
-            return false;
+            let wire = p.wire_bytes;
+            cx.pkts.discard(pid, wire);
+            return Enqueued::REFUSED;
         };
         let owner = port.owner;
-        if owner >= self.fabric.hosts {
+        if !NIC {
             let st = &mut self.switches[(owner - self.fabric.hosts) as usize];
             if st.hooks.enqueue {
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_enqueue(cx, &mut MarkablePacket::new(p), port_id));
+                with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_enqueue(sx, &mut MarkablePacket::new(p), port_id));
             }
         }
         let port = &mut self.fabric.ports[port_id as usize];
         port.count_mark(was_ce, p.ecn.ce);
-        self.serve(now, port_id);
-        true
-    }
-
-    /// Starts serialising `port_id`'s next packet if the port is idle. On a host NIC that is when the
-    /// packet leaves its host, and the host stamps it first ([`Simulation::leaving_host`]).
-    fn serve(&mut self, now: Time, port_id: u32) {
-        let port = &mut self.fabric.ports[port_id as usize];
-        let nic = port.role == PortRole::HostUp;
-        if let Some((pid, done)) = port.start_service(now, &mut self.pkts) {
-            if nic {
-                self.leaving_host(now, pid);
-            }
-            self.sched.at(done, Event::TxDone { port: port_id });
+        match self.serve(cx, port_id) {
+            Some(l) => Enqueued::leaves(l),
+            None => Enqueued::QUEUED,
         }
     }
 
-    /// The head packet of `port_id` has been serialised: it propagates to the peer, the next one starts.
-    pub(crate) fn tx_done(&mut self, now: Time, port_id: u32) {
+    /// Starts serialising event-driven port `port_id`'s next packet if the port is idle. On a host NIC that
+    /// is when the packet leaves its host: the answer, for the host stack to stamp.
+    pub(crate) fn serve(&mut self, cx: &mut Cx, port_id: u32) -> Option<Leaving> {
+        let port = &mut self.fabric.ports[port_id as usize];
+        let nic = port.role == PortRole::HostUp;
+        let (pid, done) = port.start_service(cx.now, cx.pkts)?;
+        cx.schedule.at(done, Event::TxDone { port: port_id });
+        nic.then_some(Leaving { pid, at: cx.now })
+    }
+
+    /// The head packet of event-driven `port_id` has been serialised: it propagates to the peer. On a host
+    /// NIC, the packet that left (its sender may send more). The caller then starts the next packet
+    /// ([`Network::serve`]), after the host stack has had its say.
+    pub(crate) fn tx_done(&mut self, cx: &mut Cx, port_id: u32) -> Option<LeftHost> {
+        let now = cx.now;
         let hosts = self.fabric.hosts;
         let port = &mut self.fabric.ports[port_id as usize];
-        let pid = port.finish_service(now, &self.pkts);
+        let pid = port.finish_service(now, cx.pkts);
         let (owner, peer, delay, role, slot) = (port.owner, port.peer, port.delay, port.role, port.slot);
         let lost = port.loses_on_wire();
-        let p = self.pkts.get_mut(pid);
-        let from_host = (p.kind, p.flow, p.wire_bytes);
+        let p = cx.pkts.get_mut(pid);
+        let left = LeftHost { kind: p.kind, flow: p.flow, wire: p.wire_bytes };
         if owner >= hosts {
             if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
                 self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
             }
             let st = &mut self.switches[(owner - hosts) as usize];
             if st.hooks.departure {
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_departure(cx, &mut PacketMut::new(p), port_id));
+                with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_departure(sx, &mut PacketMut::new(p), port_id));
             }
         }
         if lost {
-            self.dropped += p.wire_bytes as u64;
-            self.pkts.free(pid);
+            cx.pkts.discard(pid, left.wire);
         } else {
             let via = self.fabric.reverse_port(port_id);
-            self.sched.at(now + delay, Event::Arrive { node: peer, pkt: pid, via });
+            cx.schedule.at(now + delay, Event::Arrive { node: peer, pkt: pid, via });
         }
-        if owner < hosts {
-            self.left_nic(now, from_host.0, from_host.1, from_host.2);
-        }
-        self.serve(now, port_id);
+        (owner < hosts).then_some(left)
     }
 
     /// A packet arrives at a switch through its port `via` (`u32::MAX`: made here): the balancer sees it,
     /// routing offers candidates, the balancer decides. Both hooks see `via` as [`SwitchCx::ingress`].
-    pub(crate) fn switch_receive(&mut self, now: Time, node: u32, pid: u32, via: u32) {
+    pub(crate) fn switch_receive(&mut self, cx: &mut Cx, node: u32, pid: u32, via: u32) {
+        let now = cx.now;
         let sw = self.switch_index(node);
         let st = &mut self.switches[sw];
-        let p = self.pkts.get_mut(pid);
+        let p = cx.pkts.get_mut(pid);
         p.hops = p.hops.saturating_add(1);
         let ingress = (via != u32::MAX).then_some(via);
         if st.hooks.arrival {
-            with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| {
-                cx.ingress = ingress;
-                lb.on_arrival(cx, &mut PacketMut::new(p))
+            with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| {
+                sx.ingress = ingress;
+                lb.on_arrival(sx, &mut PacketMut::new(p))
             });
         }
         let dst_leaf = self.fabric.facts.leaf_of_host(p.dst);
@@ -294,60 +403,67 @@ impl Simulation {
         let decision = match candidates.len() {
             0 => {
                 st.routing_drops += 1;
-                self.dropped += p.wire_bytes as u64;
-                self.pkts.free(pid);
+                let wire = p.wire_bytes;
+                cx.pkts.discard(pid, wire);
                 return;
             }
             1 if !st.hooks.choose_single => Decision::Forward(candidates[0]),
             n => {
                 st.decisions += (n > 1) as u64;
-                with_switch(st, &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| {
-                    cx.ingress = ingress;
-                    lb.choose(cx, &mut PacketMut::new(p), candidates)
+                with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| {
+                    sx.ingress = ingress;
+                    lb.choose(sx, &mut PacketMut::new(p), candidates)
                 })
             }
         };
         match decision {
             Decision::Forward(port) => {
                 debug_assert!(candidates.contains(&port), "balancer chose port {port} outside its candidates");
-                self.enqueue(now, port, pid);
+                self.enqueue(cx, port, pid);
             }
             Decision::Drop(_) => {
                 st.balancer_drops += 1;
-                self.dropped += p.wire_bytes as u64;
-                self.pkts.free(pid);
+                let wire = p.wire_bytes;
+                cx.pkts.discard(pid, wire);
             }
             Decision::Cancel(_) => {
                 st.balancer_cancels += 1;
                 let (kind, flow, src, dst, wire) = (p.kind, p.flow, p.src, p.dst, p.wire_bytes);
-                self.dropped += wire as u64;
-                self.pkts.free(pid);
+                cx.pkts.discard(pid, wire);
                 if matches!(kind, PacketKind::Data | PacketKind::Udp) {
                     // The notice starts at this switch and travels back to the source like any packet (a UDP
                     // source stops too: its next tick finds the flow ended).
                     let mut c = Packet::new(PacketKind::Cancel, flow, dst, src);
-                    c.wire_bytes = self.tp.ack_bytes;
+                    c.wire_bytes = self.cancel_bytes;
                     c.sent_at = now;
-                    let cid = self.new_packet(c);
-                    self.sched.at(now, Event::Arrive { node, pkt: cid, via: u32::MAX });
+                    let cid = cx.pkts.make(c);
+                    cx.schedule.at(now, Event::Arrive { node, pkt: cid, via: u32::MAX });
                 }
             }
         }
     }
 
-    pub(crate) fn switch_timer(&mut self, now: Time, node: u32) {
+    pub(crate) fn switch_timer(&mut self, cx: &mut Cx, node: u32) {
         let sw = self.switch_index(node);
-        let period = with_switch(&mut self.switches[sw], &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| {
-            lb.on_timer(cx);
+        let now = cx.now;
+        let period = with_switch(&mut self.switches[sw], &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| {
+            lb.on_timer(sx);
             lb.timer_period()
         });
         if let Some(p) = period.filter(|p| *p > Time::ZERO) {
-            self.sched.at(now + p, Event::SwitchTimer { node });
+            cx.schedule.at(now + p, Event::SwitchTimer { node });
         }
     }
 
-    pub(crate) fn switch_alarm(&mut self, now: Time, node: u32, token: u32) {
+    pub(crate) fn switch_alarm(&mut self, cx: &mut Cx, node: u32, token: u32) {
         let sw = self.switch_index(node);
-        with_switch(&mut self.switches[sw], &self.fabric, &mut self.sched, &mut self.alarms, now, |lb, cx| lb.on_alarm(cx, token));
+        with_switch(&mut self.switches[sw], &self.fabric, &mut cx.schedule, &mut self.alarms, cx.now, |lb, sx| lb.on_alarm(sx, token));
+    }
+
+    /// Bytes the network holds: queues, ports, balancer state.
+    pub(crate) fn engine_bytes(&self) -> usize {
+        let queues: usize = self.fabric.ports.iter().map(|p| p.queue_capacity_bytes() + std::mem::size_of_val(p)).sum();
+        let lbs: usize = self.switches.iter().map(|s| s.lb.state_bytes()).sum();
+        queues + lbs + self.uplink_bytes.capacity() * 8
     }
 }

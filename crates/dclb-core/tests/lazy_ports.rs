@@ -61,8 +61,8 @@ fn every_scheme_gives_the_same_tables_with_lazy_and_event_driven_ports() {
     }
 }
 
-/// CONGA's DRE taken at admission on lazy ports (`on_departure_at`, brought up to date when read) against
-/// the DRE taken at each departure on event-driven ports, where the DRE decides: a fine metric (Q = 8 bits)
+/// CONGA on lazy ports against event-driven ones, where its DRE (the ports' rate estimators, counted at
+/// admission on both kinds; `port.rs` tests them against a register counted at each departure) decides: a fine metric (Q = 8 bits)
 /// over a short time constant (tau = 20 µs, so T_dre = 4 µs and a full-size packet moves the metric by
 /// about 15 levels), and short flowlets (a new choice after 3 µs idle), on busy uplinks. A DRE one
 /// departure or one decay step off changes CE stamps and choices, and so the tables.

@@ -15,14 +15,14 @@
 //! with the smallest `max(local uplink metric, Congestion-To-Leaf[dst leaf][uplink])`. Packets within a
 //! flowlet keep their uplink.
 //!
-//! **How the DRE runs without a departure event.** A FIFO port knows when a packet will finish sending as
-//! soon as it admits it, so the engine drains CONGA's ports lazily and calls [`Conga::on_departure_at`] at
-//! admission with that future time. Each port then keeps two registers: one *ahead*, already holding every
-//! admitted packet with the decays due before its departure (what the packet's `CE` stamp must read, since
-//! it leaves after all of them), and one *lagging* behind `now`, brought up to date from the recorded
-//! (departure time, bytes) pairs whenever a choice reads it. Both apply the same multiplications in the
-//! same order as a timer and a departure hook would, so results are bit-identical to event-driven ports
-//! (`tests/lazy_ports.rs`, `tests/conga.rs`).
+//! **The DRE is the ports'.** CONGA asks, when installed, for a rate estimator on every fabric-facing port
+//! ([`SwitchBalancer::rate_estimator`]; `crate::dre`), with `T_dre` and `α` from its parameters, and reads
+//! it through the port view: `cx.ports.dre(port)` for a new flowlet's choice, and
+//! `cx.ports.dre_at_departure(port)` for the `CE` stamp. A FIFO port knows when a packet will finish
+//! sending as soon as it admits it, so the stamp (the register just after the packet's own departure) is
+//! written in `on_enqueue`, and CONGA needs no departure hook: its switch's ports are lazily drained. The
+//! port counts each packet, and the decays, in the order a departure hook and a timer would, so the tables
+//! are bit-identical to a DRE updated at each departure (`port.rs`, `tests/lazy_ports.rs`).
 //!
 //! **Choices where the paper leaves room.**
 //! * *Header.* The four overlay fields live in two of the packet's feedback slots, so a packet carries the
@@ -69,9 +69,11 @@ use super::ecmp::flow_hash_index;
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, Installed, Placement, SchemeSpec};
-use super::{Decision, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use super::{Decision, DreRequest, MarkablePacket, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use crate::dre::DreConfig;
+pub use crate::dre::Dre;
 use crate::fabric::{FabricFacts, PortRole};
-use crate::units::{Rate, Time};
+use crate::units::Time;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "conga",
@@ -119,42 +121,6 @@ impl CongaParams {
     }
 }
 
-/// Discounting Rate Estimator of one port: bytes sent, discounted geometrically over time.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct Dre {
-    x: f64,
-}
-
-impl Dre {
-    /// A packet of `bytes` (wire size) finished transmission on the port.
-    #[inline]
-    pub fn on_send(&mut self, bytes: u32) {
-        self.x += bytes as f64;
-    }
-    /// The periodic discount, every `T_dre`.
-    #[inline]
-    pub fn decay(&mut self, alpha: f64) {
-        self.x *= 1.0 - alpha;
-    }
-    /// The register `X` in bytes.
-    pub fn bytes(&self) -> f64 {
-        self.x
-    }
-    /// `min(2^Q − 1, floor(8·X / (C·τ) · 2^Q))`.
-    pub fn metric(&self, rate: Rate, tau: Time, bits: u32) -> u8 {
-        let levels = (1u32 << bits) as f64;
-        let max = (1u32 << bits) - 1;
-        let capacity_bits = rate.bps() as f64 * tau.as_secs();
-        if capacity_bits <= 0.0 {
-            return max as u8;
-        }
-        // `m >= 0`, so truncation is its floor (`f64::floor` is a library call on the baseline x86-64
-        // target); the cast saturates.
-        let m = 8.0 * self.x / capacity_bits * levels;
-        (m.max(0.0) as u64).min(max as u64) as u8
-    }
-}
-
 const VALID: u32 = 1 << 31;
 
 /// Packs a (tag, metric) pair into a feedback slot with the valid bit set.
@@ -167,28 +133,6 @@ fn pack(tag: u32, metric: u8) -> u32 {
 #[inline]
 fn unpack(slot: u32) -> Option<(u32, u8)> {
     (slot & VALID != 0).then_some(((slot >> 16) & 0x7fff, (slot & 0xff) as u8))
-}
-
-/// A DRE register fed at admission, ahead of time (see [`Conga::on_departure_at`]).
-#[derive(Clone, Debug, Default)]
-struct LazyDre {
-    ahead: Dre,
-    ahead_ticks: u64,
-    pending: std::collections::VecDeque<(Time, u32)>,
-}
-
-/// Applies the decays of `x` up to the `to`-th (it has had `*done`): the same multiplications, in the same
-/// order, as the timer's `decay` would have done (none once the register is 0).
-#[inline]
-fn decay_to(x: &mut Dre, done: &mut u64, to: u64, alpha: f64) {
-    while *done < to {
-        if x.x == 0.0 {
-            *done = to;
-            break;
-        }
-        x.decay(alpha);
-        *done += 1;
-    }
 }
 
 /// Congestion-To-Leaf entry: the path metric the destination leaf last fed back.
@@ -214,23 +158,9 @@ pub struct Conga {
     kind: SwitchKind,
     salt: u64,
     uplinks: usize,
-    /// One estimator per port of this switch (indexed from the switch's first port); only fabric-facing
-    /// ports (leaf uplinks, spine downlinks) are counted. With departures at admission (lazily drained
-    /// ports) it lags: it holds the departures up to some time and `dre_ticks[i]` decays, the rest waits in
-    /// `lazy[i]` and is counted when the register is read ([`Conga::sync`]).
-    dre: Vec<Dre>,
-    /// Decays applied to each `dre` register (departures at admission only).
-    dre_ticks: Vec<u64>,
-    /// Departures at admission (`on_departure_at`) instead of at their time (`on_departure`).
-    at_admission: bool,
-    /// Per port, with departures at admission: the register as it will be just after the last admitted
-    /// packet's departure, with its decays (what that packet's CE stamp reads), and the admitted
-    /// departures (time, wire bytes) the lagging register has not counted yet.
-    lazy: Vec<LazyDre>,
-    /// Timer runs so far (decay steps due by now).
-    ticks: u64,
-    /// `cfg.dre_period()`, worked out once: every departure divides by it (computing it took a float
-    /// multiply and a `round`, a library call on the baseline x86-64 target, per departure).
+    /// Ports of this switch: the DRE registers its ports keep for it (`state_bytes`).
+    n_ports: usize,
+    /// `cfg.dre_period()`, worked out once: the DRE's period and the flowlet sweep's timer.
     period: Time,
     /// `to_leaf[dst_leaf * uplinks + uplink]` (leaves only).
     to_leaf: Vec<Remote>,
@@ -257,11 +187,7 @@ impl Conga {
             kind: me.kind,
             salt: me.salt,
             uplinks,
-            dre: vec![Dre::default(); n_ports],
-            dre_ticks: vec![0; n_ports],
-            at_admission: false,
-            lazy: Vec::new(),
-            ticks: 0,
+            n_ports,
             period: cfg.dre_period(),
             to_leaf: vec![Remote::default(); tables],
             from_leaf: vec![Pending::default(); tables],
@@ -273,53 +199,12 @@ impl Conga {
 
     /// The quantised DRE metric of one of this switch's ports now.
     pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
-        self.port_dre(cx, port).metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
+        cx.ports.dre(port).metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
     }
 
-    /// The register of one of this switch's ports now (for tests and inspection).
+    /// The DRE register of one of this switch's fabric-facing ports now (for tests and inspection).
     pub fn port_dre(&self, cx: &SwitchCx, port: u32) -> Dre {
-        let i = (port - cx.ports.first()) as usize;
-        let mut x = self.dre[i];
-        if self.at_admission {
-            let mut done = self.dre_ticks[i];
-            self.catch_up(&mut x, &mut done, &self.lazy[i].pending, cx.now);
-        }
-        x
-    }
-
-    /// The decay steps that come before a departure at `at`: the timer runs at every multiple of `T_dre`
-    /// after the same instant's departures.
-    #[inline]
-    fn ticks_before(&self, at: Time) -> u64 {
-        at.0.saturating_sub(1) / self.period.0
-    }
-
-    /// Brings register `x` (with `*done` decays) to `now`: the departures of `pending` up to `now` (a
-    /// departure at `now` has happened: departures run first at an instant), each after the decays before
-    /// it, then the decays the timer has made by now. Returns how many departures it counted.
-    #[inline]
-    fn catch_up(&self, x: &mut Dre, done: &mut u64, pending: &std::collections::VecDeque<(Time, u32)>, now: Time) -> usize {
-        let alpha = self.cfg.dre_alpha;
-        let mut n = 0;
-        for &(at, bytes) in pending {
-            if at > now {
-                break;
-            }
-            decay_to(x, done, self.ticks_before(at), alpha);
-            x.on_send(bytes);
-            n += 1;
-        }
-        decay_to(x, done, self.ticks, alpha);
-        n
-    }
-
-    /// With departures at admission: brings port `i`'s register to `now` for good.
-    #[inline]
-    fn sync(&mut self, i: usize, now: Time) {
-        let (mut x, mut done) = (self.dre[i], self.dre_ticks[i]);
-        let n = self.catch_up(&mut x, &mut done, &self.lazy[i].pending, now);
-        self.lazy[i].pending.drain(..n);
-        (self.dre[i], self.dre_ticks[i]) = (x, done);
+        cx.ports.dre(port)
     }
 
     /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
@@ -420,15 +305,7 @@ impl SwitchBalancer for Conga {
         let previous = self.flowlets.get(key).map(|e| (e.port, self.flowlets.is_live(e, now)));
         let port = match previous {
             Some((p, true)) if candidates.contains(&p) => p,
-            _ => {
-                if self.at_admission {
-                    let first = cx.ports.first();
-                    for &p in candidates {
-                        self.sync((p - first) as usize, now);
-                    }
-                }
-                self.pick_uplink(cx, dst_leaf, candidates, previous.map(|(p, _)| p))
-            }
+            _ => self.pick_uplink(cx, dst_leaf, candidates, previous.map(|(p, _)| p)),
         };
         self.flowlets.record(key, port, now);
         let tag = cx.ports.uplink_index(port).expect("a leaf's fabric candidates are uplinks");
@@ -461,59 +338,26 @@ impl SwitchBalancer for Conga {
         pkt.lb_mut().fb[1] = 0;
     }
 
-    fn on_departure(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, port: u32) {
+    /// The CE stamp: the packet's metric is raised to what this port's DRE reads just after the packet
+    /// leaves (the port knows its departure at admission).
+    fn on_enqueue(&mut self, cx: &mut SwitchCx, pkt: &mut MarkablePacket, port: u32) {
         let role = cx.ports.role(port);
         if role != PortRole::LeafUp && role != PortRole::SpineDown {
             return;
         }
-        let i = (port - cx.ports.first()) as usize;
-        self.dre[i].on_send(pkt.wire_bytes);
         if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
-            let m = self.port_metric(cx, port);
+            let m = cx.ports.dre_at_departure(port).metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits);
             if m > ce {
                 pkt.lb_mut().fb[0] = pack(tag, m);
             }
         }
     }
 
-    fn on_departure_at(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, port: u32, at: Time) {
-        let role = cx.ports.role(port);
-        if role != PortRole::LeafUp && role != PortRole::SpineDown {
-            return;
-        }
-        // The register just after this departure: the previous departure's, then the decays between the
-        // two, then this packet (the port is FIFO: departures are admitted in their order).
-        let i = (port - cx.ports.first()) as usize;
-        // Count what has left by now, so that the departures waiting stay as few as the port's queue.
-        self.sync(i, cx.now);
-        let to = self.ticks_before(at);
-        let alpha = self.cfg.dre_alpha;
-        let l = &mut self.lazy[i];
-        decay_to(&mut l.ahead, &mut l.ahead_ticks, to, alpha);
-        l.ahead.on_send(pkt.wire_bytes);
-        l.pending.push_back((at, pkt.wire_bytes));
-        if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
-            let m = l.ahead.metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits);
-            if m > ce {
-                pkt.lb_mut().fb[0] = pack(tag, m);
-            }
-        }
-    }
-
-    fn departures_at_admission(&mut self, on: bool) -> bool {
-        self.at_admission = on;
-        self.lazy = if on { vec![LazyDre::default(); self.dre.len()] } else { Vec::new() };
-        true
+    fn rate_estimator(&self) -> Option<DreRequest> {
+        Some(DreRequest { config: DreConfig { period: self.period, alpha: self.cfg.dre_alpha }, roles: &[PortRole::LeafUp, PortRole::SpineDown] })
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCx) {
-        self.ticks += 1;
-        if !self.at_admission {
-            let alpha = self.cfg.dre_alpha;
-            for d in &mut self.dre {
-                d.decay(alpha);
-            }
-        }
         if self.kind == SwitchKind::Leaf && cx.now >= self.next_sweep {
             let now = cx.now;
             let keep = self.purge_after();
@@ -527,11 +371,11 @@ impl SwitchBalancer for Conga {
     }
 
     fn hooks(&self) -> super::Hooks {
-        super::Hooks { arrival: true, enqueue: false, departure: true, choose_single: true }
+        super::Hooks { arrival: true, enqueue: true, departure: false, choose_single: true }
     }
 
     fn state_bytes(&self) -> usize {
-        self.dre.len() * std::mem::size_of::<Dre>()
+        self.n_ports * std::mem::size_of::<Dre>()
             + self.to_leaf.len() * std::mem::size_of::<Remote>()
             + self.from_leaf.len() * std::mem::size_of::<Pending>()
             + self.rr.len() * 4

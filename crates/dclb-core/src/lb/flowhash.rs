@@ -9,17 +9,13 @@
 //!
 //! std's default `HashMap` hasher is SipHash with keys drawn at random per process: lookups stay correct, but
 //! anything that ever followed the map's internal order would differ from run to run. dclb therefore never
-//! uses it for flow state; every per-flow map is a [`FlowMap`], hashed with [`digest`].
+//! uses it for flow state; every per-flow map is a [`FlowMap`], hashed with [`digest`] (`hash.rs`, below
+//! packets, which record their 5-tuple's digest when made).
 
+pub use crate::hash::digest;
 use crate::rng::mix64;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-
-/// A 64-bit digest of a flow key: both halves mixed, so keys that differ in any bit spread apart.
-#[inline]
-pub fn digest(key: u128) -> u64 {
-    mix64(key as u64 ^ mix64((key >> 64) as u64))
-}
 
 /// The slot among `n` that `key` maps to under `salt` (`n > 0`): uniform over the slots, and independent
 /// between salts. Multiply-shift rather than modulo, so that every `n` is as uniform as a power of two.

@@ -34,8 +34,12 @@
 //!      [`BuildCx::switches`] ([`per_switch`] does it), or [`Installed::Edges`], one per host;
 //!    * the balancer, a [`SwitchBalancer`] (or [`EdgeBalancer`]). Only `choose` is required. It declares the
 //!      per-packet hooks it implements with `hooks()` ([`Hooks::CHOOSE_ONLY`] if it only chooses), so the
-//!      engine skips the rest; periodic work goes in `on_timer` every `timer_period`, one-shot work in
+//!      engine skips the rest (a departure hook makes its switch's ports event-driven: a second event per
+//!      packet and hop); periodic work goes in `on_timer` every `timer_period`, one-shot work in
 //!      `on_alarm` after [`SwitchCx::wake_at`]; `state_bytes` reports what its tables hold;
+//!    * a rate estimate of its ports (CONGA's DRE) is a service of the ports, not a hook: ask for it in
+//!      `rate_estimator` and read [`PortsView::dre`] (and, to stamp the packet in hand in `on_enqueue`,
+//!      [`PortsView::dre_at_departure`]);
 //!    * per-flow or per-flowlet state in a [`flowtable::FlowTable`] (exact or hashed, timestamps or age
 //!      bits, its own sweep), other per-flow maps as a [`flowhash::FlowMap`]: never std's randomly keyed
 //!      hasher;
@@ -57,6 +61,7 @@ pub mod testkit;
 // The registry: every scheme (module `lb/<name>.rs`), baselines first in the order the papers list them.
 registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove, lbt, tam, tr, dar, mdtlb];
 
+use crate::dre::{Dre, DreConfig};
 use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
 use crate::packet::{LbHeader, Packet};
 use crate::rng::Rng;
@@ -153,6 +158,26 @@ impl<'a> PortsView<'a> {
     pub fn uplink_index(&self, port: u32) -> Option<u32> {
         let p = self.get(port);
         (p.role == PortRole::LeafUp).then_some(p.slot)
+    }
+    /// The rate estimator's register of `port` now ([`crate::dre`]): every packet that has finished sending
+    /// by now counted, every decay before now applied. Panics on a port without one: a balancer asks for
+    /// its estimators in [`SwitchBalancer::rate_estimator`].
+    #[inline]
+    pub fn dre(&self, port: u32) -> Dre {
+        self.estimator(port).at(self.now)
+    }
+    /// The rate estimator's register of `port` just after the packet it admitted last finishes sending:
+    /// in `on_enqueue`, the packet in hand (what its departure would read; the port knows it at admission).
+    #[inline]
+    pub fn dre_at_departure(&self, port: u32) -> Dre {
+        self.estimator(port).at_last_departure()
+    }
+    #[inline]
+    fn estimator(&self, port: u32) -> &'a crate::dre::RateEstimator {
+        match self.get(port).rate_estimator() {
+            Some(e) => e,
+            None => panic!("port {port} keeps no rate estimator: a balancer asks for one in SwitchBalancer::rate_estimator"),
+        }
     }
     /// Global id of this switch's first port; its ports are `first()..first() + len()`.
     pub fn first(&self) -> u32 {
@@ -269,12 +294,21 @@ pub enum Decision {
     Cancel(DropReason),
 }
 
+/// A balancer's request for a rate estimator ([`crate::dre`]) on each of its switch's ports of these roles.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct DreRequest {
+    pub config: DreConfig,
+    pub roles: &'static [PortRole],
+}
+
 /// Which per-packet hooks a balancer implements. The simulation skips building a context for hooks a balancer
 /// does not use (a pure speed matter: skipped hooks are the default no-ops). The default is all of them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Hooks {
     pub arrival: bool,
     pub enqueue: bool,
+    /// `on_departure`: its switch's ports then run event-driven, so that the hook runs when each packet's
+    /// serialisation ends (one more event per packet and hop).
     pub departure: bool,
     /// Call `choose` even where routing leaves a single candidate (a scheme that stamps the packet with
     /// its choice, like CONGA's LBTag, needs this). Otherwise the engine forwards on the only candidate.
@@ -296,20 +330,15 @@ pub trait SwitchBalancer: Send {
     /// After the packet was accepted into `port`'s queue and the port's own DCTCP marking applied; a scheme
     /// may set or clear its CE mark here (TAM).
     fn on_enqueue(&mut self, _cx: &mut SwitchCx, _pkt: &mut MarkablePacket, _port: u32) {}
-    /// When the packet finishes serialisation on `port` (rate estimators count here).
+    /// When the packet finishes serialisation on `port`. A balancer that implements it makes its switch's
+    /// ports event-driven (an event per packet and hop when its serialisation ends) so that the hook runs at
+    /// that time; a rate estimate needs no hook ([`SwitchBalancer::rate_estimator`]).
     fn on_departure(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: u32) {}
-    /// The departure hook on a lazily drained port: runs when the port admits the packet (`cx.now`), with
-    /// the time `at` its serialisation will end. Called, instead of [`SwitchBalancer::on_departure`], only
-    /// for a balancer that accepted it in [`SwitchBalancer::departures_at_admission`]; it must leave
-    /// everything it shows before `at` (its reads at earlier times, the packet's fields read downstream) as
-    /// `on_departure` at `at` would have.
-    fn on_departure_at(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: u32, _at: Time) {}
-    /// Asked before the run, for a balancer with a departure hook: whether it takes its departures at
-    /// admission ([`SwitchBalancer::on_departure_at`]) when `on`, so that its switch's ports can be lazily
-    /// drained (no per-packet departure event). `false` (the default) keeps the switch's ports event-driven.
-    /// Asked again with `on = false` when the ports are made event-driven again.
-    fn departures_at_admission(&mut self, _on: bool) -> bool {
-        false
+    /// The rate estimators this balancer reads ([`PortsView::dre`]): asked once, when it is installed; the
+    /// ports of its switch whose role is listed then keep a DRE ([`crate::dre`]) with that configuration.
+    /// None by default.
+    fn rate_estimator(&self) -> Option<DreRequest> {
+        None
     }
     /// Periodic work, every [`SwitchBalancer::timer_period`].
     fn on_timer(&mut self, _cx: &mut SwitchCx) {}

@@ -96,12 +96,25 @@ impl SwitchBench {
     pub fn queue_bytes(&self, port: u32) -> u64 {
         self.fabric.ports[port as usize].queued_bytes
     }
+    /// Gives this switch's ports the services `lb` asks for when installed (its rate estimators), once;
+    /// every hook below does it first.
+    pub fn install(&mut self, lb: &dyn SwitchBalancer) -> &mut SwitchBench {
+        if let Some(req) = lb.rate_estimator() {
+            let n = &self.fabric.nodes[self.me.node as usize];
+            let mine = n.first_port..n.first_port + n.n_ports;
+            if !mine.clone().any(|p| self.fabric.ports[p as usize].rate_estimator().is_some()) {
+                self.fabric.estimate_rates(self.me.node, req.roles, req.config);
+            }
+        }
+        self
+    }
     /// The context the engine would give the balancer now.
     pub fn cx(&mut self) -> SwitchCx<'_> {
         let n = &self.fabric.nodes[self.me.node as usize];
         SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports, self.now), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms, ingress: self.ingress }
     }
     pub fn choose(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+        self.install(lb);
         lb.choose(&mut self.cx(), &mut PacketMut::new(pkt), candidates)
     }
     /// The port chosen for `pkt`; panics if the balancer dropped it.
@@ -112,18 +125,32 @@ impl SwitchBench {
         }
     }
     pub fn arrival(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet) {
+        self.install(lb);
         lb.on_arrival(&mut self.cx(), &mut PacketMut::new(pkt));
     }
+    /// `pkt` joins `port`'s queue now: the port's rate estimator (if `lb` asked for one) counts it, and
+    /// `on_enqueue` runs. The bench has no serialiser, so for the estimator the packet leaves at once (no
+    /// earlier than the one before it); the queue itself is what [`SwitchBench::set_queue_bytes`] says.
     pub fn enqueue(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: u32) {
+        self.install(lb);
+        if let Some(dre) = self.fabric.ports[port as usize].rate_estimator_mut() {
+            let at = self.now.max(dre.last_departure());
+            dre.count(self.now, at, pkt.wire_bytes);
+        }
         lb.on_enqueue(&mut self.cx(), &mut MarkablePacket::new(pkt), port);
     }
+    /// `pkt` finishes serialisation on `port` now: `on_departure` runs (a rate estimator counts packets in
+    /// [`SwitchBench::enqueue`]).
     pub fn departure(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: u32) {
+        self.install(lb);
         lb.on_departure(&mut self.cx(), &mut PacketMut::new(pkt), port);
     }
     pub fn timer(&mut self, lb: &mut dyn SwitchBalancer) {
+        self.install(lb);
         lb.on_timer(&mut self.cx());
     }
     pub fn alarm(&mut self, lb: &mut dyn SwitchBalancer, token: u32) {
+        self.install(lb);
         lb.on_alarm(&mut self.cx(), token);
     }
 }
