@@ -10,14 +10,14 @@
 //! * `ties = "random"` as the default: the slow-spine test fails (25% instead of more than 40%);
 //! * `ties = "random"` ignored (the remembered port always wins ties): the random-tie, lone-flow and
 //!   slow-spine tests fail.
-//! * the destination-leaf memory keyed by host, or by the host over the wrong hosts per leaf (3, 6): the
-//!   dst-leaf scope test fails.
+//! * the destination-leaf memory keyed by host: the dst-leaf scope test fails (DRILL takes its number of
+//!   memories from the fabric's facts, so a wrong hosts-per-leaf can no longer be passed in).
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, SamplerConfig, TransportKind};
 use dclb_core::fabric::Fabric;
-use dclb_core::lb::drill::{Drill, MemoryScope, Ties};
+use dclb_core::lb::drill::{Drill, DrillParams, MemoryScope, Ties};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
@@ -52,8 +52,15 @@ impl Bench {
     }
 }
 
+/// DRILL(d, m) with memory `scope` and ties `ties` on `Bench`'s fabric (2 leaves of 2 hosts).
+fn drill_with(d: usize, m: usize, scope: MemoryScope, ties: Ties) -> Drill {
+    let cfg = fabric(2, 4, 2);
+    Drill::new(&DrillParams { d, m, memory_scope: scope, ties }, &Fabric::build(&cfg.topology, &cfg.transport).facts)
+}
+
+/// DRILL(d, m) with memory `scope`, the remembered port winning ties (the default).
 fn drill(d: usize, m: usize, scope: MemoryScope) -> Drill {
-    Drill::new(d, m, scope, 2, 4)
+    drill_with(d, m, scope, Ties::Memory)
 }
 
 #[test]
@@ -123,7 +130,7 @@ fn drill_ties_keep_the_remembered_port() {
 fn drill_random_ties_spread_equal_queues_uniformly() {
     let mut b = Bench::new();
     b.set_queues([3000, 3000, 3000, 3000]);
-    let mut dr = drill(2, 1, MemoryScope::Switch).with_ties(Ties::Random);
+    let mut dr = drill_with(2, 1, MemoryScope::Switch, Ties::Random);
     let mut count = [0u32; 4];
     let mut stay = 0;
     let mut prev = b.choose(&mut dr, 2);
@@ -168,7 +175,7 @@ fn drill_memory_scope_dst_leaf_is_shared_by_a_leafs_hosts_only() {
         bench.set_queue_bytes(p, if i == 2 { 1_500 } else { 100_000 });
     }
     let target = cands[2];
-    let mut dr = Drill::new(2, 1, MemoryScope::DstLeaf, 3, 6);
+    let mut dr = Drill::new(&DrillParams { d: 2, m: 1, memory_scope: MemoryScope::DstLeaf, ties: Ties::Memory }, &bench.fabric.facts);
     let mut send = |dr: &mut Drill, dst: u32| bench.forward(dr, &mut Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(dst)), &cands);
     while send(&mut dr, 2) != target {}
     send(&mut dr, 3);

@@ -73,8 +73,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     params: DrillParams::SPECS,
     install: |cx, p| {
         let p = DrillParams::from_params(p);
-        let (leaves, hosts) = (cx.facts.leaves, cx.hosts);
-        per_switch(cx.switches, |_| Drill::new(p.d, p.m, p.memory_scope, leaves, hosts).with_ties(p.ties))
+        per_switch(cx.switches, |_| Drill::new(&p, cx.facts))
     },
     reflect: reflect_path_and_class,
 };
@@ -132,28 +131,24 @@ pub struct Drill {
 }
 
 impl Drill {
-    pub fn new(d: usize, m: usize, scope: MemoryScope, leaves: u32, hosts: u32) -> Drill {
-        let memories = match scope {
+    /// DRILL with parameters `p` at a switch of the fabric `facts` describes (which says how many memories
+    /// a scope keeps: one, one per leaf, or one per host).
+    pub fn new(p: &DrillParams, facts: &FabricFacts) -> Drill {
+        let memories = match p.memory_scope {
             MemoryScope::Switch => 1,
-            MemoryScope::DstLeaf => leaves as usize,
-            MemoryScope::DstHost => hosts as usize,
+            MemoryScope::DstLeaf => facts.leaves as usize,
+            MemoryScope::DstHost => facts.hosts as usize,
         };
         Drill {
-            d: d.max(1),
-            m,
-            scope,
-            ties: Ties::Memory,
-            memory: vec![PortId::NONE; memories * m],
+            d: p.d.max(1),
+            m: p.m,
+            scope: p.memory_scope,
+            ties: p.ties,
+            memory: vec![PortId::NONE; memories * p.m],
             pool: Vec::new(),
             compared: Vec::new(),
             ranked: Vec::new(),
         }
-    }
-
-    /// Sets the tie rule (the default is [`Ties::Memory`]).
-    pub fn with_ties(mut self, ties: Ties) -> Drill {
-        self.ties = ties;
-        self
     }
 
     /// The ports compared in the most recent multi-candidate decision (remembered ones first).
