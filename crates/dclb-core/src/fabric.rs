@@ -818,7 +818,41 @@ impl Fabric {
 
 #[cfg(test)]
 mod tests {
-    use super::DivU32;
+    use super::*;
+
+    /// The conversions between kinds of ids agree with the nodes and ports the fabric built: each leaf's
+    /// and spine's node has its kind and number, a switch's index follows the leaves-then-spines order,
+    /// a host's leaf and rank lead back to it and to its leaf's down port, and every port's reverse is a
+    /// port of its peer pointing back. Checked to fail with `leaf_at` off by one.
+    #[test]
+    fn the_id_conversions_agree_with_the_built_fabric() {
+        let t = TopologyConfig { leaves: 3, spines: 2, hosts_per_leaf: 4, links_per_pair: 2, ..Default::default() };
+        let fabric = Fabric::build(&t, &TransportConfig::default());
+        let f = &fabric.facts;
+        for l in f.leaf_ids() {
+            let n = f.leaf_node(l);
+            assert_eq!((fabric.node(n).kind, fabric.node(n).index), (NodeKind::Leaf, l.0));
+            assert_eq!((f.leaf_at(n), f.switch_of(n), f.node_host(n)), (l, SwitchIndex(l.0), None));
+        }
+        for s in f.spine_ids() {
+            let n = f.spine_node(s);
+            assert_eq!((fabric.node(n).kind, fabric.node(n).index), (NodeKind::Spine, s.0));
+            assert_eq!((f.spine_at(n), f.switch_of(n)), (s, SwitchIndex(f.leaves + s.0)));
+        }
+        for h in f.host_ids() {
+            let n = f.host_node(h);
+            assert_eq!((fabric.node(n).kind, f.node_host(n), f.host_at(n)), (NodeKind::Host, Some(h), h));
+            let (leaf, rank) = (f.leaf_of_host(h), f.host_rank(h));
+            assert_eq!(f.host_on_leaf(leaf, rank), h);
+            let down = fabric.port(fabric.leaf_down_port(h));
+            assert_eq!((down.owner, down.peer), (f.leaf_node(leaf), n));
+        }
+        for p in fabric.port_ids() {
+            let back = fabric.reverse_port(p);
+            assert_eq!((fabric.port(back).owner, fabric.port(back).peer), (fabric.port(p).peer, fabric.port(p).owner), "port {p}");
+            assert_eq!(fabric.reverse_port(back), p);
+        }
+    }
 
     #[test]
     fn the_multiply_divider_matches_division_for_every_kind_of_numerator() {
