@@ -7,7 +7,8 @@ use crate::config::{Config, TransportKind};
 use crate::fabric::{Fabric, PortRole};
 use crate::host::{EdgeState, Flow, HostParams, Hosts, Setup};
 use crate::lb::source_route::SourceRoute;
-use crate::lb::{BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo, SwitchKind};
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::lb::{BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo};
 use crate::metrics::Sampler;
 use crate::rng::{Rng, Stream};
 use crate::sched::{Event, Schedule, Scheduler};
@@ -54,26 +55,25 @@ pub(crate) struct Built {
 pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> {
     let mut fabric = Fabric::build(&cfg.topology, &cfg.transport);
     fabric.seed_wire_faults(cfg.seed);
-    let nl = cfg.topology.leaves;
     let tp = TcpParams::from_config(&cfg.transport);
     let params = Params::resolve(scheme.name, scheme.params, &cfg.lb.params, cfg.timing_rtt())?;
 
+    let f = &fabric.facts;
+    let salt = |node: NodeId| Rng::derive(cfg.seed, Stream::HashSalt, node.0 as u64).next_u64();
     let mut infos_sw = Vec::new();
-    for l in 0..nl {
-        let node = fabric.leaf_node(l);
-        infos_sw.push(SwitchInfo { node, kind: SwitchKind::Leaf, index: l, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
+    for l in f.leaf_ids() {
+        infos_sw.push(SwitchInfo::leaf(f, l, salt(f.leaf_node(l))));
     }
-    for s in 0..cfg.topology.spines {
-        let node = fabric.first_spine() + s;
-        infos_sw.push(SwitchInfo { node, kind: SwitchKind::Spine, index: s, salt: Rng::derive(cfg.seed, Stream::HashSalt, node as u64).next_u64() });
+    for s in f.spine_ids() {
+        infos_sw.push(SwitchInfo::spine(f, s, salt(f.spine_node(s))));
     }
-    let (switch_lbs, edge_lbs) = install(scheme, &BuildCx { facts: &fabric.facts, hosts: fabric.hosts, switches: &infos_sw }, &params);
+    let (switch_lbs, edge_lbs) = install(scheme, &BuildCx { facts: &fabric.facts, hosts: fabric.facts.hosts, switches: &infos_sw }, &params);
     for (lb, info) in switch_lbs.iter().zip(&infos_sw) {
         if let Some(req) = lb.rate_estimator() {
             fabric.estimate_rates(info.node, req.roles, req.config);
         }
     }
-    let switches: Vec<SwitchState> = switch_lbs.into_iter().zip(infos_sw).map(|(lb, info)| SwitchState::new(info, lb, Rng::derive(cfg.seed, Stream::Switch, info.node as u64))).collect();
+    let switches: Vec<SwitchState> = switch_lbs.into_iter().zip(infos_sw).map(|(lb, info)| SwitchState::new(info, lb, Rng::derive(cfg.seed, Stream::Switch, info.node.0 as u64))).collect();
     let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState::new(lb, Rng::derive(cfg.seed, Stream::Edge, h as u64))).collect();
 
     let (specs, sources) = traffic::generate(cfg, &fabric, &tp);
@@ -115,7 +115,7 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
     // instructions, cache misses and mispredictions on S1 among widths of 1/8 to 6 times it (speed
     // only, never results; `sched.rs`).
     let mtu = crate::units::Bytes(fabric.facts.mtu_wire_bytes as u64);
-    let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.hosts.max(1) as u64 / 4);
+    let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.facts.hosts.max(1) as u64 / 4);
     let mut sched = Scheduler::with_slot_width(slot_width);
     let cancel_bytes = tp.ack_bytes;
     let hosts = Hosts::new(tp, HostParams::from_config(&cfg.transport), flows, edges, scheme.reflect);
@@ -125,9 +125,13 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
     net.schedule_timers(&mut schedule);
     let sampler = cfg.run.sampler.as_ref().map(|sc| {
         // Default: every switch port (host NICs are rarely what a user wants to watch).
-        let ports = sc.ports.clone().unwrap_or_else(|| (0..net.fabric.ports.len() as u32).filter(|&p| net.fabric.ports[p as usize].role != PortRole::HostUp).collect());
+        // The config's port and flow numbers become ids here, once.
+        let ports = match &sc.ports {
+            Some(ports) => ports.iter().map(|&p| PortId(p)).collect(),
+            None => net.fabric.port_ids().filter(|&p| net.fabric.port(p).role != PortRole::HostUp).collect(),
+        };
         schedule.at(Time::ZERO, Event::Sample);
-        Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.clone())
+        Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.iter().map(|&f| FlowId(f)).collect())
     });
     let horizon = cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX);
     Ok(Built { sched, net, hosts, sampler, sources, horizon, stall_window })

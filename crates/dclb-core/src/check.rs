@@ -490,9 +490,9 @@ fn validate_round_trip(cfg: &Config) -> Result<(), ConfigError> {
 // Fabric, scheme, run
 
 fn check_connected(fabric: &Fabric) -> Result<(), ConfigError> {
-    let leaves = fabric.facts.leaves;
-    for a in 0..leaves {
-        for b in (0..leaves).filter(|&b| b != a) {
+    let f = &fabric.facts;
+    for a in f.leaf_ids() {
+        for b in f.leaf_ids().filter(|&b| b != a) {
             if fabric.leaf_candidates(a, b).is_empty() {
                 return Err(error_at("topology.links", format!("the failed links leave no path from leaf {a} to leaf {b}; every leaf needs a working path to every other leaf")));
             }
@@ -552,16 +552,17 @@ fn check_buffers(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
 fn rate_override(t: &TopologyConfig, fabric: &Fabric, id: usize) -> Option<usize> {
     use crate::config::Direction;
     let port = &fabric.ports[id];
-    let (hosts, lpp) = (fabric.hosts, t.links_per_pair);
+    let (f, lpp) = (&fabric.facts, t.links_per_pair);
     let (leaf, spine, link, up) = match port.role {
-        PortRole::LeafUp => (port.owner - hosts, port.slot / lpp, port.slot % lpp, true),
-        PortRole::SpineDown => (port.slot / lpp, port.owner - hosts - t.leaves, port.slot % lpp, false),
+        PortRole::LeafUp => (f.leaf_at(port.owner), f.spine_of_uplink(port.slot), port.slot % lpp, true),
+        PortRole::SpineDown => (f.leaf_of_down_slot(port.slot), f.spine_at(port.owner), port.slot % lpp, false),
         _ => return None,
     };
+    // The config names leaves and spines by their numbers.
     t.links.iter().rposition(|o| {
         o.rate_gbps.is_some()
-            && o.leaf == leaf
-            && o.spine == spine
+            && o.leaf == leaf.0
+            && o.spine == spine.0
             && o.link.is_none_or(|k| k == link)
             && match o.direction {
                 Direction::Both => true,

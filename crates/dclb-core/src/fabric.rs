@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Node ids: hosts `0..H`, then leaves, then spines. Ports are numbered globally; a node's ports are
-//! contiguous. A port is one direction of a link: an egress FIFO with a drop-tail buffer, ECN marking at
+//! contiguous. Each kind of id has its own type ([`crate::ids`]); the conversions between kinds live here
+//! and nowhere else: the node numbering and a host's leaf in [`FabricFacts`] (what every switch knows),
+//! the port numbering and the routes in [`Fabric`]. A port is one direction of a link: an egress FIFO with a drop-tail buffer, ECN marking at
 //! enqueue on the instantaneous queue, a serialiser at the link rate and a propagation delay to its peer.
 //! Buffers and thresholds are resolved here, per port, from the scenario and the port's rate
 //! ([`buffer_of`], [`threshold_of`]); the check uses the same functions to refuse a K that could never mark.
@@ -19,6 +21,7 @@
 //! destination leaf. A failed link is simply absent from the candidate lists (routing converged around it).
 
 use crate::config::{Direction, QueueUnit, TopologyConfig, TransportConfig};
+use crate::ids::{HostId, LeafId, NodeId, PortId, SpineId, SwitchIndex};
 use crate::packet::PacketKind;
 use crate::units::{Bytes, Rate, Time};
 pub use crate::port::{Buffer, Port, PortLink, PortRole, Threshold, WireFault};
@@ -47,7 +50,7 @@ pub struct Node {
     /// Index among nodes of its kind (host number, leaf number, spine number).
     pub index: u32,
     /// First global port id of this node; its ports are `first_port..first_port + n_ports`.
-    pub first_port: u32,
+    pub first_port: PortId,
     pub n_ports: u32,
 }
 
@@ -67,6 +70,8 @@ pub struct Node {
 /// DAR's per-path round trip (`lb/dar.rs`, `rtt_base`) is the RTT of one candidate path, not a base RTT.
 #[derive(Clone, Debug)]
 pub struct FabricFacts {
+    /// Hosts in the fabric (`leaves * hosts_per_leaf`): node ids below it are hosts.
+    pub hosts: u32,
     pub leaves: u32,
     pub spines: u32,
     pub hosts_per_leaf: u32,
@@ -135,26 +140,103 @@ impl DivU32 {
     }
 }
 
+/// Conversions between kinds of ids: the node numbering (hosts, then leaves, then spines) and a host's leaf.
+/// The only place one kind of id becomes another (see [`crate::ids`]).
 impl FabricFacts {
+    /// The leaf host `host` hangs off.
     #[inline]
-    pub fn leaf_of_host(&self, host: u32) -> u32 {
-        self.host_leaf.div(host)
+    pub fn leaf_of_host(&self, host: HostId) -> LeafId {
+        LeafId(self.host_leaf.div(host.0))
     }
+    /// The `i`-th host of leaf `leaf` (`i < hosts_per_leaf`).
+    #[inline]
+    pub fn host_on_leaf(&self, leaf: LeafId, i: u32) -> HostId {
+        debug_assert!(i < self.hosts_per_leaf, "leaf {leaf} has {} hosts, not {}", self.hosts_per_leaf, i + 1);
+        HostId(leaf.0 * self.hosts_per_leaf + i)
+    }
+    /// Which of its leaf's hosts `host` is (`0..hosts_per_leaf`): its leaf's down port to it, counted from
+    /// the leaf's first port.
+    #[inline]
+    pub fn host_rank(&self, host: HostId) -> u32 {
+        host.0 - self.leaf_of_host(host).0 * self.hosts_per_leaf
+    }
+    /// The node id of host `host`.
+    #[inline]
+    pub fn host_node(&self, host: HostId) -> NodeId {
+        NodeId(host.0)
+    }
+    /// The node id of leaf `leaf`.
+    #[inline]
+    pub fn leaf_node(&self, leaf: LeafId) -> NodeId {
+        NodeId(self.hosts + leaf.0)
+    }
+    /// The node id of spine `spine`.
+    #[inline]
+    pub fn spine_node(&self, spine: SpineId) -> NodeId {
+        NodeId(self.hosts + self.leaves + spine.0)
+    }
+    /// The host node `node` is, or `None` for a switch.
+    #[inline(always)]
+    pub fn node_host(&self, node: NodeId) -> Option<HostId> {
+        (node.0 < self.hosts).then_some(HostId(node.0))
+    }
+    /// The host node `node` is. `node` must be a host (the owner of a NIC, say).
+    #[inline(always)]
+    pub fn host_at(&self, node: NodeId) -> HostId {
+        debug_assert!(self.is_host(node), "node {node} is not a host");
+        HostId(node.0)
+    }
+    /// Whether node `node` is a host.
+    #[inline(always)]
+    pub fn is_host(&self, node: NodeId) -> bool {
+        node.0 < self.hosts
+    }
+    /// The switch node `node` is, among all switches (leaves, then spines). `node` must be a switch.
+    #[inline(always)]
+    pub fn switch_of(&self, node: NodeId) -> SwitchIndex {
+        debug_assert!(!self.is_host(node), "node {node} is a host, not a switch");
+        SwitchIndex(node.0 - self.hosts)
+    }
+    /// The leaf node `node` is. `node` must be a leaf (the owner or peer of a port whose role says so).
+    #[inline(always)]
+    pub fn leaf_at(&self, node: NodeId) -> LeafId {
+        debug_assert!(node.0 >= self.hosts && node.0 - self.hosts < self.leaves, "node {node} is not a leaf");
+        LeafId(node.0 - self.hosts)
+    }
+    /// The spine node `node` is. `node` must be a spine.
+    #[inline]
+    pub fn spine_at(&self, node: NodeId) -> SpineId {
+        debug_assert!(node.0 >= self.hosts + self.leaves && node.0 - self.hosts - self.leaves < self.spines, "node {node} is not a spine");
+        SpineId(node.0 - self.hosts - self.leaves)
+    }
+    /// Every host, leaf, spine.
+    pub fn host_ids(&self) -> impl Iterator<Item = HostId> + Clone {
+        (0..self.hosts).map(HostId)
+    }
+    pub fn leaf_ids(&self) -> impl Iterator<Item = LeafId> + Clone {
+        (0..self.leaves).map(LeafId)
+    }
+    pub fn spine_ids(&self) -> impl Iterator<Item = SpineId> + Clone {
+        (0..self.spines).map(SpineId)
+    }
+}
+
+impl FabricFacts {
     /// Propagation delay (leaf `l` -> uplink `u` -> spine -> leaf `d`), excluding queueing and serialisation.
-    pub fn path_delay(&self, leaf: u32, uplink: u32, dst_leaf: u32) -> Time {
-        self.path_delay[((leaf * self.uplinks + uplink) * self.leaves + dst_leaf) as usize]
+    pub fn path_delay(&self, leaf: LeafId, uplink: u32, dst_leaf: LeafId) -> Time {
+        self.path_delay[((leaf.0 * self.uplinks + uplink) * self.leaves + dst_leaf.0) as usize]
     }
     /// The fastest one-way propagation from leaf `leaf` to leaf `dst_leaf` through the spines, `Time::MAX`
     /// if no working path.
-    pub fn fastest_path_delay(&self, leaf: u32, dst_leaf: u32) -> Time {
+    pub fn fastest_path_delay(&self, leaf: LeafId, dst_leaf: LeafId) -> Time {
         (0..self.uplinks).map(|u| self.path_delay(leaf, u, dst_leaf)).min().unwrap_or(Time::MAX)
     }
     /// The smallest round-trip *propagation* delay between a host of `leaf` and a host of another leaf: the
     /// host links at both ends, twice each, plus the fastest fabric path there and the fastest path back
     /// (which differ when a link override applies to one direction). `None` if no other leaf is reachable
     /// both ways.
-    pub fn propagation_rtt_from(&self, leaf: u32) -> Option<Time> {
-        (0..self.leaves)
+    pub fn propagation_rtt_from(&self, leaf: LeafId) -> Option<Time> {
+        self.leaf_ids()
             .filter(|&d| d != leaf)
             .map(|d| (self.fastest_path_delay(leaf, d), self.fastest_path_delay(d, leaf)))
             .filter(|&(there, back)| there != Time::MAX && back != Time::MAX)
@@ -166,19 +248,31 @@ impl FabricFacts {
     /// [`propagation_rtt_from`](Self::propagation_rtt_from) over leaves); host to leaf and back, four host-link
     /// delays, when no two leaves reach each other.
     pub fn propagation_rtt(&self) -> Time {
-        (0..self.leaves).filter_map(|l| self.propagation_rtt_from(l)).min().unwrap_or(self.host_delay.mul(4))
+        self.leaf_ids().filter_map(|l| self.propagation_rtt_from(l)).min().unwrap_or(self.host_delay.mul(4))
     }
     /// The spine an uplink index leads to.
-    pub fn spine_of_uplink(&self, uplink: u32) -> u32 {
-        uplink / self.links_per_pair
+    pub fn spine_of_uplink(&self, uplink: u32) -> SpineId {
+        SpineId(uplink / self.links_per_pair)
+    }
+    /// The leaf a spine's down link `slot` (`leaf * links_per_pair + link`) leads to.
+    pub fn leaf_of_down_slot(&self, slot: u32) -> LeafId {
+        LeafId(slot / self.links_per_pair)
+    }
+    /// A spine's down-link slot of link `link` to leaf `leaf` (`leaf * links_per_pair + link`).
+    pub fn down_slot(&self, leaf: LeafId, link: u32) -> u32 {
+        leaf.0 * self.links_per_pair + link
+    }
+    /// The uplink of link `link` to spine `spine` (`spine * links_per_pair + link`).
+    pub fn uplink_to(&self, spine: SpineId, link: u32) -> u32 {
+        spine.0 * self.links_per_pair + link
     }
     /// Static facts of spine `spine`'s down link `slot` (`leaf * links_per_pair + link`).
-    pub fn spine_down(&self, spine: u32, slot: u32) -> LinkFacts {
-        self.spine_down[(spine * self.leaves * self.links_per_pair + slot) as usize]
+    pub fn spine_down(&self, spine: SpineId, slot: u32) -> LinkFacts {
+        self.spine_down[(spine.0 * self.leaves * self.links_per_pair + slot) as usize]
     }
     /// Static facts of leaf `leaf`'s uplink `uplink` (`spine * links_per_pair + link`).
-    pub fn leaf_up(&self, leaf: u32, uplink: u32) -> LinkFacts {
-        self.leaf_up[(leaf * self.uplinks + uplink) as usize]
+    pub fn leaf_up(&self, leaf: LeafId, uplink: u32) -> LinkFacts {
+        self.leaf_up[(leaf.0 * self.uplinks + uplink) as usize]
     }
     /// The configured bottleneck rate of the path from leaf `leaf` through its uplink `uplink` to leaf
     /// `dst_leaf`: the smaller of the uplink's rate and the rate of the spine's link down to `dst_leaf` that
@@ -186,17 +280,17 @@ impl FabricFacts {
     /// if that one has failed, the slowest working one, since the fallback may hash onto any of them).
     /// What a central controller knows from configuration, not live state. `Rate(0)` if the path does not
     /// work (failed uplink, no working link down, or `leaf == dst_leaf`).
-    pub fn path_rate(&self, leaf: u32, uplink: u32, dst_leaf: u32) -> Rate {
+    pub fn path_rate(&self, leaf: LeafId, uplink: u32, dst_leaf: LeafId) -> Rate {
         let up = self.leaf_up(leaf, uplink);
         if leaf == dst_leaf || !up.up {
             return Rate(0);
         }
         let (lpp, spine) = (self.links_per_pair, self.spine_of_uplink(uplink));
-        let same = self.spine_down(spine, dst_leaf * lpp + uplink % lpp);
+        let same = self.spine_down(spine, self.down_slot(dst_leaf, uplink % lpp));
         let down = if same.up {
             Some(same.rate)
         } else {
-            (0..lpp).map(|k| self.spine_down(spine, dst_leaf * lpp + k)).filter(|l| l.up).map(|l| l.rate).min()
+            (0..lpp).map(|k| self.spine_down(spine, self.down_slot(dst_leaf, k))).filter(|l| l.up).map(|l| l.rate).min()
         };
         down.map_or(Rate(0), |d| up.rate.min(d))
     }
@@ -208,11 +302,11 @@ impl FabricFacts {
 struct Routes {
     /// Per entry: where its list starts in `ports`, and its length.
     spans: Vec<(u32, u32)>,
-    ports: Vec<u32>,
+    ports: Vec<PortId>,
 }
 
 impl Routes {
-    fn new(lists: &[Vec<u32>]) -> Routes {
+    fn new(lists: &[Vec<PortId>]) -> Routes {
         let mut r = Routes { spans: Vec::with_capacity(lists.len()), ports: Vec::new() };
         for list in lists {
             r.spans.push((r.ports.len() as u32, list.len() as u32));
@@ -221,7 +315,7 @@ impl Routes {
         r
     }
     #[inline(always)]
-    fn get(&self, entry: u32) -> &[u32] {
+    fn get(&self, entry: u32) -> &[PortId] {
         let (start, len) = self.spans[entry as usize];
         &self.ports[start as usize..(start + len) as usize]
     }
@@ -230,7 +324,6 @@ impl Routes {
 pub struct Fabric {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
-    pub hosts: u32,
     pub facts: FabricFacts,
     /// Entry `l * leaves + d`: candidate uplink port ids from leaf `l` to leaf `d`.
     leaf_routes: Routes,
@@ -360,9 +453,25 @@ impl Fabric {
     pub fn build(t: &TopologyConfig, tp: &TransportConfig) -> Fabric {
         let (nl, ns, hpl, lpp) = (t.leaves, t.spines, t.hosts_per_leaf, t.links_per_pair);
         let hosts = nl * hpl;
-        let first_leaf = hosts;
-        let first_spine = hosts + nl;
         let uplinks = ns * lpp;
+        // The numbering, before anything is built: every id below comes from these facts.
+        let mut facts = FabricFacts {
+            hosts,
+            leaves: nl,
+            spines: ns,
+            hosts_per_leaf: hpl,
+            host_leaf: DivU32::new(hpl.max(1)),
+            links_per_pair: lpp,
+            uplinks,
+            path_delay: Vec::new(),
+            mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
+            spine_down: Vec::new(),
+            leaf_up: Vec::new(),
+            host_delay: Time::ZERO,
+            min_rtt: Time::ZERO,
+            ack_wire_bytes: tp.ack_bytes,
+            host_rate: Rate(0),
+        };
         let mut nodes = Vec::with_capacity((hosts + nl + ns) as usize);
         let mut ports: Vec<Port> = Vec::new();
 
@@ -370,62 +479,42 @@ impl Fabric {
         let fabric_rate = Rate::from_gbps(t.fabric_rate_gbps);
         let host_delay = Time::from_us_f64(t.host_delay_us);
         let fabric_delay = Time::from_us_f64(t.fabric_delay_us);
-        let mk = |owner: u32, peer: u32, role: PortRole, slot: u32, rate: Rate, delay: Time| {
+        (facts.host_rate, facts.host_delay) = (host_rate, host_delay);
+        let mk = |owner: NodeId, peer: NodeId, role: PortRole, slot: u32, rate: Rate, delay: Time| {
             Port::new(PortLink { owner, peer, role, slot, rate, delay }, buffer_of(t, tp, role, rate).0, threshold_of(t, role, rate).0)
         };
+        let next_port = |ports: &Vec<Port>| PortId(ports.len() as u32);
 
         let nic_control = nic_control_kinds(tp);
-        for h in 0..hosts {
-            nodes.push(Node { kind: NodeKind::Host, index: h, first_port: ports.len() as u32, n_ports: 1 });
-            let leaf = first_leaf + h / hpl;
-            let mut nic = mk(h, leaf, PortRole::HostUp, 0, host_rate, host_delay);
+        for h in facts.host_ids() {
+            nodes.push(Node { kind: NodeKind::Host, index: h.0, first_port: next_port(&ports), n_ports: 1 });
+            let leaf = facts.leaf_node(facts.leaf_of_host(h));
+            let mut nic = mk(facts.host_node(h), leaf, PortRole::HostUp, 0, host_rate, host_delay);
             nic.set_control_kinds(nic_control);
             ports.push(nic);
         }
-        for l in 0..nl {
-            nodes.push(Node { kind: NodeKind::Leaf, index: l, first_port: ports.len() as u32, n_ports: hpl + uplinks });
+        for l in facts.leaf_ids() {
+            nodes.push(Node { kind: NodeKind::Leaf, index: l.0, first_port: next_port(&ports), n_ports: hpl + uplinks });
             for i in 0..hpl {
-                let h = l * hpl + i;
-                ports.push(mk(first_leaf + l, h, PortRole::LeafDown, h, host_rate, host_delay));
+                // A leaf's down port to a host has the host's number as its slot.
+                let h = facts.host_on_leaf(l, i);
+                ports.push(mk(facts.leaf_node(l), facts.host_node(h), PortRole::LeafDown, h.0, host_rate, host_delay));
             }
             for u in 0..uplinks {
-                let s = u / lpp;
-                ports.push(mk(first_leaf + l, first_spine + s, PortRole::LeafUp, u, fabric_rate, fabric_delay));
+                let s = facts.spine_of_uplink(u);
+                ports.push(mk(facts.leaf_node(l), facts.spine_node(s), PortRole::LeafUp, u, fabric_rate, fabric_delay));
             }
         }
-        for s in 0..ns {
-            nodes.push(Node { kind: NodeKind::Spine, index: s, first_port: ports.len() as u32, n_ports: nl * lpp });
-            for l in 0..nl {
+        for s in facts.spine_ids() {
+            nodes.push(Node { kind: NodeKind::Spine, index: s.0, first_port: next_port(&ports), n_ports: nl * lpp });
+            for l in facts.leaf_ids() {
                 for k in 0..lpp {
-                    ports.push(mk(first_spine + s, first_leaf + l, PortRole::SpineDown, l * lpp + k, fabric_rate, fabric_delay));
+                    ports.push(mk(facts.spine_node(s), facts.leaf_node(l), PortRole::SpineDown, facts.down_slot(l, k), fabric_rate, fabric_delay));
                 }
             }
         }
 
-        let mut fabric = Fabric {
-            nodes,
-            ports,
-            hosts,
-            facts: FabricFacts {
-                leaves: nl,
-                spines: ns,
-                hosts_per_leaf: hpl,
-                host_leaf: DivU32::new(hpl.max(1)),
-                links_per_pair: lpp,
-                uplinks,
-                path_delay: Vec::new(),
-                mtu_wire_bytes: tp.mss_bytes + tp.header_bytes,
-                spine_down: Vec::new(),
-                leaf_up: Vec::new(),
-                host_delay,
-                min_rtt: Time::ZERO,
-                ack_wire_bytes: tp.ack_bytes,
-                host_rate,
-            },
-            leaf_routes: Routes::default(),
-            spine_routes: Routes::default(),
-            leaf_paths: Vec::new(),
-        };
+        let mut fabric = Fabric { nodes, ports, facts, leaf_routes: Routes::default(), spine_routes: Routes::default(), leaf_paths: Vec::new() };
 
         // Per-link overrides: rate, delay, failure, on one or both directions.
         for o in &t.links {
@@ -433,16 +522,18 @@ impl Fabric {
                 Some(k) => vec![k],
                 None => (0..lpp).collect(),
             };
+            // The config's numbers become ids here, once.
+            let (leaf, spine) = (LeafId(o.leaf), SpineId(o.spine));
             for k in links {
                 let mut targets = Vec::new();
                 if o.direction != Direction::Down {
-                    targets.push(fabric.uplink_port(o.leaf, o.spine * lpp + k));
+                    targets.push(fabric.uplink_port(leaf, fabric.facts.uplink_to(spine, k)));
                 }
                 if o.direction != Direction::Up {
-                    targets.push(fabric.spine_down_port(o.spine, o.leaf * lpp + k));
+                    targets.push(fabric.spine_down_port(spine, fabric.facts.down_slot(leaf, k)));
                 }
                 for p in targets {
-                    let port = &mut fabric.ports[p as usize];
+                    let port = &mut fabric.ports[p.index()];
                     if let Some(r) = o.rate_gbps {
                         // Defaults follow the link's own rate.
                         let rate = Rate::from_gbps(r);
@@ -469,22 +560,47 @@ impl Fabric {
         fabric
     }
 
+    /// The port `id`.
+    #[inline(always)]
+    pub fn port(&self, id: PortId) -> &Port {
+        &self.ports[id.index()]
+    }
+    /// The port `id`, for changing.
+    #[inline(always)]
+    pub fn port_mut(&mut self, id: PortId) -> &mut Port {
+        &mut self.ports[id.index()]
+    }
+    /// Every port id, in order.
+    pub fn port_ids(&self) -> impl Iterator<Item = PortId> + Clone {
+        (0..self.ports.len() as u32).map(PortId)
+    }
+    /// The node `id`.
+    #[inline]
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+    /// The ports of node `id`, first to last.
+    pub fn ports_of(&self, id: NodeId) -> impl Iterator<Item = PortId> + Clone {
+        let n = self.node(id);
+        (n.first_port.0..n.first_port.0 + n.n_ports).map(PortId)
+    }
+
     /// See [`FabricFacts::min_rtt`].
     fn min_rtt(&self, tp: &TransportConfig) -> Time {
-        let hpl = self.facts.hosts_per_leaf;
-        let hop = |port: u32, bytes: u32| {
-            let p = &self.ports[port as usize];
+        let f = &self.facts;
+        let hop = |port: PortId, bytes: u32| {
+            let p = self.port(port);
             p.delay + p.tx_time(bytes)
         };
         // One way from the first host of leaf `a` to the first host of leaf `b`, over the fastest path.
-        let one_way = |a: u32, b: u32, bytes: u32| -> Time {
-            let ends = hop(self.host_nic(a * hpl), bytes) + hop(self.leaf_down_port(b * hpl), bytes);
+        let one_way = |a: LeafId, b: LeafId, bytes: u32| -> Time {
+            let ends = hop(self.host_nic(f.host_on_leaf(a, 0)), bytes) + hop(self.leaf_down_port(f.host_on_leaf(b, 0)), bytes);
             if a == b {
                 return ends;
             }
             let mut best = Time::MAX;
             for &up in self.leaf_candidates(a, b) {
-                let spine = self.ports[up as usize].peer - self.first_spine();
+                let spine = f.spine_at(self.port(up).peer);
                 for &down in self.spine_candidates(spine, b) {
                     best = best.min(ends + hop(up, bytes) + hop(down, bytes));
                 }
@@ -493,8 +609,8 @@ impl Fabric {
         };
         let (data, ack) = (tp.mss_bytes + tp.header_bytes, tp.ack_bytes);
         let mut best = Time::MAX;
-        for a in 0..self.facts.leaves {
-            for b in (0..self.facts.leaves).filter(|&b| b != a) {
+        for a in f.leaf_ids() {
+            for b in f.leaf_ids().filter(|&b| b != a) {
                 let (out, back) = (one_way(a, b, data), one_way(b, a, ack));
                 if out != Time::MAX && back != Time::MAX {
                     best = best.min(out + back);
@@ -502,7 +618,7 @@ impl Fabric {
             }
         }
         if best == Time::MAX {
-            one_way(0, 0, data) + one_way(0, 0, ack)
+            one_way(LeafId(0), LeafId(0), data) + one_way(LeafId(0), LeafId(0), ack)
         } else {
             best
         }
@@ -510,55 +626,55 @@ impl Fabric {
 
     fn compute_routes(&mut self) {
         let f = &self.facts;
-        let (nl, ns, lpp, ups) = (f.leaves, f.spines, f.links_per_pair, f.uplinks);
-        let mut spine_routes = vec![Vec::new(); (ns * nl) as usize];
-        for s in 0..ns {
-            for d in 0..nl {
+        let (nl, ns, lpp, ups) = (f.leaves as usize, f.spines as usize, f.links_per_pair, f.uplinks);
+        let mut spine_routes = vec![Vec::new(); ns * nl];
+        for s in f.spine_ids() {
+            for d in f.leaf_ids() {
                 for k in 0..lpp {
-                    let p = self.spine_down_port(s, d * lpp + k);
-                    if self.ports[p as usize].up {
-                        spine_routes[(s * nl + d) as usize].push(p);
+                    let p = self.spine_down_port(s, f.down_slot(d, k));
+                    if self.port(p).up {
+                        spine_routes[s.index() * nl + d.index()].push(p);
                     }
                 }
             }
         }
-        let mut leaf_routes = vec![Vec::new(); (nl * nl) as usize];
-        let mut leaf_paths = vec![Vec::new(); (nl * nl) as usize];
-        let mut path_delay = vec![Time::MAX; (nl * ups * nl) as usize];
-        for l in 0..nl {
+        let mut leaf_routes = vec![Vec::new(); nl * nl];
+        let mut leaf_paths = vec![Vec::new(); nl * nl];
+        let mut path_delay = vec![Time::MAX; nl * ups as usize * nl];
+        for l in f.leaf_ids() {
             for u in 0..ups {
                 let p = self.uplink_port(l, u);
-                let port = &self.ports[p as usize];
-                let s = u / lpp;
-                for d in 0..nl {
+                let port = self.port(p);
+                let s = f.spine_of_uplink(u);
+                for d in f.leaf_ids() {
                     if d == l {
                         continue;
                     }
-                    let down = &spine_routes[(s * nl + d) as usize];
+                    let down = &spine_routes[s.index() * nl + d.index()];
                     if port.up && !down.is_empty() {
-                        leaf_routes[(l * nl + d) as usize].push(p);
-                        leaf_paths[(l * nl + d) as usize].push(u as u16);
-                        let best_down = down.iter().map(|&q| self.ports[q as usize].delay).min().unwrap();
-                        path_delay[((l * ups + u) * nl + d) as usize] = port.delay + best_down;
+                        leaf_routes[l.index() * nl + d.index()].push(p);
+                        leaf_paths[l.index() * nl + d.index()].push(u as u16);
+                        let best_down = down.iter().map(|&q| self.port(q).delay).min().unwrap();
+                        path_delay[(l.index() * ups as usize + u as usize) * nl + d.index()] = port.delay + best_down;
                     }
                 }
             }
         }
         let mtu = self.facts.mtu_wire_bytes as u64;
-        let mut spine_down = Vec::with_capacity((ns * nl * lpp) as usize);
-        for s in 0..ns {
-            for slot in 0..nl * lpp {
-                let p = &self.ports[self.spine_down_port(s, slot) as usize];
-                let buffer_bytes = if p.cap_bytes != u64::MAX { p.cap_bytes } else { (p.cap_packets as u64).saturating_mul(mtu) };
-                spine_down.push(LinkFacts { rate: p.rate, delay: p.delay, buffer_bytes, up: p.up });
+        let facts_of = |p: &Port| {
+            let buffer_bytes = if p.cap_bytes != u64::MAX { p.cap_bytes } else { (p.cap_packets as u64).saturating_mul(mtu) };
+            LinkFacts { rate: p.rate, delay: p.delay, buffer_bytes, up: p.up }
+        };
+        let mut spine_down = Vec::with_capacity(ns * nl * lpp as usize);
+        for s in f.spine_ids() {
+            for slot in 0..f.leaves * lpp {
+                spine_down.push(facts_of(self.port(self.spine_down_port(s, slot))));
             }
         }
-        let mut leaf_up = Vec::with_capacity((nl * ups) as usize);
-        for l in 0..nl {
+        let mut leaf_up = Vec::with_capacity(nl * ups as usize);
+        for l in f.leaf_ids() {
             for u in 0..ups {
-                let p = &self.ports[self.uplink_port(l, u) as usize];
-                let buffer_bytes = if p.cap_bytes != u64::MAX { p.cap_bytes } else { (p.cap_packets as u64).saturating_mul(mtu) };
-                leaf_up.push(LinkFacts { rate: p.rate, delay: p.delay, buffer_bytes, up: p.up });
+                leaf_up.push(facts_of(self.port(self.uplink_port(l, u))));
             }
         }
         self.facts.leaf_up = leaf_up;
@@ -572,34 +688,32 @@ impl Fabric {
     /// The port of `port`'s peer on the same link, pointing back (a packet sent on `port` arrives at the
     /// peer through it): a leaf's uplink and the spine's down link to that leaf, a host's NIC and its leaf's
     /// port down to it.
-    pub fn reverse_port(&self, port: u32) -> u32 {
-        self.reverse_port_of(port)
-    }
-
-    /// Gives each port of `node` whose role is in `roles` a rate estimator ([`crate::dre`]) run by `cfg`
-    /// (a switch's balancer asked for them: `SwitchBalancer::rate_estimator`).
-    pub fn estimate_rates(&mut self, node: u32, roles: &[PortRole], cfg: crate::dre::DreConfig) {
-        let n = &self.nodes[node as usize];
-        for p in &mut self.ports[n.first_port as usize..(n.first_port + n.n_ports) as usize] {
-            if roles.contains(&p.role) {
-                p.estimate_rate(cfg);
+    pub fn reverse_port(&self, port: PortId) -> PortId {
+        let p = self.port(port);
+        let f = &self.facts;
+        let lpp = f.links_per_pair;
+        match p.role {
+            PortRole::HostUp => self.leaf_down_port(f.host_at(p.owner)),
+            // A leaf's down port has its host's number as its slot.
+            PortRole::LeafDown => self.host_nic(HostId(p.slot)),
+            PortRole::LeafUp => {
+                let leaf = f.leaf_at(p.owner);
+                self.spine_down_port(f.spine_of_uplink(p.slot), f.down_slot(leaf, p.slot % lpp))
+            }
+            PortRole::SpineDown => {
+                let spine = f.spine_at(p.owner);
+                self.uplink_port(f.leaf_of_down_slot(p.slot), f.uplink_to(spine, p.slot % lpp))
             }
         }
     }
 
-    fn reverse_port_of(&self, port: u32) -> u32 {
-        let p = &self.ports[port as usize];
-        let lpp = self.facts.links_per_pair;
-        match p.role {
-            PortRole::HostUp => self.leaf_down_port(p.owner),
-            PortRole::LeafDown => self.host_nic(p.slot),
-            PortRole::LeafUp => {
-                let leaf = self.nodes[p.owner as usize].index;
-                self.spine_down_port(p.slot / lpp, leaf * lpp + p.slot % lpp)
-            }
-            PortRole::SpineDown => {
-                let spine = self.nodes[p.owner as usize].index;
-                self.uplink_port(p.slot / lpp, spine * lpp + p.slot % lpp)
+    /// Gives each port of `node` whose role is in `roles` a rate estimator ([`crate::dre`]) run by `cfg`
+    /// (a switch's balancer asked for them: `SwitchBalancer::rate_estimator`).
+    pub fn estimate_rates(&mut self, node: NodeId, roles: &[PortRole], cfg: crate::dre::DreConfig) {
+        for id in self.ports_of(node) {
+            let p = self.port_mut(id);
+            if roles.contains(&p.role) {
+                p.estimate_rate(cfg);
             }
         }
     }
@@ -613,53 +727,54 @@ impl Fabric {
         }
     }
 
-    pub fn first_leaf(&self) -> u32 {
-        self.hosts
+    /// The switch that owns port `port` (among all switches, leaves then spines), or `None` for a host NIC.
+    #[inline(always)]
+    pub fn switch_owning(&self, port: &Port) -> Option<SwitchIndex> {
+        (!self.facts.is_host(port.owner)).then(|| self.facts.switch_of(port.owner))
     }
-    pub fn first_spine(&self) -> u32 {
-        self.hosts + self.facts.leaves
-    }
-    pub fn leaf_node(&self, leaf: u32) -> u32 {
-        self.hosts + leaf
-    }
-    pub fn host_nic(&self, host: u32) -> u32 {
-        self.nodes[host as usize].first_port
+
+    /// Port id of host `host`'s NIC.
+    #[inline]
+    pub fn host_nic(&self, host: HostId) -> PortId {
+        self.node(self.facts.host_node(host)).first_port
     }
     /// Port id of leaf `l`'s uplink `u`.
-    pub fn uplink_port(&self, leaf: u32, uplink: u32) -> u32 {
-        self.nodes[(self.hosts + leaf) as usize].first_port + self.facts.hosts_per_leaf + uplink
+    pub fn uplink_port(&self, leaf: LeafId, uplink: u32) -> PortId {
+        let first = self.node(self.facts.leaf_node(leaf)).first_port;
+        PortId(first.0 + self.facts.hosts_per_leaf + uplink)
     }
     /// Port id of the leaf's down port to `host`.
     #[inline]
-    pub fn leaf_down_port(&self, host: u32) -> u32 {
-        let leaf = self.facts.leaf_of_host(host);
-        self.nodes[(self.hosts + leaf) as usize].first_port + (host - leaf * self.facts.hosts_per_leaf)
+    pub fn leaf_down_port(&self, host: HostId) -> PortId {
+        let f = &self.facts;
+        let first = self.node(f.leaf_node(f.leaf_of_host(host))).first_port;
+        PortId(first.0 + f.host_rank(host))
     }
     /// Port id of spine `s`'s down link `slot` (`leaf * links + link`).
-    pub fn spine_down_port(&self, spine: u32, slot: u32) -> u32 {
-        self.nodes[(self.hosts + self.facts.leaves + spine) as usize].first_port + slot
+    pub fn spine_down_port(&self, spine: SpineId, slot: u32) -> PortId {
+        PortId(self.node(self.facts.spine_node(spine)).first_port.0 + slot)
     }
 
     /// Uplink ports from leaf `l` that reach leaf `d`.
     #[inline]
-    pub fn leaf_candidates(&self, leaf: u32, dst_leaf: u32) -> &[u32] {
-        self.leaf_routes.get(leaf * self.facts.leaves + dst_leaf)
+    pub fn leaf_candidates(&self, leaf: LeafId, dst_leaf: LeafId) -> &[PortId] {
+        self.leaf_routes.get(leaf.0 * self.facts.leaves + dst_leaf.0)
     }
     /// Down ports from spine `s` to leaf `d`.
     #[inline]
-    pub fn spine_candidates(&self, spine: u32, dst_leaf: u32) -> &[u32] {
-        self.spine_routes.get(spine * self.facts.leaves + dst_leaf)
+    pub fn spine_candidates(&self, spine: SpineId, dst_leaf: LeafId) -> &[PortId] {
+        self.spine_routes.get(spine.0 * self.facts.leaves + dst_leaf.0)
     }
     /// Usable path tags (uplink indices) from `src_leaf` to `dst_leaf`: what a host edge balancer may choose.
-    pub fn paths(&self, src_leaf: u32, dst_leaf: u32) -> &[u16] {
-        &self.leaf_paths[(src_leaf * self.facts.leaves + dst_leaf) as usize]
+    pub fn paths(&self, src_leaf: LeafId, dst_leaf: LeafId) -> &[u16] {
+        &self.leaf_paths[src_leaf.index() * self.facts.leaves as usize + dst_leaf.index()]
     }
 
     /// Ideal FCT of `size` payload bytes from `src` to `dst` in an idle fabric with an unbounded window:
     /// store-and-forward pipelining over the best path, i.e. propagation on every link, plus the first
     /// packet's serialisation on every link, plus the rest of the wire bytes at the path's bottleneck rate.
     /// With a `handshake`, one SYN and one SYN-ACK (ACK-sized) over their best paths come first.
-    pub fn ideal_fct(&self, src: u32, dst: u32, size: u64, tp: &TransportConfig, handshake: bool) -> Time {
+    pub fn ideal_fct(&self, src: HostId, dst: HostId, size: u64, tp: &TransportConfig, handshake: bool) -> Time {
         let mss = tp.mss_bytes as u64;
         let hdr = tp.header_bytes as u64;
         let pkts = size.div_ceil(mss).max(1);
@@ -673,7 +788,7 @@ impl Fabric {
 
     /// Shortest time to deliver `wire_total` bytes from `src` to `dst` in an idle fabric, the first packet
     /// (`first` bytes) store-and-forward on every link and the rest at the bottleneck rate behind it.
-    fn best_chain(&self, src: u32, dst: u32, wire_total: u64, first: u64) -> Time {
+    fn best_chain(&self, src: HostId, dst: HostId, wire_total: u64, first: u64) -> Time {
         let chain_time = |links: &[&Port]| -> Time {
             let mut t = Time::ZERO;
             let mut bottleneck = Rate(u64::MAX);
@@ -683,18 +798,18 @@ impl Fabric {
             }
             t + bottleneck.tx_time(Bytes(wire_total - first))
         };
-        let nic = &self.ports[self.host_nic(src) as usize];
-        let down = &self.ports[self.leaf_down_port(dst) as usize];
+        let nic = self.port(self.host_nic(src));
+        let down = self.port(self.leaf_down_port(dst));
         let (sl, dl) = (self.facts.leaf_of_host(src), self.facts.leaf_of_host(dst));
         if sl == dl {
             return chain_time(&[nic, down]);
         }
         let mut best = Time::MAX;
         for &up in self.leaf_candidates(sl, dl) {
-            let upp = &self.ports[up as usize];
-            let spine = upp.peer - self.first_spine();
+            let upp = self.port(up);
+            let spine = self.facts.spine_at(upp.peer);
             for &sd in self.spine_candidates(spine, dl) {
-                best = best.min(chain_time(&[nic, upp, &self.ports[sd as usize], down]));
+                best = best.min(chain_time(&[nic, upp, self.port(sd), down]));
             }
         }
         best
@@ -703,7 +818,41 @@ impl Fabric {
 
 #[cfg(test)]
 mod tests {
-    use super::DivU32;
+    use super::*;
+
+    /// The conversions between kinds of ids agree with the nodes and ports the fabric built: each leaf's
+    /// and spine's node has its kind and number, a switch's index follows the leaves-then-spines order,
+    /// a host's leaf and rank lead back to it and to its leaf's down port, and every port's reverse is a
+    /// port of its peer pointing back. Checked to fail with `leaf_at` off by one.
+    #[test]
+    fn the_id_conversions_agree_with_the_built_fabric() {
+        let t = TopologyConfig { leaves: 3, spines: 2, hosts_per_leaf: 4, links_per_pair: 2, ..Default::default() };
+        let fabric = Fabric::build(&t, &TransportConfig::default());
+        let f = &fabric.facts;
+        for l in f.leaf_ids() {
+            let n = f.leaf_node(l);
+            assert_eq!((fabric.node(n).kind, fabric.node(n).index), (NodeKind::Leaf, l.0));
+            assert_eq!((f.leaf_at(n), f.switch_of(n), f.node_host(n)), (l, SwitchIndex(l.0), None));
+        }
+        for s in f.spine_ids() {
+            let n = f.spine_node(s);
+            assert_eq!((fabric.node(n).kind, fabric.node(n).index), (NodeKind::Spine, s.0));
+            assert_eq!((f.spine_at(n), f.switch_of(n)), (s, SwitchIndex(f.leaves + s.0)));
+        }
+        for h in f.host_ids() {
+            let n = f.host_node(h);
+            assert_eq!((fabric.node(n).kind, f.node_host(n), f.host_at(n)), (NodeKind::Host, Some(h), h));
+            let (leaf, rank) = (f.leaf_of_host(h), f.host_rank(h));
+            assert_eq!(f.host_on_leaf(leaf, rank), h);
+            let down = fabric.port(fabric.leaf_down_port(h));
+            assert_eq!((down.owner, down.peer), (f.leaf_node(leaf), n));
+        }
+        for p in fabric.port_ids() {
+            let back = fabric.reverse_port(p);
+            assert_eq!((fabric.port(back).owner, fabric.port(back).peer), (fabric.port(p).peer, fabric.port(p).owner), "port {p}");
+            assert_eq!(fabric.reverse_port(back), p);
+        }
+    }
 
     #[test]
     fn the_multiply_divider_matches_division_for_every_kind_of_numerator() {

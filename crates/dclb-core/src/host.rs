@@ -41,6 +41,7 @@
 
 use crate::config::{TransportConfig, TransportKind};
 use crate::cx::Cx;
+use crate::ids::{FlowId, HostId};
 use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut, ProbeRequest, Reflect};
 use crate::packet::{class, Packet, PacketKind};
 use crate::rng::Rng;
@@ -121,7 +122,7 @@ impl Flow {
     }
 
     /// What the host's edge balancer may know of this flow.
-    fn view(&self, id: u32, retransmission: bool) -> FlowView {
+    fn view(&self, id: FlowId, retransmission: bool) -> FlowView {
         FlowView {
             flow: id,
             dst: self.spec.dst,
@@ -257,11 +258,11 @@ impl Hosts {
     /// keeps the event queue as small as the traffic in flight.
     pub(crate) fn schedule_start(&self, schedule: &mut Schedule) {
         if let Some(f) = self.flows.first() {
-            schedule.at(f.spec.start, Event::FlowStart { flow: 0 });
+            schedule.at(f.spec.start, Event::FlowStart { flow: FlowId(0) });
         }
         for (h, e) in self.edges.iter().enumerate() {
             if let Some(p) = e.lb.timer_period().filter(|p| *p > Time::ZERO) {
-                schedule.at(p, Event::EdgeTimer { host: h as u32 });
+                schedule.at(p, Event::EdgeTimer { host: HostId(h as u32) });
             }
         }
     }
@@ -275,8 +276,8 @@ impl Hosts {
     /// the probes it asked for. Every edge balancer call goes through here: the one place an [`EdgeCx`]
     /// is built. The hook also gets the network, for the routing facts the engine hands a balancer (its
     /// path list).
-    fn edge_hook<R>(&mut self, cx: &mut Cx, net: &mut Network, host: u32, hook: impl FnOnce(&mut dyn EdgeBalancer, &mut EdgeCx, &Network) -> R) -> R {
-        let e = &mut self.edges[host as usize];
+    fn edge_hook<R>(&mut self, cx: &mut Cx, net: &mut Network, host: HostId, hook: impl FnOnce(&mut dyn EdgeBalancer, &mut EdgeCx, &Network) -> R) -> R {
+        let e = &mut self.edges[host.index()];
         let mut ecx = EdgeCx { now: cx.now, host, facts: &net.fabric.facts, rng: &mut e.rng, probes: &mut self.probes, alarms: &mut self.alarms };
         let r = hook(&mut *e.lb, &mut ecx, net);
         for (at, token) in self.alarms.drain(..) {
@@ -287,11 +288,11 @@ impl Hosts {
     }
 
     /// Whether host `host`'s edge balancer makes the data it sends ECN-capable ([`EdgeBalancer::sets_ect`]).
-    fn edge_sets_ect(&self, host: u32) -> bool {
-        self.edges.get(host as usize).is_some_and(|e| e.ect)
+    fn edge_sets_ect(&self, host: HostId) -> bool {
+        self.edges.get(host.index()).is_some_and(|e| e.ect)
     }
 
-    pub(crate) fn edge_timer(&mut self, cx: &mut Cx, net: &mut Network, host: u32) {
+    pub(crate) fn edge_timer(&mut self, cx: &mut Cx, net: &mut Network, host: HostId) {
         let period = self.edge_hook(cx, net, host, |lb, ecx, _| {
             lb.on_timer(ecx);
             lb.timer_period()
@@ -301,13 +302,13 @@ impl Hosts {
         }
     }
 
-    pub(crate) fn edge_alarm(&mut self, cx: &mut Cx, net: &mut Network, host: u32, token: u32) {
+    pub(crate) fn edge_alarm(&mut self, cx: &mut Cx, net: &mut Network, host: HostId, token: u32) {
         self.edge_hook(cx, net, host, |lb, ecx, _| lb.on_alarm(ecx, token));
     }
 
     /// Puts packet `pid` on host `host`'s NIC; whether the NIC took it. A packet that starts serialisation
     /// because of it leaves its host (stamped here).
-    fn put_on_nic(&mut self, cx: &mut Cx, net: &mut Network, host: u32, pid: u32) -> bool {
+    fn put_on_nic(&mut self, cx: &mut Cx, net: &mut Network, host: HostId, pid: u32) -> bool {
         let r = net.enqueue_at_nic(cx, host, pid);
         if let Some(l) = r.leaving() {
             self.leaving_host(cx, net, l);
@@ -317,7 +318,7 @@ impl Hosts {
 
     /// Makes a packet (counted as created, its 5-tuple digested) and puts it on host `host`'s NIC; whether
     /// the NIC took it.
-    fn send(&mut self, cx: &mut Cx, net: &mut Network, host: u32, p: Packet) -> bool {
+    fn send(&mut self, cx: &mut Cx, net: &mut Network, host: HostId, p: Packet) -> bool {
         let pid = cx.pkts.make(p);
         self.put_on_nic(cx, net, host, pid)
     }
@@ -325,11 +326,11 @@ impl Hosts {
     // ----------------------------------------------------------------------------------------------
     // Senders
 
-    pub(crate) fn start_flow(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
-        if let Some(next) = self.flows.get(flow as usize + 1) {
-            cx.schedule.at(next.spec.start, Event::FlowStart { flow: flow + 1 });
+    pub(crate) fn start_flow(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId) {
+        if let Some(next) = self.flows.get(flow.index() + 1) {
+            cx.schedule.at(next.spec.start, Event::FlowStart { flow: FlowId(flow.0 + 1) });
         }
-        let f = &mut self.flows[flow as usize];
+        let f = &mut self.flows[flow.index()];
         if f.started {
             return;
         }
@@ -344,14 +345,14 @@ impl Hosts {
     }
 
     /// Sends the flow's SYN (ACK-sized, the flow's 5-tuple and header) and arms the SYN timer `rto` ahead.
-    fn send_syn(&mut self, cx: &mut Cx, net: &mut Network, flow: u32, rto: Time) {
-        let f = &self.flows[flow as usize];
+    fn send_syn(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId, rto: Time) {
+        let f = &self.flows[flow.index()];
         let mut p = Packet::new(PacketKind::Syn, flow, f.spec.src, f.spec.dst);
         p.sport = f.sport;
         p.dport = f.dport;
         p.wire_bytes = self.tp.ack_bytes;
         self.stamp_header(&mut p, flow);
-        let f = &mut self.flows[flow as usize];
+        let f = &mut self.flows[flow.index()];
         let deadline = cx.now + rto;
         f.setup = Setup::SynSent { deadline, rto };
         if deadline < f.rto_event_at {
@@ -363,8 +364,8 @@ impl Hosts {
     }
 
     /// Lets the flow's sender fill its window within its NIC budget, and sends what it made.
-    fn send_more(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
-        let f = &mut self.flows[flow as usize];
+    fn send_more(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId) {
+        let f = &mut self.flows[flow.index()];
         f.grant_nic_budget(self.params.queue_limit);
         f.tx.fill_window(cx.now, &self.tp, &mut self.segs);
         self.emit_segments(cx, net, flow);
@@ -377,7 +378,7 @@ impl Hosts {
         if left.kind != PacketKind::Data {
             return;
         }
-        let f = &mut self.flows[left.flow as usize];
+        let f = &mut self.flows[left.flow.index()];
         f.nic_bytes -= left.wire as u64;
         if f.state.is_none() {
             self.send_more(cx, net, left.flow);
@@ -385,10 +386,10 @@ impl Hosts {
     }
 
     /// Turns the sender's queued segments into packets on the host NIC, then keeps the RTO timer in step.
-    fn emit_segments(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
+    fn emit_segments(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId) {
         let mut segs = std::mem::take(&mut self.segs);
         for seg in segs.drain(..) {
-            let f = &self.flows[flow as usize];
+            let f = &self.flows[flow.index()];
             let mut p = Packet::new(PacketKind::Data, flow, f.spec.src, f.spec.dst);
             p.sport = f.sport;
             p.dport = f.dport;
@@ -398,7 +399,7 @@ impl Hosts {
             p.retx = seg.retx;
             p.ecn.ect = f.spec.transport == TransportKind::Dctcp || self.edge_sets_ect(f.spec.src);
             self.stamp_header(&mut p, flow);
-            let f = &mut self.flows[flow as usize];
+            let f = &mut self.flows[flow.index()];
             f.bytes_sent += seg.len as u64;
             f.packets_sent += 1;
             if seg.retx != Retx::No {
@@ -406,7 +407,7 @@ impl Hosts {
             }
             let (src, wire) = (f.spec.src, p.wire_bytes as u64);
             if self.send(cx, net, src, p) {
-                self.flows[flow as usize].nic_bytes += wire;
+                self.flows[flow.index()].nic_bytes += wire;
             }
         }
         self.segs = segs;
@@ -414,8 +415,8 @@ impl Hosts {
     }
 
     /// Fills the balancer header from the sender's own state, as the host stack would.
-    fn stamp_header(&self, p: &mut Packet, flow: u32) {
-        let f = &self.flows[flow as usize];
+    fn stamp_header(&self, p: &mut Packet, flow: FlowId) {
+        let f = &self.flows[flow.index()];
         if f.spec.best_effort {
             p.lb.class |= class::BEST_EFFORT;
         }
@@ -455,7 +456,7 @@ impl Hosts {
     /// Lets the source host's edge balancer tag a data packet with a path.
     fn route_at_edge(&mut self, cx: &mut Cx, net: &mut Network, p: &mut Packet) {
         let flow = p.flow;
-        let f = &self.flows[flow as usize];
+        let f = &self.flows[flow.index()];
         let facts = &net.fabric.facts;
         let (sl, dl) = (facts.leaf_of_host(f.spec.src), facts.leaf_of_host(f.spec.dst));
         if sl == dl {
@@ -468,13 +469,13 @@ impl Hosts {
         p.lb.class |= class::SOURCE_ROUTED;
     }
 
-    fn send_probes(&mut self, cx: &mut Cx, net: &mut Network, host: u32) {
+    fn send_probes(&mut self, cx: &mut Cx, net: &mut Network, host: HostId) {
         if self.probes.is_empty() {
             return;
         }
         let mut probes = std::mem::take(&mut self.probes);
         for r in probes.drain(..) {
-            let mut p = Packet::new(PacketKind::Probe, u32::MAX, host, r.dst);
+            let mut p = Packet::new(PacketKind::Probe, FlowId::NONE, host, r.dst);
             p.wire_bytes = self.tp.ack_bytes;
             p.ecn.ect = true;
             p.lb.path = r.path;
@@ -485,8 +486,8 @@ impl Hosts {
         self.probes = probes;
     }
 
-    fn sync_rto(&mut self, schedule: &mut Schedule, flow: u32) {
-        let f = &mut self.flows[flow as usize];
+    fn sync_rto(&mut self, schedule: &mut Schedule, flow: FlowId) {
+        let f = &mut self.flows[flow.index()];
         if let Some(d) = f.tx.rto_deadline {
             if d < f.rto_event_at {
                 f.rto_event_at = d;
@@ -495,9 +496,9 @@ impl Hosts {
         }
     }
 
-    pub(crate) fn rto_event(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
+    pub(crate) fn rto_event(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId) {
         let now = cx.now;
-        let f = &mut self.flows[flow as usize];
+        let f = &mut self.flows[flow.index()];
         if f.rto_event_at != now {
             return; // superseded by an earlier event
         }
@@ -527,7 +528,7 @@ impl Hosts {
                 f.grant_nic_budget(self.params.queue_limit);
                 f.tx.on_timeout(now, &self.tp, &mut self.segs);
                 if !self.edges.is_empty() {
-                    let f = &self.flows[flow as usize];
+                    let f = &self.flows[flow.index()];
                     let (view, host) = (f.view(flow, true), f.spec.src);
                     self.edge_hook(cx, net, host, |lb, ecx, _| lb.on_timeout(ecx, &view));
                 }
@@ -536,8 +537,8 @@ impl Hosts {
         }
     }
 
-    pub(crate) fn udp_tick(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
-        let f = &self.flows[flow as usize];
+    pub(crate) fn udp_tick(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId) {
+        let f = &self.flows[flow.index()];
         if f.state.is_some() || f.bytes_sent >= f.spec.size {
             return;
         }
@@ -551,7 +552,7 @@ impl Hosts {
         p.ecn.ect = self.edge_sets_ect(f.spec.src);
         let gap = f.spec.udp_rate.tx_time(Bytes(p.wire_bytes as u64));
         self.stamp_header(&mut p, flow);
-        let f = &mut self.flows[flow as usize];
+        let f = &mut self.flows[flow.index()];
         f.bytes_sent += len as u64;
         f.packets_sent += 1;
         let more = f.bytes_sent < f.spec.size;
@@ -565,8 +566,8 @@ impl Hosts {
     // ----------------------------------------------------------------------------------------------
     // Receivers
 
-    fn end_flow(&mut self, now: Time, flow: u32, state: FlowState) {
-        let f = &mut self.flows[flow as usize];
+    fn end_flow(&mut self, now: Time, flow: FlowId, state: FlowState) {
+        let f = &mut self.flows[flow.index()];
         if f.state.is_some() {
             return;
         }
@@ -578,7 +579,7 @@ impl Hosts {
     }
 
     /// Packet `pid` arrives at host `host`, its destination.
-    pub(crate) fn receive(&mut self, cx: &mut Cx, net: &mut Network, host: u32, pid: u32) {
+    pub(crate) fn receive(&mut self, cx: &mut Cx, net: &mut Network, host: HostId, pid: u32) {
         let now = cx.now;
         let p = *cx.pkts.get(pid);
         debug_assert_eq!(p.dst, host);
@@ -586,7 +587,7 @@ impl Hosts {
             PacketKind::Data => {
                 if self.tp.reseq_timeout > Time::ZERO {
                     let timeout = self.tp.reseq_timeout;
-                    let f = &mut self.flows[p.flow as usize];
+                    let f = &mut self.flows[p.flow.index()];
                     let mut rel = std::mem::take(&mut self.released);
                     f.reseq.on_packet(now, timeout, p.seq, p.payload, pid, &mut rel);
                     if let Some(at) = f.reseq.flush_at {
@@ -606,7 +607,7 @@ impl Hosts {
             PacketKind::Ack => {
                 let sack = cx.pkts.sack(pid);
                 cx.pkts.deliver(pid);
-                let f = &mut self.flows[p.flow as usize];
+                let f = &mut self.flows[p.flow.index()];
                 if f.state == Some(FlowState::Cancelled) {
                     return;
                 }
@@ -620,7 +621,7 @@ impl Hosts {
             }
             PacketKind::Udp => {
                 cx.pkts.deliver(pid);
-                let f = &mut self.flows[p.flow as usize];
+                let f = &mut self.flows[p.flow.index()];
                 f.udp_received += p.payload as u64;
                 f.queue_delay += p.queue_delay;
                 self.progress_at = now;
@@ -630,7 +631,7 @@ impl Hosts {
             }
             PacketKind::Probe => {
                 cx.pkts.deliver(pid);
-                let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, host, p.src);
+                let mut r = Packet::new(PacketKind::ProbeReply, FlowId::NONE, host, p.src);
                 r.wire_bytes = self.tp.ack_bytes;
                 r.sent_at = now;
                 r.echo_ts = p.sent_at;
@@ -656,7 +657,7 @@ impl Hosts {
             }
             PacketKind::SynAck => {
                 cx.pkts.deliver(pid);
-                let f = &mut self.flows[p.flow as usize];
+                let f = &mut self.flows[p.flow.index()];
                 // The first SYN-ACK opens the connection; answers to retransmitted SYNs change nothing.
                 if f.setup != Setup::Open && f.state.is_none() {
                     f.setup = Setup::Open;
@@ -665,7 +666,7 @@ impl Hosts {
             }
             PacketKind::Cancel => {
                 cx.pkts.deliver(pid);
-                let f = &mut self.flows[p.flow as usize];
+                let f = &mut self.flows[p.flow.index()];
                 f.tx.rto_deadline = None;
                 self.end_flow(now, p.flow, FlowState::Cancelled);
             }
@@ -677,7 +678,7 @@ impl Hosts {
         let now = cx.now;
         let p = *cx.pkts.get(pid);
         cx.pkts.deliver(pid);
-        let f = &mut self.flows[p.flow as usize];
+        let f = &mut self.flows[p.flow.index()];
         let before = f.rx.rcv_nxt;
         let rx = f.rx.on_data(p.seq, p.payload, p.retx);
         if f.rx.rcv_nxt > before {
@@ -707,9 +708,9 @@ impl Hosts {
         self.put_on_nic(cx, net, p.dst, aid);
     }
 
-    pub(crate) fn reseq_event(&mut self, cx: &mut Cx, net: &mut Network, flow: u32) {
+    pub(crate) fn reseq_event(&mut self, cx: &mut Cx, net: &mut Network, flow: FlowId) {
         let now = cx.now;
-        let f = &mut self.flows[flow as usize];
+        let f = &mut self.flows[flow.index()];
         if f.reseq_event_at != now {
             return;
         }
@@ -763,14 +764,14 @@ mod tests {
     fn a_sender_fills_its_nic_budget_and_one_packet_leaving_lets_one_more_in() {
         let (mut sched, mut net, mut hosts) = one_flow();
         let mut pkts = PacketArena::new();
-        let nic = net.fabric.host_nic(0);
-        assert_eq!(sched.pop(), Some((Time::ZERO, Event::FlowStart { flow: 0 })));
+        let nic = net.fabric.host_nic(HostId(0));
+        assert_eq!(sched.pop(), Some((Time::ZERO, Event::FlowStart { flow: FlowId(0) })));
         let cx = &mut Cx { now: Time::ZERO, schedule: Schedule::new(&mut sched), pkts: &mut pkts };
-        hosts.start_flow(cx, &mut net, 0);
+        hosts.start_flow(cx, &mut net, FlowId(0));
         let full = (1460 + 40) as u64;
         let f = &hosts.flows()[0];
         assert_eq!((f.packets_sent, f.nic_bytes), (2, 2 * full), "the window is larger; the NIC budget is two packets");
-        assert_eq!(net.fabric.ports[nic as usize].queue_packets(), 2);
+        assert_eq!(net.fabric.port(nic).queue_packets(), 2);
         // The first packet left its host when its serialisation started, now; it ends at 1.2 µs (10 Gbps).
         let sent: Vec<Time> = (0..2).map(|i| pkts.get(i).sent_at).collect();
         assert_eq!(sent[0], Time::ZERO);
@@ -779,7 +780,7 @@ mod tests {
         // What the simulation's loop does with it.
         let cx = &mut Cx { now: t, schedule: Schedule::new(&mut sched), pkts: &mut pkts };
         let left = net.tx_done(cx, nic).expect("a host NIC's packet left its host");
-        assert_eq!((left.kind, left.flow, left.wire as u64), (PacketKind::Data, 0, full));
+        assert_eq!((left.kind, left.flow, left.wire as u64), (PacketKind::Data, FlowId(0), full));
         hosts.left_nic(cx, &mut net, left);
         assert_eq!(hosts.flows()[0].packets_sent, 3, "woken, the sender sent one more");
         // The sender's packet, offered to the idle NIC, started its head (the second packet) and the host

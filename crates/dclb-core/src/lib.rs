@@ -5,7 +5,9 @@
 //!
 //! Module map, bottom up: each module uses only modules listed above it (`tests/modules.rs` checks that the
 //! imports have no circle).
-//! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`; [`rng`] — seeded random streams, one per entity.
+//! * [`units`] — `Time` (ps), `Rate` (bit/s), `Bytes`; [`ids`] — typed ids of nodes, ports, hosts, leaves,
+//!   spines, switches and flows (the conversions between kinds are the fabric's); [`rng`] — seeded random
+//!   streams, one per entity.
 //! * [`config`] — the scenario as the engine reads it; [`sched`] — the event queue with deterministic
 //!   tie-breaking, and the push-only [`sched::Schedule`] handlers get; [`hash`] — the flow-key digest.
 //! * [`dre`] — the discounting rate estimator, a service ports offer their switch's balancer.
@@ -34,6 +36,7 @@ pub mod dre;
 pub mod fabric;
 pub mod hash;
 pub mod host;
+pub mod ids;
 pub mod lb;
 pub mod memory;
 pub mod metrics;

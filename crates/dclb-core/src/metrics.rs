@@ -15,6 +15,7 @@
 use crate::config::{QueueUnit, TransportKind};
 pub use crate::host::FlowState;
 use crate::host::{Flow, Hosts};
+use crate::ids::{FlowId, PortId};
 use crate::lb::SwitchKind;
 use crate::packet::PacketArena;
 use crate::switch::Network;
@@ -175,8 +176,8 @@ pub struct Results {
 /// `interval` of simulated time.
 pub(crate) struct Sampler {
     interval: Time,
-    ports: Vec<u32>,
-    flows: Vec<u32>,
+    ports: Vec<PortId>,
+    flows: Vec<FlowId>,
     time_us: Vec<f64>,
     kind: Vec<&'static str>,
     id: Vec<u64>,
@@ -185,7 +186,7 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    pub fn new(interval: Time, ports: Vec<u32>, flows: Vec<u32>) -> Sampler {
+    pub fn new(interval: Time, ports: Vec<PortId>, flows: Vec<FlowId>) -> Sampler {
         Sampler { interval, ports, flows, time_us: Vec::new(), kind: Vec::new(), id: Vec::new(), queue_bytes: Vec::new(), bytes: Vec::new() }
     }
 
@@ -200,7 +201,7 @@ impl Sampler {
     }
 
     /// The ports it samples.
-    pub fn ports(&self) -> &[u32] {
+    pub fn ports(&self) -> &[PortId] {
         &self.ports
     }
 
@@ -208,19 +209,19 @@ impl Sampler {
     /// has left by now).
     pub fn record(&mut self, now: Time, net: &Network, hosts: &Hosts) {
         for &p in &self.ports {
-            let port = &net.fabric.ports[p as usize];
+            let port = net.fabric.port(p);
             self.time_us.push(now.as_us());
             self.kind.push("port");
-            self.id.push(p as u64);
+            self.id.push(p.0 as u64);
             self.queue_bytes.push(port.queued_bytes);
             self.bytes.push(port.bytes_sent());
         }
         for &f in &self.flows {
             self.time_us.push(now.as_us());
             self.kind.push("flow");
-            self.id.push(f as u64);
+            self.id.push(f.0 as u64);
             self.queue_bytes.push(0);
-            self.bytes.push(hosts.flows[f as usize].bytes_delivered());
+            self.bytes.push(hosts.flows[f.index()].bytes_delivered());
         }
     }
 
@@ -255,8 +256,8 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     let mut t = Table::default();
     t.push("flow_id", Column::U64((0..flows.len() as u64).collect()));
     t.push("source", u64s(&|f| f.spec.source as u64));
-    t.push("src_host", u64s(&|f| f.spec.src as u64));
-    t.push("dst_host", u64s(&|f| f.spec.dst as u64));
+    t.push("src_host", u64s(&|f| f.spec.src.0 as u64));
+    t.push("dst_host", u64s(&|f| f.spec.dst.0 as u64));
     t.push("size_bytes", u64s(&|f| f.spec.size));
     t.push("transport", Column::Str(flows.iter().map(|f| transport_name(f.spec.transport)).collect()));
     t.push("best_effort", Column::Bool(flows.iter().map(|f| f.spec.best_effort).collect()));
@@ -288,10 +289,10 @@ fn port_table(net: &Network, span: Time, areas: &[u128]) -> Table {
     let nodes = &net.fabric.nodes;
     let span = span.0.max(1) as f64;
     let mut t = Table::default();
-    t.push("node", Column::U64(pl.iter().map(|p| p.owner as u64).collect()));
-    t.push("node_kind", Column::Str(pl.iter().map(|p| nodes[p.owner as usize].kind.name()).collect()));
+    t.push("node", Column::U64(pl.iter().map(|p| p.owner.0 as u64).collect()));
+    t.push("node_kind", Column::Str(pl.iter().map(|p| nodes[p.owner.index()].kind.name()).collect()));
     t.push("port", Column::U64((0..pl.len() as u64).collect()));
-    t.push("peer", Column::U64(pl.iter().map(|p| p.peer as u64).collect()));
+    t.push("peer", Column::U64(pl.iter().map(|p| p.peer.0 as u64).collect()));
     t.push("role", Column::Str(pl.iter().map(|p| p.role.name()).collect()));
     t.push("slot", Column::U64(pl.iter().map(|p| p.slot as u64).collect()));
     t.push("rate_gbps", Column::F64(pl.iter().map(|p| p.rate.as_gbps()).collect()));
@@ -318,9 +319,9 @@ fn port_table(net: &Network, span: Time, areas: &[u128]) -> Table {
 fn switch_table(net: &Network) -> Table {
     let sw = &net.switches;
     let mut t = Table::default();
-    t.push("node", Column::U64(sw.iter().map(|s| s.info.node as u64).collect()));
+    t.push("node", Column::U64(sw.iter().map(|s| s.info.node.0 as u64).collect()));
     t.push("kind", Column::Str(sw.iter().map(|s| if s.info.kind == SwitchKind::Leaf { "leaf" } else { "spine" }).collect()));
-    t.push("index", Column::U64(sw.iter().map(|s| s.info.index as u64).collect()));
+    t.push("index", Column::U64(sw.iter().map(|s| s.info.number() as u64).collect()));
     t.push("decisions", Column::U64(sw.iter().map(|s| s.decisions).collect()));
     t.push("balancer_drops", Column::U64(sw.iter().map(|s| s.balancer_drops).collect()));
     t.push("balancer_cancels", Column::U64(sw.iter().map(|s| s.balancer_cancels).collect()));

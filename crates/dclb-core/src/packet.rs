@@ -19,6 +19,7 @@
 //!  +----------------------------------------+
 //! ```
 
+use crate::ids::{FlowId, HostId};
 use crate::transport::sack::SackOption;
 use crate::units::Time;
 
@@ -123,10 +124,11 @@ pub struct Ecn {
 #[derive(Copy, Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Packet {
-    pub flow: u32,
-    /// Source and destination hosts (global host indices).
-    pub src: u32,
-    pub dst: u32,
+    /// The flow the packet belongs to ([`FlowId::NONE`] for probes and their replies).
+    pub flow: FlowId,
+    /// Source and destination hosts.
+    pub src: HostId,
+    pub dst: HostId,
     /// Bytes on the wire (payload plus headers): what queues and links count.
     pub wire_bytes: u32,
     /// Payload bytes.
@@ -161,7 +163,7 @@ pub struct Packet {
 const _: () = assert!(std::mem::size_of::<Packet>() == 128, "a packet is two cache lines");
 
 impl Packet {
-    pub fn new(kind: PacketKind, flow: u32, src: u32, dst: u32) -> Packet {
+    pub fn new(kind: PacketKind, flow: FlowId, src: HostId, dst: HostId) -> Packet {
         Packet {
             flow,
             kind,
@@ -208,7 +210,7 @@ impl Packet {
             PacketKind::Udp => 17,
             _ => 6,
         };
-        (self.src as u128) << 72 | (self.dst as u128) << 40 | (self.sport as u128) << 24 | (self.dport as u128) << 8 | proto
+        (self.src.0 as u128) << 72 | (self.dst.0 as u128) << 40 | (self.sport as u128) << 24 | (self.dport as u128) << 8 | proto
     }
 }
 

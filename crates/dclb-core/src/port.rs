@@ -45,6 +45,7 @@
 use crate::config::QueueUnit;
 use crate::dre::{Dre, DreConfig, RateEstimator};
 use crate::packet::{Packet, PacketArena};
+use crate::ids::{NodeId, PortId};
 use crate::rng::Rng;
 use crate::units::{Bytes, Rate, Time};
 use std::collections::VecDeque;
@@ -77,9 +78,9 @@ impl PortRole {
 #[derive(Copy, Clone, Debug)]
 pub struct PortLink {
     /// Node that transmits on this port.
-    pub owner: u32,
+    pub owner: NodeId,
     /// Node at the other end.
-    pub peer: u32,
+    pub peer: NodeId,
     pub role: PortRole,
     /// Leaf uplink index (`spine * links + link`) for `LeafUp`, leaf down-link index for `SpineDown`
     /// (`leaf * links + link`), host index for `LeafDown`, 0 for a NIC.
@@ -259,10 +260,10 @@ pub struct Port {
     /// Buffer limit in packets (`u32::MAX` when limited by bytes).
     pub cap_packets: u32,
     pub peak_queue_packets: u32,
-    pub owner: u32,
-    pub peer: u32,
+    pub owner: NodeId,
+    pub peer: NodeId,
     /// On a lazy port: the peer's own port on this link, through which its packets arrive there.
-    reverse: u32,
+    reverse: PortId,
     /// See [`PortLink::slot`].
     pub slot: u32,
     /// Packets refused at admission: buffer full, or the link down.
@@ -327,7 +328,7 @@ impl Port {
             peak_queue_packets: 0,
             owner: link.owner,
             peer: link.peer,
-            reverse: u32::MAX,
+            reverse: PortId::NONE,
             slot: link.slot,
             drops: 0,
             ecn_marks: 0,
@@ -404,7 +405,7 @@ impl Port {
     /// Makes an idle port lazily drained (see the module doc), or event-driven again; `reverse` is the peer's
     /// own port on this link (the `via` of the arrivals the port schedules). A port with a control class
     /// stays event-driven; the answer is whether the port is lazy now.
-    pub fn set_lazy(&mut self, lazy: bool, reverse: u32) -> bool {
+    pub fn set_lazy(&mut self, lazy: bool, reverse: PortId) -> bool {
         assert!(self.queue_packets() == 0 && !self.busy, "a port changes its draining only while empty");
         self.lazy = lazy && self.control_kinds == 0;
         self.reverse = reverse;
@@ -444,7 +445,7 @@ impl Port {
 
     /// On a lazy port: the peer's own port on this link.
     #[inline]
-    pub fn reverse(&self) -> u32 {
+    pub fn reverse(&self) -> PortId {
         self.reverse
     }
 
@@ -739,15 +740,16 @@ impl Port {
 mod tests {
     use super::*;
     use crate::packet::PacketKind;
+    use crate::ids::{FlowId, HostId};
 
     fn port(buffer: Buffer, ecn_k: Threshold) -> Port {
-        let link = PortLink { owner: 0, peer: 1, role: PortRole::LeafDown, slot: 0, rate: Rate::from_gbps(10.0), delay: Time::ZERO };
+        let link = PortLink { owner: NodeId(0), peer: NodeId(1), role: PortRole::LeafDown, slot: 0, rate: Rate::from_gbps(10.0), delay: Time::ZERO };
         Port::new(link, buffer, ecn_k)
     }
 
     /// Offers a packet of `wire` bytes; whether it was admitted and whether it left admission marked.
     fn offer(port: &mut Port, pkts: &mut PacketArena, kind: PacketKind, wire: u32) -> (bool, bool) {
-        let mut p = Packet::new(kind, 0, 0, 1);
+        let mut p = Packet::new(kind, FlowId(0), HostId(0), HostId(1));
         p.wire_bytes = wire;
         p.ecn.ect = true;
         let pid = pkts.alloc(p);
@@ -757,7 +759,7 @@ mod tests {
 
     /// Queues a 100 B packet of `kind` (which must be admitted) and returns its id.
     fn queue(port: &mut Port, pkts: &mut PacketArena, kind: PacketKind) -> u32 {
-        let pid = pkts.alloc(Packet::new(kind, 0, 0, 1));
+        let pid = pkts.alloc(Packet::new(kind, FlowId(0), HostId(0), HostId(1)));
         pkts.get_mut(pid).wire_bytes = 100;
         assert!(port.admit(Time::ZERO, pid, pkts.get_mut(pid)).is_some());
         pid
@@ -882,7 +884,7 @@ mod tests {
         let k = Threshold { unit: QueueUnit::Packets, k: 2 };
         let mut driven = Driven { port: port(buffer, k), done: None };
         let mut lazy = port(buffer, k);
-        assert!(lazy.set_lazy(true, 7));
+        assert!(lazy.set_lazy(true, PortId(7)));
         let mut pkts = PacketArena::new();
         let ns = Time::from_ns;
         // Arrivals: a burst that overflows, one at exactly a departure (1.2 µs: the packet leaving then is
@@ -895,7 +897,7 @@ mod tests {
         let (mut outcomes, mut pairs) = (Vec::new(), Vec::new());
         for &(t, wire) in &arrivals {
             let mk = |pkts: &mut PacketArena| {
-                let mut p = Packet::new(PacketKind::Data, 0, 0, 1);
+                let mut p = Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(1));
                 (p.wire_bytes, p.ecn.ect) = (wire, true);
                 pkts.alloc(p)
             };
@@ -940,11 +942,11 @@ mod tests {
         let k = Threshold { unit: QueueUnit::Packets, k: 100 };
         let mut driven = Driven { port: port(buffer, k), done: None };
         let mut lazy = port(buffer, k);
-        assert!(lazy.set_lazy(true, 7));
+        assert!(lazy.set_lazy(true, PortId(7)));
         let mut pkts = PacketArena::new();
         for _ in 0..5 {
             let mut mk = || {
-                let mut p = Packet::new(PacketKind::Data, 0, 0, 1);
+                let mut p = Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(1));
                 p.wire_bytes = 1500;
                 pkts.alloc(p)
             };
@@ -1014,7 +1016,7 @@ mod tests {
             let buffer = Buffer { packets: 1000, bytes: u64::MAX };
             let mut driven = Driven { port: port(buffer, Threshold::OFF), done: None };
             let mut lazy = port(buffer, Threshold::OFF);
-            assert!(lazy.set_lazy(true, 7));
+            assert!(lazy.set_lazy(true, PortId(7)));
             driven.port.estimate_rate(cfg);
             lazy.estimate_rate(cfg);
             let mut reference = DepartureDre { x: 0.0, decays: 0, period: cfg.period.0, alpha: cfg.alpha };
@@ -1048,7 +1050,7 @@ mod tests {
                 i += 1;
                 depart_by(t, &mut driven, &mut pkts, &mut reference, &mut ahead);
                 let mk = |pkts: &mut PacketArena| {
-                    let mut p = Packet::new(PacketKind::Data, 0, 0, 1);
+                    let mut p = Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(1));
                     p.wire_bytes = wire;
                     pkts.alloc(p)
                 };

@@ -18,6 +18,7 @@
 //! (`wheel.rs`) keyed by a `u128`: time, then the class and tie-breaker; it stores each event as two words
 //! (`Packed`) and, before each event runs, can name the one likely next so that its packet is prefetched.
 
+use crate::ids::{FlowId, HostId, NodeId, PortId};
 use crate::units::Time;
 use crate::wheel::Wheel;
 
@@ -25,30 +26,30 @@ use crate::wheel::Wheel;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A flow's application hands its data to the transport.
-    FlowStart { flow: u32 },
+    FlowStart { flow: FlowId },
     /// A packet finishes propagating and arrives at `node`, through `via`: the node's own port on the link
-    /// it came by, or `u32::MAX` for a packet made at the node itself.
-    Arrive { node: u32, pkt: u32, via: u32 },
+    /// it came by, or [`PortId::NONE`] for a packet made at the node itself.
+    Arrive { node: NodeId, pkt: u32, via: PortId },
     /// The head packet of `port` finishes serialisation (event-driven ports).
-    TxDone { port: u32 },
+    TxDone { port: PortId },
     /// A packet that the wire loses finishes serialisation on lazily drained `port`, which lets go of it.
-    WireLoss { port: u32 },
+    WireLoss { port: PortId },
     /// Data packet `pkt` finishes serialisation on lazily drained host NIC `port`: its sender may send more.
-    LeftNic { port: u32, pkt: u32 },
+    LeftNic { port: PortId, pkt: u32 },
     /// A flow's retransmission timer may have expired (checked lazily against the flow's deadline).
-    Rto { flow: u32 },
+    Rto { flow: FlowId },
     /// A flow's receiver resequencing buffer flushes.
-    Reseq { flow: u32 },
+    Reseq { flow: FlowId },
     /// A UDP constant-bit-rate source emits its next packet.
-    UdpTick { flow: u32 },
+    UdpTick { flow: FlowId },
     /// Periodic work of a switch's balancer.
-    SwitchTimer { node: u32 },
+    SwitchTimer { node: NodeId },
     /// A one-shot wake-up a switch's balancer asked for, with its token.
-    SwitchAlarm { node: u32, token: u32 },
+    SwitchAlarm { node: NodeId, token: u32 },
     /// Periodic work of a host's edge balancer.
-    EdgeTimer { host: u32 },
+    EdgeTimer { host: HostId },
     /// A one-shot wake-up a host's edge balancer asked for, with its token.
-    EdgeAlarm { host: u32, token: u32 },
+    EdgeAlarm { host: HostId, token: u32 },
     /// The sampler records queues and flow progress.
     Sample,
 }
@@ -74,8 +75,8 @@ fn arrival_rank(at: Time, via: u32) -> u64 {
 #[inline]
 fn tie(ev: &Event, seq: u64) -> u64 {
     match *ev {
-        Event::TxDone { port } | Event::WireLoss { port } | Event::LeftNic { port, .. } => DEPARTURE | port as u64,
-        Event::Arrive { via, .. } if via != u32::MAX => ARRIVAL | via as u64,
+        Event::TxDone { port } | Event::WireLoss { port } | Event::LeftNic { port, .. } => DEPARTURE | port.0 as u64,
+        Event::Arrive { via, .. } if via != PortId::NONE => ARRIVAL | via.0 as u64,
         _ => OTHER | seq,
     }
 }
@@ -107,25 +108,25 @@ impl Packed {
     }
 
     #[inline(always)]
-    fn arrival(node: u32, pkt: u32, via: u32) -> Packed {
-        Packed::new(ARRIVE, node, pkt, via)
+    fn arrival(node: NodeId, pkt: u32, via: PortId) -> Packed {
+        Packed::new(ARRIVE, node.0, pkt, via.0)
     }
 
     #[inline]
     fn pack(ev: Event) -> Packed {
         match ev {
-            Event::FlowStart { flow } => Packed::new(0, flow, 0, 0),
+            Event::FlowStart { flow } => Packed::new(0, flow.0, 0, 0),
             Event::Arrive { node, pkt, via } => Packed::arrival(node, pkt, via),
-            Event::TxDone { port } => Packed::new(2, port, 0, 0),
-            Event::WireLoss { port } => Packed::new(3, port, 0, 0),
-            Event::LeftNic { port, pkt } => Packed::new(4, port, pkt, 0),
-            Event::Rto { flow } => Packed::new(5, flow, 0, 0),
-            Event::Reseq { flow } => Packed::new(6, flow, 0, 0),
-            Event::UdpTick { flow } => Packed::new(7, flow, 0, 0),
-            Event::SwitchTimer { node } => Packed::new(8, node, 0, 0),
-            Event::SwitchAlarm { node, token } => Packed::new(9, node, token, 0),
-            Event::EdgeTimer { host } => Packed::new(10, host, 0, 0),
-            Event::EdgeAlarm { host, token } => Packed::new(11, host, token, 0),
+            Event::TxDone { port } => Packed::new(2, port.0, 0, 0),
+            Event::WireLoss { port } => Packed::new(3, port.0, 0, 0),
+            Event::LeftNic { port, pkt } => Packed::new(4, port.0, pkt, 0),
+            Event::Rto { flow } => Packed::new(5, flow.0, 0, 0),
+            Event::Reseq { flow } => Packed::new(6, flow.0, 0, 0),
+            Event::UdpTick { flow } => Packed::new(7, flow.0, 0, 0),
+            Event::SwitchTimer { node } => Packed::new(8, node.0, 0, 0),
+            Event::SwitchAlarm { node, token } => Packed::new(9, node.0, token, 0),
+            Event::EdgeTimer { host } => Packed::new(10, host.0, 0, 0),
+            Event::EdgeAlarm { host, token } => Packed::new(11, host.0, token, 0),
             Event::Sample => Packed::new(12, 0, 0, 0),
         }
     }
@@ -135,18 +136,18 @@ impl Packed {
         let a = (self.0 >> 32) as u32;
         let (b, c) = (self.1 as u32, (self.1 >> 32) as u32);
         match self.0 as u32 {
-            0 => Event::FlowStart { flow: a },
-            1 => Event::Arrive { node: a, pkt: b, via: c },
-            2 => Event::TxDone { port: a },
-            3 => Event::WireLoss { port: a },
-            4 => Event::LeftNic { port: a, pkt: b },
-            5 => Event::Rto { flow: a },
-            6 => Event::Reseq { flow: a },
-            7 => Event::UdpTick { flow: a },
-            8 => Event::SwitchTimer { node: a },
-            9 => Event::SwitchAlarm { node: a, token: b },
-            10 => Event::EdgeTimer { host: a },
-            11 => Event::EdgeAlarm { host: a, token: b },
+            0 => Event::FlowStart { flow: FlowId(a) },
+            1 => Event::Arrive { node: NodeId(a), pkt: b, via: PortId(c) },
+            2 => Event::TxDone { port: PortId(a) },
+            3 => Event::WireLoss { port: PortId(a) },
+            4 => Event::LeftNic { port: PortId(a), pkt: b },
+            5 => Event::Rto { flow: FlowId(a) },
+            6 => Event::Reseq { flow: FlowId(a) },
+            7 => Event::UdpTick { flow: FlowId(a) },
+            8 => Event::SwitchTimer { node: NodeId(a) },
+            9 => Event::SwitchAlarm { node: NodeId(a), token: b },
+            10 => Event::EdgeTimer { host: HostId(a) },
+            11 => Event::EdgeAlarm { host: HostId(a), token: b },
             _ => Event::Sample,
         }
     }
@@ -231,9 +232,9 @@ impl Scheduler {
 
     /// Schedules `Event::Arrive { node, pkt, via }` at `at` (the hot path's [`Scheduler::at`]).
     #[inline(always)]
-    pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
-        debug_assert!(at >= self.now && via != u32::MAX);
-        let k = (at.0 as u128) << 64 | (ARRIVAL | arrival_rank(at, via)) as u128;
+    pub fn arrival(&mut self, at: Time, node: NodeId, pkt: u32, via: PortId) {
+        debug_assert!(at >= self.now && via != PortId::NONE);
+        let k = (at.0 as u128) << 64 | (ARRIVAL | arrival_rank(at, via.0)) as u128;
         on_wheel!(&mut self.queue, w => w.push(k, Packed::arrival(node, pkt, via)));
     }
 
@@ -283,7 +284,7 @@ impl<'a> Schedule<'a> {
     }
     /// [`Scheduler::arrival`].
     #[inline(always)]
-    pub fn arrival(&mut self, at: Time, node: u32, pkt: u32, via: u32) {
+    pub fn arrival(&mut self, at: Time, node: NodeId, pkt: u32, via: PortId) {
         self.queue.arrival(at, node, pkt, via);
     }
     /// The time of the event being handled.
@@ -301,19 +302,19 @@ mod tests {
     fn every_event_comes_back_from_its_packed_form_as_it_went_in() {
         let (a, b, c) = (u32::MAX, 0x8000_0001, 7);
         let all = [
-            Event::FlowStart { flow: a },
-            Event::Arrive { node: a, pkt: b, via: c },
-            Event::Arrive { node: 3, pkt: 0, via: u32::MAX },
-            Event::TxDone { port: a },
-            Event::WireLoss { port: b },
-            Event::LeftNic { port: a, pkt: b },
-            Event::Rto { flow: b },
-            Event::Reseq { flow: c },
-            Event::UdpTick { flow: a },
-            Event::SwitchTimer { node: b },
-            Event::SwitchAlarm { node: a, token: b },
-            Event::EdgeTimer { host: c },
-            Event::EdgeAlarm { host: b, token: a },
+            Event::FlowStart { flow: FlowId(a) },
+            Event::Arrive { node: NodeId(a), pkt: b, via: PortId(c) },
+            Event::Arrive { node: NodeId(3), pkt: 0, via: PortId::NONE },
+            Event::TxDone { port: PortId(a) },
+            Event::WireLoss { port: PortId(b) },
+            Event::LeftNic { port: PortId(a), pkt: b },
+            Event::Rto { flow: FlowId(b) },
+            Event::Reseq { flow: FlowId(c) },
+            Event::UdpTick { flow: FlowId(a) },
+            Event::SwitchTimer { node: NodeId(b) },
+            Event::SwitchAlarm { node: NodeId(a), token: b },
+            Event::EdgeTimer { host: HostId(c) },
+            Event::EdgeAlarm { host: HostId(b), token: a },
             Event::Sample,
         ];
         for ev in all {
@@ -326,13 +327,13 @@ mod tests {
     #[test]
     fn equal_times_run_in_scheduling_order() {
         let mut s = Scheduler::new();
-        s.at(Time(5), Event::Rto { flow: 1 });
-        s.at(Time(3), Event::Rto { flow: 0 });
-        s.at(Time(5), Event::Rto { flow: 2 });
-        s.at(Time(5), Event::Rto { flow: 3 });
+        s.at(Time(5), Event::Rto { flow: FlowId(1) });
+        s.at(Time(3), Event::Rto { flow: FlowId(0) });
+        s.at(Time(5), Event::Rto { flow: FlowId(2) });
+        s.at(Time(5), Event::Rto { flow: FlowId(3) });
         let order: Vec<u32> = std::iter::from_fn(|| s.pop())
             .map(|(_, e)| match e {
-                Event::Rto { flow } => flow,
+                Event::Rto { flow } => flow.0,
                 _ => unreachable!(),
             })
             .collect();
@@ -346,13 +347,13 @@ mod tests {
         let t = Time(1000);
         let evs = [
             Event::Sample,
-            Event::Arrive { node: 3, pkt: 7, via: 12 },
-            Event::TxDone { port: 9 },
-            Event::Rto { flow: 1 },
-            Event::Arrive { node: 3, pkt: 8, via: 5 },
-            Event::WireLoss { port: 4 },
-            Event::Arrive { node: 3, pkt: 9, via: u32::MAX },
-            Event::Arrive { node: 4, pkt: 10, via: 40 },
+            Event::Arrive { node: NodeId(3), pkt: 7, via: PortId(12) },
+            Event::TxDone { port: PortId(9) },
+            Event::Rto { flow: FlowId(1) },
+            Event::Arrive { node: NodeId(3), pkt: 8, via: PortId(5) },
+            Event::WireLoss { port: PortId(4) },
+            Event::Arrive { node: NodeId(3), pkt: 9, via: PortId::NONE },
+            Event::Arrive { node: NodeId(4), pkt: 10, via: PortId(40) },
         ];
         let order = |perm: &[usize]| -> Vec<Event> {
             let mut s = Scheduler::new();
@@ -364,20 +365,20 @@ mod tests {
         let a = order(&[0, 1, 2, 3, 4, 5, 6, 7]);
         let b = order(&[7, 6, 5, 4, 3, 2, 1, 0]);
         // Departures by port, then arrivals over links (in an order of their own), then the rest as scheduled.
-        assert_eq!(&a[..2], &[Event::WireLoss { port: 4 }, Event::TxDone { port: 9 }]);
+        assert_eq!(&a[..2], &[Event::WireLoss { port: PortId(4) }, Event::TxDone { port: PortId(9) }]);
         let arrivals = |v: &[Event]| v[2..5].to_vec();
-        assert!(arrivals(&a).iter().all(|e| matches!(e, Event::Arrive { via, .. } if *via != u32::MAX)));
+        assert!(arrivals(&a).iter().all(|e| matches!(e, Event::Arrive { via, .. } if *via != PortId::NONE)));
         assert_eq!(arrivals(&a), arrivals(&b), "arrivals ordered by themselves, not by scheduling");
-        assert_eq!(&a[5..], &[Event::Sample, Event::Rto { flow: 1 }, Event::Arrive { node: 3, pkt: 9, via: u32::MAX }]);
-        assert_eq!(&b[5..], &[Event::Arrive { node: 3, pkt: 9, via: u32::MAX }, Event::Rto { flow: 1 }, Event::Sample]);
+        assert_eq!(&a[5..], &[Event::Sample, Event::Rto { flow: FlowId(1) }, Event::Arrive { node: NodeId(3), pkt: 9, via: PortId::NONE }]);
+        assert_eq!(&b[5..], &[Event::Arrive { node: NodeId(3), pkt: 9, via: PortId::NONE }, Event::Rto { flow: FlowId(1) }, Event::Sample]);
         // The order of simultaneous arrivals changes from one instant to the next (no port wins every tie).
         let first_at = |at: u64| {
             let mut s = Scheduler::new();
             for via in [10, 11, 12, 13] {
-                s.at(Time(at), Event::Arrive { node: 0, pkt: via, via });
+                s.at(Time(at), Event::Arrive { node: NodeId(0), pkt: via, via: PortId(via) });
             }
             match s.pop().unwrap().1 {
-                Event::Arrive { via, .. } => via,
+                Event::Arrive { via, .. } => via.0,
                 _ => unreachable!(),
             }
         };
@@ -409,9 +410,9 @@ mod tests {
                     let id = next_id;
                     next_id += 1;
                     let ev = match rng.below(3) {
-                        0 => Event::TxDone { port: id },
-                        1 => Event::Arrive { node: 0, pkt: id, via: id },
-                        _ => Event::Rto { flow: id },
+                        0 => Event::TxDone { port: PortId(id) },
+                        1 => Event::Arrive { node: NodeId(0), pkt: id, via: PortId(id) },
+                        _ => Event::Rto { flow: FlowId(id) },
                     };
                     let seq = s.next_seq;
                     s.at(at, ev);
@@ -419,9 +420,9 @@ mod tests {
                 } else {
                     let (t, e) = s.pop().unwrap();
                     let id = match e {
-                        Event::TxDone { port } => port,
+                        Event::TxDone { port } => port.0,
                         Event::Arrive { pkt, .. } => pkt,
-                        Event::Rto { flow } => flow,
+                        Event::Rto { flow } => flow.0,
                         _ => unreachable!(),
                     };
                     let min = pending.iter().enumerate().min_by_key(|(_, p)| p.0).map(|(i, _)| i).unwrap();
@@ -450,18 +451,18 @@ mod tests {
                     _ => rng.below(1 << 40) as u64,
                 };
                 let at = s.now().0 + delay;
-                s.at(Time(at), Event::Rto { flow: next_id });
+                s.at(Time(at), Event::Rto { flow: FlowId(next_id) });
                 reference.push((at, next_id));
                 next_id += 1;
             } else {
                 let (t, e) = s.pop().unwrap();
                 let Event::Rto { flow } = e else { unreachable!() };
-                popped.push((t.0, flow));
+                popped.push((t.0, flow.0));
             }
         }
         while let Some((t, e)) = s.pop() {
             let Event::Rto { flow } = e else { unreachable!() };
-            popped.push((t.0, flow));
+            popped.push((t.0, flow.0));
         }
         // Every pop is the minimum of what was pending: times never decrease, ties in scheduling order.
         for w in popped.windows(2) {

@@ -49,6 +49,7 @@ use crate::config::Config;
 use crate::cx::Cx;
 use crate::fabric::{Fabric, NodeKind};
 use crate::host::{Flow, Hosts};
+use crate::ids::{LeafId, NodeId};
 use crate::lb::{find_scheme, SchemeSpec};
 use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
 use crate::metrics::{self, Results, Sampler};
@@ -155,11 +156,11 @@ impl Simulation {
         &self.hosts.flows()[i]
     }
     /// The kind of a node (for tests and tools).
-    pub fn node_kind(&self, node: u32) -> NodeKind {
-        self.net.fabric().nodes[node as usize].kind
+    pub fn node_kind(&self, node: NodeId) -> NodeKind {
+        self.net.fabric().node(node).kind
     }
     /// Next-hop candidates are exposed for tests that check routing.
-    pub fn paths(&self, src_leaf: u32, dst_leaf: u32) -> Vec<u16> {
+    pub fn paths(&self, src_leaf: LeafId, dst_leaf: LeafId) -> Vec<u16> {
         self.net.fabric().paths(src_leaf, dst_leaf).to_vec()
     }
 
@@ -207,13 +208,10 @@ impl Simulation {
         let (net, hosts) = (&mut self.net, &mut self.hosts);
         let cx = &mut Cx { now, schedule: Schedule::new(&mut self.sched), pkts: &mut self.pkts };
         match ev {
-            Event::Arrive { node, pkt, via } => {
-                if node < net.fabric.hosts {
-                    hosts.receive(cx, net, node, pkt)
-                } else {
-                    net.switch_receive(cx, node, pkt, via)
-                }
-            }
+            Event::Arrive { node, pkt, via } => match net.fabric.facts.node_host(node) {
+                Some(host) => hosts.receive(cx, net, host, pkt),
+                None => net.switch_receive(cx, node, pkt, via),
+            },
             Event::FlowStart { flow } => hosts.start_flow(cx, net, flow),
             Event::TxDone { port } => {
                 if let Some(left) = net.tx_done(cx, port) {
@@ -315,7 +313,7 @@ fn sample(cx: &mut Cx, sampler: &mut Option<Sampler>, net: &mut Network, hosts: 
     let Some(s) = sampler.as_mut() else { return };
     // Lazily drained ports first let go of what has left by now.
     for &p in s.ports() {
-        if net.fabric.ports[p as usize].is_lazy() {
+        if net.fabric.port(p).is_lazy() {
             net.pop_departed(cx.pkts, p, cx.now);
         }
     }

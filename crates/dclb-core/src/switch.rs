@@ -31,7 +31,8 @@
 
 use crate::cx::Cx;
 use crate::fabric::Fabric;
-use crate::lb::{Alarms, Decision, Hooks, MarkablePacket, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use crate::ids::{FlowId, HostId, NodeId, PortId};
+use crate::lb::{Alarms, Decision, Hooks, MarkablePacket, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchPlace};
 use crate::packet::{Packet, PacketArena, PacketKind};
 use crate::port::PortRole;
 use crate::rng::Rng;
@@ -72,7 +73,7 @@ pub struct Leaving {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LeftHost {
     pub kind: PacketKind,
-    pub flow: u32,
+    pub flow: FlowId,
     pub wire: u32,
 }
 
@@ -106,7 +107,7 @@ impl Enqueued {
 /// Every balancer call goes through here: the one place a [`SwitchCx`] is built.
 #[inline]
 fn with_switch<R>(st: &mut SwitchState, fabric: &Fabric, schedule: &mut Schedule, alarms: &mut Alarms, now: Time, hook: impl FnOnce(&mut dyn SwitchBalancer, &mut SwitchCx) -> R) -> R {
-    let n = &fabric.nodes[st.info.node as usize];
+    let n = fabric.node(st.info.node);
     debug_assert_eq!(now, schedule.now(), "balancers run at the event's time");
     let ports = PortsView::new(&fabric.ports, n.first_port, n.n_ports, now);
     let mut cx = SwitchCx { now, me: st.info, ports, facts: &fabric.facts, rng: &mut st.rng, alarms, ingress: None };
@@ -142,10 +143,6 @@ impl Network {
         &self.fabric
     }
 
-    fn switch_index(&self, node: u32) -> usize {
-        (node - self.fabric.hosts) as usize
-    }
-
     /// Schedules every switch balancer's first periodic run.
     pub(crate) fn schedule_timers(&self, schedule: &mut Schedule) {
         for s in &self.switches {
@@ -163,11 +160,12 @@ impl Network {
     /// the run starts (ports empty).
     pub(crate) fn set_lazy_ports(&mut self, on: bool, host_edges: bool) {
         let probes = PacketKind::Probe.bit() | PacketKind::ProbeReply.bit();
-        for i in 0..self.fabric.ports.len() {
-            let reverse = self.fabric.reverse_port(i as u32);
-            let port = &mut self.fabric.ports[i];
-            let lazy = if port.owner >= self.fabric.hosts {
-                !self.switches[(port.owner - self.fabric.hosts) as usize].hooks.departure
+        for id in self.fabric.port_ids() {
+            let reverse = self.fabric.reverse_port(id);
+            let owner = self.fabric.switch_owning(self.fabric.port(id));
+            let port = &mut self.fabric.ports[id.index()];
+            let lazy = if let Some(sw) = owner {
+                !self.switches[sw.index()].hooks.departure
             } else {
                 let fifo = !host_edges && port.control_kinds() & !probes == 0;
                 if fifo && on {
@@ -182,8 +180,8 @@ impl Network {
     /// Pops the packets of lazy port `port_id` that have left by `now`: counted as sent there, and a packet
     /// the wire lost is freed and counted as dropped.
     #[inline]
-    pub(crate) fn pop_departed(&mut self, pkts: &mut PacketArena, port_id: u32, now: Time) {
-        let port = &mut self.fabric.ports[port_id as usize];
+    pub(crate) fn pop_departed(&mut self, pkts: &mut PacketArena, port_id: PortId, now: Time) {
+        let port = self.fabric.port_mut(port_id);
         while let Some(d) = port.pop_departed(now) {
             if d.lost() {
                 pkts.discard(d.pid, d.wire());
@@ -193,9 +191,9 @@ impl Network {
 
     /// Every lazy port lets go of what has left by `end` (the end of a run, or a sample).
     pub(crate) fn pop_all_departed(&mut self, pkts: &mut PacketArena, end: Time) {
-        for i in 0..self.fabric.ports.len() {
-            if self.fabric.ports[i].is_lazy() {
-                self.pop_departed(pkts, i as u32, end);
+        for id in self.fabric.port_ids() {
+            if self.fabric.port(id).is_lazy() {
+                self.pop_departed(pkts, id, end);
             }
         }
     }
@@ -204,12 +202,12 @@ impl Network {
     /// admission, so the packets it still holds (not departed: the caller popped the rest) are left out.
     pub(crate) fn uplink_bytes_departed(&self, pkts: &PacketArena) -> Vec<u64> {
         let mut out = self.uplink_bytes.clone();
-        let hosts = self.fabric.hosts;
+        let facts = &self.fabric.facts;
         for port in self.fabric.ports.iter().filter(|p| p.is_lazy() && p.role == PortRole::LeafUp) {
             for d in port.departures() {
                 let p = pkts.get(d.pid);
-                if p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == port.owner - hosts {
-                    out[p.flow as usize * self.uplinks + port.slot as usize] -= p.payload as u64;
+                if p.kind == PacketKind::Data && facts.leaf_of_host(p.src) == facts.leaf_at(port.owner) {
+                    out[p.flow.index() * self.uplinks + port.slot as usize] -= p.payload as u64;
                 }
             }
         }
@@ -224,9 +222,9 @@ impl Network {
     /// Puts packet `pid`, made by host `host`, on its NIC ([`Network::enqueue`]); the answer names the
     /// packet that leaves its host because of this ([`Leaving`]), for the host stack to stamp.
     #[inline]
-    pub(crate) fn enqueue_at_nic(&mut self, cx: &mut Cx, host: u32, pid: u32) -> Enqueued {
+    pub(crate) fn enqueue_at_nic(&mut self, cx: &mut Cx, host: HostId, pid: u32) -> Enqueued {
         let port_id = self.fabric.host_nic(host);
-        if self.fabric.ports[port_id as usize].is_lazy() {
+        if self.fabric.port(port_id).is_lazy() {
             self.enqueue_lazy::<true>(cx, port_id, pid)
         } else {
             self.enqueue_driven::<true>(cx, port_id, pid)
@@ -238,8 +236,8 @@ impl Network {
     /// instead pops what has left before admitting, and schedules the packet's arrival at the next hop). A
     /// refused packet is counted as dropped and freed.
     #[inline]
-    fn enqueue(&mut self, cx: &mut Cx, port_id: u32, pid: u32) {
-        if self.fabric.ports[port_id as usize].is_lazy() {
+    fn enqueue(&mut self, cx: &mut Cx, port_id: PortId, pid: u32) {
+        if self.fabric.port(port_id).is_lazy() {
             self.enqueue_lazy::<false>(cx, port_id, pid);
         } else {
             self.enqueue_driven::<false>(cx, port_id, pid);
@@ -251,11 +249,10 @@ impl Network {
     /// host NIC the packet leaves its host when its serialisation starts, and a data packet's departure
     /// wakes its sender ([`Event::LeftNic`], TCP small queues).
     #[inline(always)]
-    fn enqueue_lazy<const NIC: bool>(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+    fn enqueue_lazy<const NIC: bool>(&mut self, cx: &mut Cx, port_id: PortId, pid: u32) -> Enqueued {
         let now = cx.now;
-        let hosts = self.fabric.hosts;
-        let port = &mut self.fabric.ports[port_id as usize];
-        debug_assert_eq!(NIC, port.owner < hosts);
+        let port = &mut self.fabric.ports[port_id.index()];
+        debug_assert_eq!(NIC, self.fabric.facts.is_host(port.owner));
         while let Some(d) = port.pop_departed(now) {
             if d.lost() {
                 cx.pkts.discard(d.pid, d.wire());
@@ -270,14 +267,15 @@ impl Network {
         let owner = port.owner;
         let mut answer = Enqueued::QUEUED;
         if !NIC {
-            let st = &mut self.switches[(owner - hosts) as usize];
+            let facts = &self.fabric.facts;
+            let st = &mut self.switches[facts.switch_of(owner).index()];
             if st.hooks.enqueue {
                 with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_enqueue(sx, &mut MarkablePacket::new(p), port_id));
             }
-            let port = &mut self.fabric.ports[port_id as usize];
+            let port = &mut self.fabric.ports[port_id.index()];
             // Counted at admission; the result tables leave out what has not departed by the end.
-            if port.role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
-                self.uplink_bytes[p.flow as usize * self.uplinks + port.slot as usize] += p.payload as u64;
+            if port.role == PortRole::LeafUp && p.kind == PacketKind::Data && facts.leaf_of_host(p.src) == facts.leaf_at(owner) {
+                self.uplink_bytes[p.flow.index() * self.uplinks + port.slot as usize] += p.payload as u64;
             }
             port.count_mark(was_ce, p.ecn.ce);
         } else {
@@ -294,7 +292,7 @@ impl Network {
         if d.lost() {
             cx.schedule.at(d.at, Event::WireLoss { port: port_id });
         } else {
-            let port = &self.fabric.ports[port_id as usize];
+            let port = self.fabric.port(port_id);
             cx.schedule.arrival(d.at + port.delay, port.peer, pid, port.reverse());
         }
         answer
@@ -302,7 +300,7 @@ impl Network {
 
     /// A data packet finished serialisation on lazy host NIC `port_id`: the NIC lets go of it, and its
     /// sender may send more (for the host stack).
-    pub(crate) fn left_nic(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> LeftHost {
+    pub(crate) fn left_nic(&mut self, cx: &mut Cx, port_id: PortId, pid: u32) -> LeftHost {
         let p = cx.pkts.get(pid);
         let left = LeftHost { kind: p.kind, flow: p.flow, wire: p.wire_bytes };
         self.pop_departed(cx.pkts, port_id, cx.now);
@@ -310,10 +308,10 @@ impl Network {
     }
 
     /// [`Network::enqueue`] on an event-driven port (a host NIC if `NIC`).
-    fn enqueue_driven<const NIC: bool>(&mut self, cx: &mut Cx, port_id: u32, pid: u32) -> Enqueued {
+    fn enqueue_driven<const NIC: bool>(&mut self, cx: &mut Cx, port_id: PortId, pid: u32) -> Enqueued {
         let now = cx.now;
-        let port = &mut self.fabric.ports[port_id as usize];
-        debug_assert_eq!(NIC, port.owner < self.fabric.hosts);
+        let port = &mut self.fabric.ports[port_id.index()];
+        debug_assert_eq!(NIC, self.fabric.facts.is_host(port.owner));
         let p = cx.pkts.get_mut(pid);
         let Some(was_ce) = port.admit(now, pid, p) else {
             let wire = p.wire_bytes;
@@ -322,12 +320,12 @@ impl Network {
         };
         let owner = port.owner;
         if !NIC {
-            let st = &mut self.switches[(owner - self.fabric.hosts) as usize];
+            let st = &mut self.switches[self.fabric.facts.switch_of(owner).index()];
             if st.hooks.enqueue {
                 with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_enqueue(sx, &mut MarkablePacket::new(p), port_id));
             }
         }
-        let port = &mut self.fabric.ports[port_id as usize];
+        let port = &mut self.fabric.ports[port_id.index()];
         port.count_mark(was_ce, p.ecn.ce);
         match self.serve(cx, port_id) {
             Some(l) => Enqueued::leaves(l),
@@ -337,8 +335,8 @@ impl Network {
 
     /// Starts serialising event-driven port `port_id`'s next packet if the port is idle. On a host NIC that
     /// is when the packet leaves its host: the answer, for the host stack to stamp.
-    pub(crate) fn serve(&mut self, cx: &mut Cx, port_id: u32) -> Option<Leaving> {
-        let port = &mut self.fabric.ports[port_id as usize];
+    pub(crate) fn serve(&mut self, cx: &mut Cx, port_id: PortId) -> Option<Leaving> {
+        let port = &mut self.fabric.ports[port_id.index()];
         let nic = port.role == PortRole::HostUp;
         let (pid, done) = port.start_service(cx.now, cx.pkts)?;
         cx.schedule.at(done, Event::TxDone { port: port_id });
@@ -348,20 +346,21 @@ impl Network {
     /// The head packet of event-driven `port_id` has been serialised: it propagates to the peer. On a host
     /// NIC, the packet that left (its sender may send more). The caller then starts the next packet
     /// ([`Network::serve`]), after the host stack has had its say.
-    pub(crate) fn tx_done(&mut self, cx: &mut Cx, port_id: u32) -> Option<LeftHost> {
+    pub(crate) fn tx_done(&mut self, cx: &mut Cx, port_id: PortId) -> Option<LeftHost> {
         let now = cx.now;
-        let hosts = self.fabric.hosts;
-        let port = &mut self.fabric.ports[port_id as usize];
+        let port = &mut self.fabric.ports[port_id.index()];
         let pid = port.finish_service(now, cx.pkts);
         let (owner, peer, delay, role, slot) = (port.owner, port.peer, port.delay, port.role, port.slot);
         let lost = port.loses_on_wire();
         let p = cx.pkts.get_mut(pid);
         let left = LeftHost { kind: p.kind, flow: p.flow, wire: p.wire_bytes };
-        if owner >= hosts {
-            if role == PortRole::LeafUp && p.kind == PacketKind::Data && self.fabric.facts.leaf_of_host(p.src) == owner - hosts {
-                self.uplink_bytes[p.flow as usize * self.uplinks + slot as usize] += p.payload as u64;
+        let facts = &self.fabric.facts;
+        let nic = facts.is_host(owner);
+        if !nic {
+            if role == PortRole::LeafUp && p.kind == PacketKind::Data && facts.leaf_of_host(p.src) == facts.leaf_at(owner) {
+                self.uplink_bytes[p.flow.index() * self.uplinks + slot as usize] += p.payload as u64;
             }
-            let st = &mut self.switches[(owner - hosts) as usize];
+            let st = &mut self.switches[facts.switch_of(owner).index()];
             if st.hooks.departure {
                 with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| lb.on_departure(sx, &mut PacketMut::new(p), port_id));
             }
@@ -372,18 +371,17 @@ impl Network {
             let via = self.fabric.reverse_port(port_id);
             cx.schedule.at(now + delay, Event::Arrive { node: peer, pkt: pid, via });
         }
-        (owner < hosts).then_some(left)
+        nic.then_some(left)
     }
 
-    /// A packet arrives at a switch through its port `via` (`u32::MAX`: made here): the balancer sees it,
-    /// routing offers candidates, the balancer decides. Both hooks see `via` as [`SwitchCx::ingress`].
-    pub(crate) fn switch_receive(&mut self, cx: &mut Cx, node: u32, pid: u32, via: u32) {
+    /// A packet arrives at a switch through its port `via` ([`PortId::NONE`]: made here): the balancer sees
+    /// it, routing offers candidates, the balancer decides. Both hooks see `via` as [`SwitchCx::ingress`].
+    pub(crate) fn switch_receive(&mut self, cx: &mut Cx, node: NodeId, pid: u32, via: PortId) {
         let now = cx.now;
-        let sw = self.switch_index(node);
-        let st = &mut self.switches[sw];
+        let st = &mut self.switches[self.fabric.facts.switch_of(node).index()];
         let p = cx.pkts.get_mut(pid);
         p.hops = p.hops.saturating_add(1);
-        let ingress = (via != u32::MAX).then_some(via);
+        let ingress = (via != PortId::NONE).then_some(via);
         if st.hooks.arrival {
             with_switch(st, &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| {
                 sx.ingress = ingress;
@@ -392,13 +390,13 @@ impl Network {
         }
         let dst_leaf = self.fabric.facts.leaf_of_host(p.dst);
         let down;
-        let candidates: &[u32] = match st.info.kind {
-            SwitchKind::Leaf if dst_leaf == st.info.index => {
+        let candidates: &[PortId] = match st.info.place() {
+            SwitchPlace::Leaf(leaf) if dst_leaf == leaf => {
                 down = self.fabric.leaf_down_port(p.dst);
                 std::slice::from_ref(&down)
             }
-            SwitchKind::Leaf => self.fabric.leaf_candidates(st.info.index, dst_leaf),
-            SwitchKind::Spine => self.fabric.spine_candidates(st.info.index, dst_leaf),
+            SwitchPlace::Leaf(leaf) => self.fabric.leaf_candidates(leaf, dst_leaf),
+            SwitchPlace::Spine(spine) => self.fabric.spine_candidates(spine, dst_leaf),
         };
         let decision = match candidates.len() {
             0 => {
@@ -437,16 +435,16 @@ impl Network {
                     c.wire_bytes = self.cancel_bytes;
                     c.sent_at = now;
                     let cid = cx.pkts.make(c);
-                    cx.schedule.at(now, Event::Arrive { node, pkt: cid, via: u32::MAX });
+                    cx.schedule.at(now, Event::Arrive { node, pkt: cid, via: PortId::NONE });
                 }
             }
         }
     }
 
-    pub(crate) fn switch_timer(&mut self, cx: &mut Cx, node: u32) {
-        let sw = self.switch_index(node);
+    pub(crate) fn switch_timer(&mut self, cx: &mut Cx, node: NodeId) {
+        let sw = self.fabric.facts.switch_of(node);
         let now = cx.now;
-        let period = with_switch(&mut self.switches[sw], &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| {
+        let period = with_switch(&mut self.switches[sw.index()], &self.fabric, &mut cx.schedule, &mut self.alarms, now, |lb, sx| {
             lb.on_timer(sx);
             lb.timer_period()
         });
@@ -455,9 +453,9 @@ impl Network {
         }
     }
 
-    pub(crate) fn switch_alarm(&mut self, cx: &mut Cx, node: u32, token: u32) {
-        let sw = self.switch_index(node);
-        with_switch(&mut self.switches[sw], &self.fabric, &mut cx.schedule, &mut self.alarms, cx.now, |lb, sx| lb.on_alarm(sx, token));
+    pub(crate) fn switch_alarm(&mut self, cx: &mut Cx, node: NodeId, token: u32) {
+        let sw = self.fabric.facts.switch_of(node);
+        with_switch(&mut self.switches[sw.index()], &self.fabric, &mut cx.schedule, &mut self.alarms, cx.now, |lb, sx| lb.on_alarm(sx, token));
     }
 
     /// Bytes the network holds: queues, ports, balancer state.

@@ -24,8 +24,8 @@ use dclb_core::units::Time;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-const DST: u32 = 2; // on leaf 1 (2 hosts per leaf)
-const DL: u32 = 1;
+const DST: HostId = HostId(2); // on leaf 1 (2 hosts per leaf)
+const DL: LeafId = LeafId(1);
 
 struct Bench {
     bench: EdgeBench,
@@ -36,21 +36,22 @@ impl Bench {
     fn new(given: &[(&str, Value)]) -> Bench {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let p = Params::resolve("clove", CloveParams::SPECS, &m, None).unwrap();
-        let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(3);
-        let lb = Clove::new(CloveParams::from_params(&p), &bench.fabric.facts, 0);
+        let bench = EdgeBench::new(&fabric(2, 4, 2), HostId(0)).with_rng(3);
+        let lb = Clove::new(CloveParams::from_params(&p), &bench.fabric.facts, HostId(0));
         Bench { bench, lb }
     }
 
     fn send(&mut self, us: f64, flow: u32) -> u16 {
+        let flow = FlowId(flow);
         let paths = self.bench.paths_to(DST);
         let view = FlowView { flow, dst: DST, size: 1_000_000, start: Time::ZERO, sent: 0, acked: 0, cwnd: 14_600, srtt: Time::ZERO, retransmission: false };
-        let mut p = Packet::new(PacketKind::Data, flow, 0, DST);
+        let mut p = Packet::new(PacketKind::Data, flow, HostId(0), DST);
         self.bench.at(Time::from_us_f64(us)).choose_path(&mut self.lb, &view, &mut p, &paths)
     }
 
     fn ack(&mut self, us: f64, path: u16, ece: bool) {
-        let view = FlowView { flow: 0, dst: DST, size: 1_000_000, start: Time::ZERO, sent: 20_000, acked: 10_000, cwnd: 14_600, srtt: Time::from_us(20), retransmission: false };
-        let mut a = Packet::new(PacketKind::Ack, 0, DST, 0);
+        let view = FlowView { flow: FlowId(0), dst: DST, size: 1_000_000, start: Time::ZERO, sent: 20_000, acked: 10_000, cwnd: 14_600, srtt: Time::from_us(20), retransmission: false };
+        let mut a = Packet::new(PacketKind::Ack, FlowId(0), DST, HostId(0));
         a.ecn.ece = ece;
         a.lb.echo_path = path;
         self.bench.at(Time::from_us_f64(us)).ack(&mut self.lb, &view, &a);

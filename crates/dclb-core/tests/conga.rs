@@ -90,19 +90,19 @@ fn remote_congestion_learned_only_from_a_reverse_packet() {
     let cfg = fabric(2, 2, 2);
     let ccfg = CongaParams::default();
     let now = Time::from_us(100);
-    let mut b0 = SwitchBench::leaf(&cfg, 0).with_salt(7).with_rng(3);
-    let mut b1 = SwitchBench::leaf(&cfg, 1).with_salt(7).with_rng(3);
-    let mut bs = SwitchBench::spine(&cfg, 1).with_salt(7).with_rng(3);
+    let mut b0 = SwitchBench::leaf(&cfg, LeafId(0)).with_salt(7).with_rng(3);
+    let mut b1 = SwitchBench::leaf(&cfg, LeafId(1)).with_salt(7).with_rng(3);
+    let mut bs = SwitchBench::spine(&cfg, SpineId(1)).with_salt(7).with_rng(3);
     for b in [&mut b0, &mut b1, &mut bs] {
         b.at(now);
     }
     let mut leaf0 = Conga::new(&b0.fabric.facts, &b0.me, ccfg);
     let mut leaf1 = Conga::new(&b1.fabric.facts, &b1.me, ccfg);
     let mut spine1 = Conga::new(&bs.fabric.facts, &bs.me, ccfg);
-    let up0 = b0.fabric.uplink_port(0, 0);
-    let up1 = b0.fabric.uplink_port(0, 1);
-    let s1_to_l1 = bs.fabric.spine_down_port(1, 1);
-    let filler = Packet::new(PacketKind::Data, 99, 0, 3);
+    let up0 = b0.fabric.uplink_port(LeafId(0), 0);
+    let up1 = b0.fabric.uplink_port(LeafId(0), 1);
+    let s1_to_l1 = bs.fabric.spine_down_port(SpineId(1), 1);
+    let filler = Packet::new(PacketKind::Data, FlowId(99), HostId(0), HostId(3));
     // Leaf 0's uplink 0 carries some local load (metric 3); spine 1's link down to leaf 1 is saturated (7).
     // (The bench's ports count a packet in their DRE when it is enqueued, as leaving at once.)
     for _ in 0..54 {
@@ -114,9 +114,9 @@ fn remote_congestion_learned_only_from_a_reverse_packet() {
     assert_eq!(leaf0.port_metric(&b0.cx(), up0), 3);
     assert_eq!(spine1.port_metric(&bs.cx(), s1_to_l1), 7);
 
-    let cands0 = b0.candidates_to_leaf(1);
-    let new_flow = |sport: u16, leaf0: &mut Conga, b0: &mut SwitchBench| -> (u32, Packet) {
-        let mut p = Packet::new(PacketKind::Data, sport as u32, 0, 2).with_wire(1500);
+    let cands0 = b0.candidates_to_leaf(LeafId(1));
+    let new_flow = |sport: u16, leaf0: &mut Conga, b0: &mut SwitchBench| -> (PortId, Packet) {
+        let mut p = Packet::new(PacketKind::Data, FlowId(sport as u32), HostId(0), HostId(2)).with_wire(1500);
         p.sport = sport;
         b0.arrival(leaf0, &mut p);
         let port = b0.forward(leaf0, &mut p, &cands0);
@@ -136,17 +136,17 @@ fn remote_congestion_learned_only_from_a_reverse_packet() {
     for sport in 1001..1020 {
         assert_eq!(new_flow(sport, &mut leaf0, &mut b0).0, up1, "no reverse packet yet: nothing learned");
     }
-    assert_eq!(leaf0.remote_metric(now, 1, 1), 0);
+    assert_eq!(leaf0.remote_metric(now, LeafId(1), 1), 0);
 
     // An ACK from host 2 to host 0 leaves leaf 1 carrying the feedback; leaf 0 reads it on arrival.
-    let mut ack = Packet::new(PacketKind::Ack, 1000, 2, 0).with_wire(64);
-    let cands1 = b1.candidates_to_leaf(0);
+    let mut ack = Packet::new(PacketKind::Ack, FlowId(1000), HostId(2), HostId(0)).with_wire(64);
+    let cands1 = b1.candidates_to_leaf(LeafId(0));
     b1.forward(&mut leaf1, &mut ack, &cands1);
     let fb = ack.lb.fb[1];
     assert_eq!(fb >> 31, 1, "feedback present");
     assert_eq!(((fb >> 16) & 0x7fff, fb & 0xff), (1, 7), "FB_LBTag = uplink 1, FB_Metric = 7");
     b0.arrival(&mut leaf0, &mut ack);
-    assert_eq!(leaf0.remote_metric(now, 1, 1), 7);
+    assert_eq!(leaf0.remote_metric(now, LeafId(1), 1), 7);
     // New flowlets now prefer uplink 0: max(3, unknown 0) = 3 < max(0, 7) = 7.
     for sport in 2000..2020 {
         assert_eq!(new_flow(sport, &mut leaf0, &mut b0).0, up0, "after feedback, new flowlets avoid the remote hotspot");
@@ -154,7 +154,7 @@ fn remote_congestion_learned_only_from_a_reverse_packet() {
     // Packets of the existing flowlet stay put.
     assert_eq!(new_flow(1000, &mut leaf0, &mut b0).0, up1);
     // The remote metric ages out after 10 ms without refresh.
-    assert_eq!(leaf0.remote_metric(now + Time::from_us(10_001), 1, 1), 0);
+    assert_eq!(leaf0.remote_metric(now + Time::from_us(10_001), LeafId(1), 1), 0);
 }
 
 trait WithWire {

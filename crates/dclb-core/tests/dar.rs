@@ -93,7 +93,7 @@ fn urgency_boundaries_are_exact() {
 
 #[test]
 fn the_switch_reads_the_header_at_its_widths() {
-    let mut p = Packet::new(PacketKind::Data, 0, 0, 4);
+    let mut p = Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(4));
     assert_eq!(DeadlineHeader::read(&p), None, "no DEADLINE bit, no deadline");
     p.lb.class = class::DEADLINE;
     p.lb.deadline = us(500.0) + Time::from_ps(999_999);
@@ -118,7 +118,7 @@ fn the_switch_reads_the_header_at_its_widths() {
 struct Bed {
     bench: SwitchBench,
     dar: Dar,
-    up: Vec<u32>,
+    up: Vec<PortId>,
 }
 
 fn cfg() -> Config {
@@ -136,8 +136,8 @@ fn rtt_base(c: &Config) -> Time {
 
 impl Bed {
     fn new(p: DarParams) -> Bed {
-        let bench = SwitchBench::leaf(&cfg(), 0);
-        let up = bench.candidates_to_leaf(1);
+        let bench = SwitchBench::leaf(&cfg(), LeafId(0));
+        let up = bench.candidates_to_leaf(LeafId(1));
         assert_eq!(up.len(), 3);
         Bed { bench, dar: Dar::new(&p), up }
     }
@@ -147,11 +147,11 @@ impl Bed {
     /// Sets the uplinks' queues to these many 1,500 B packets.
     fn queues(&mut self, pkts: [u32; 3]) {
         for (i, &n) in pkts.iter().enumerate() {
-            let port = &mut self.bench.fabric.ports[self.up[i] as usize];
+            let port = &mut self.bench.fabric.ports[self.up[i].index()];
             let link = PortLink { owner: port.owner, peer: port.peer, role: port.role, slot: port.slot, rate: port.rate, delay: port.delay };
             let mut fresh = Port::new(link, Buffer { packets: port.cap_packets, bytes: port.cap_bytes }, port.ecn_k);
             for k in 0..n {
-                let mut q = Packet::new(PacketKind::Data, 999, 0, 4);
+                let mut q = Packet::new(PacketKind::Data, FlowId(999), HostId(0), HostId(4));
                 (q.payload, q.wire_bytes) = (1460, 1500);
                 fresh.admit(Time::ZERO, k, &mut q).expect("room in the buffer");
             }
@@ -184,7 +184,7 @@ impl Bed {
 /// A data packet of flow `sport` (host 0 to host 4 on leaf 1): 1,460 B at `seq` of a `size`-byte flow, with
 /// a deadline header (absolute deadline, B, W) if given.
 fn data(sport: u16, seq: u64, size: u64, dl: Option<(Time, u64, u32)>) -> Packet {
-    let mut p = Packet::new(PacketKind::Data, sport as u32, 0, 4);
+    let mut p = Packet::new(PacketKind::Data, FlowId(sport as u32), HostId(0), HostId(4));
     (p.sport, p.dport) = (sport, 80);
     (p.seq, p.payload, p.wire_bytes) = (seq, 1460, 1500);
     p.lb.flow_size = size;
@@ -201,7 +201,7 @@ fn data(sport: u16, seq: u64, size: u64, dl: Option<(Time, u64, u32)>) -> Packet
 
 /// The ACK of flow `sport`'s data (reverse 5-tuple, no payload, no deadline).
 fn ack(sport: u16) -> Packet {
-    let mut p = Packet::new(PacketKind::Ack, sport as u32, 4, 0);
+    let mut p = Packet::new(PacketKind::Ack, FlowId(sport as u32), HostId(4), HostId(0));
     (p.sport, p.dport, p.wire_bytes) = (80, sport, 40);
     p
 }
@@ -458,8 +458,8 @@ fn options_rate_once_and_forward_level_iii_as_level_i() {
 fn a_spine_with_parallel_links_applies_dar_among_them() {
     let mut c = cfg();
     c.topology.links_per_pair = 2;
-    let mut bench = SwitchBench::spine(&c, 0);
-    let down = bench.candidates_to_leaf(1);
+    let mut bench = SwitchBench::spine(&c, SpineId(0));
+    let down = bench.candidates_to_leaf(LeafId(1));
     assert_eq!(down.len(), 2);
     let mut dar = Dar::new(&DarParams::default());
     let now = us(100.0);

@@ -10,14 +10,14 @@
 //! * `ties = "random"` as the default: the slow-spine test fails (25% instead of more than 40%);
 //! * `ties = "random"` ignored (the remembered port always wins ties): the random-tie, lone-flow and
 //!   slow-spine tests fail.
-//! * the destination-leaf memory keyed by host, or by the host over the wrong hosts per leaf (3, 6): the
-//!   dst-leaf scope test fails.
+//! * the destination-leaf memory keyed by host: the dst-leaf scope test fails (DRILL takes its number of
+//!   memories from the fabric's facts, so a wrong hosts-per-leaf can no longer be passed in).
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, LinkOverride, SamplerConfig, TransportKind};
 use dclb_core::fabric::Fabric;
-use dclb_core::lb::drill::{Drill, MemoryScope, Ties};
+use dclb_core::lb::drill::{Drill, DrillParams, MemoryScope, Ties};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
@@ -27,13 +27,13 @@ use dclb_core::rng::Rng;
 /// Leaf 0 of a 2-leaf, 4-spine fabric: its four uplinks towards leaf 1 are the candidates.
 struct Bench {
     bench: SwitchBench,
-    cands: Vec<u32>,
+    cands: Vec<PortId>,
 }
 
 impl Bench {
     fn new() -> Bench {
-        let bench = SwitchBench::leaf(&fabric(2, 4, 2), 0);
-        let cands = bench.candidates_to_leaf(1);
+        let bench = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0));
+        let cands = bench.candidates_to_leaf(LeafId(1));
         assert_eq!(cands.len(), 4);
         Bench { bench, cands }
     }
@@ -42,18 +42,25 @@ impl Bench {
             self.bench.set_queue_bytes(p, bytes[i]);
         }
     }
-    fn queue(&self, port: u32) -> u64 {
+    fn queue(&self, port: PortId) -> u64 {
         self.bench.queue_bytes(port)
     }
     /// One packet from host 0 to `dst` through leaf 0's balancer.
-    fn choose(&mut self, drill: &mut Drill, dst: u32) -> u32 {
+    fn choose(&mut self, drill: &mut Drill, dst: u32) -> PortId {
         let cands = self.cands.clone();
-        self.bench.forward(drill, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands)
+        self.bench.forward(drill, &mut Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(dst)), &cands)
     }
 }
 
+/// DRILL(d, m) with memory `scope` and ties `ties` on `Bench`'s fabric (2 leaves of 2 hosts).
+fn drill_with(d: usize, m: usize, scope: MemoryScope, ties: Ties) -> Drill {
+    let cfg = fabric(2, 4, 2);
+    Drill::new(&DrillParams { d, m, memory_scope: scope, ties }, &Fabric::build(&cfg.topology, &cfg.transport).facts)
+}
+
+/// DRILL(d, m) with memory `scope`, the remembered port winning ties (the default).
 fn drill(d: usize, m: usize, scope: MemoryScope) -> Drill {
-    Drill::new(d, m, scope, 2, 4)
+    drill_with(d, m, scope, Ties::Memory)
 }
 
 #[test]
@@ -61,7 +68,7 @@ fn drill_sends_to_the_shortest_compared_queue() {
     let mut b = Bench::new();
     let mut dr = drill(2, 1, MemoryScope::Switch);
     let mut q = Rng::new(5);
-    let mut prev: Option<u32> = None;
+    let mut prev: Option<PortId> = None;
     let mut sizes = [0usize; 4];
     for step in 0..3000 {
         // Distinct random queue lengths, redrawn before every packet.
@@ -94,7 +101,7 @@ fn drill_finds_a_much_shorter_queue_and_keeps_it() {
         b.set_queues(q);
         let target = b.cands[short];
         let mut dr = drill(2, 1, MemoryScope::Switch);
-        let picks: Vec<u32> = (0..60).map(|_| b.choose(&mut dr, 2)).collect();
+        let picks: Vec<PortId> = (0..60).map(|_| b.choose(&mut dr, 2)).collect();
         let first = picks.iter().position(|&p| p == target).expect("sampled within 60 packets");
         assert!(first < 15, "found only at packet {first} (each packet samples it with probability 1/2)");
         assert!(picks[first..].iter().all(|&p| p == target), "kept via memory once found: {picks:?}");
@@ -123,7 +130,7 @@ fn drill_ties_keep_the_remembered_port() {
 fn drill_random_ties_spread_equal_queues_uniformly() {
     let mut b = Bench::new();
     b.set_queues([3000, 3000, 3000, 3000]);
-    let mut dr = drill(2, 1, MemoryScope::Switch).with_ties(Ties::Random);
+    let mut dr = drill_with(2, 1, MemoryScope::Switch, Ties::Random);
     let mut count = [0u32; 4];
     let mut stay = 0;
     let mut prev = b.choose(&mut dr, 2);
@@ -161,15 +168,15 @@ fn drill_memory_scope_switch_is_shared_and_dst_host_is_not() {
 fn drill_memory_scope_dst_leaf_is_shared_by_a_leafs_hosts_only() {
     // Leaf 0 of three leaves with two hosts each: hosts 2 and 3 are behind leaf 1, host 4 behind leaf 2,
     // and every uplink of leaf 0 reaches both.
-    let mut bench = SwitchBench::leaf(&fabric(3, 4, 2), 0);
-    let cands = bench.candidates_to_leaf(1);
-    assert_eq!(cands, bench.candidates_to_leaf(2));
+    let mut bench = SwitchBench::leaf(&fabric(3, 4, 2), LeafId(0));
+    let cands = bench.candidates_to_leaf(LeafId(1));
+    assert_eq!(cands, bench.candidates_to_leaf(LeafId(2)));
     for (i, &p) in cands.iter().enumerate() {
         bench.set_queue_bytes(p, if i == 2 { 1_500 } else { 100_000 });
     }
     let target = cands[2];
-    let mut dr = Drill::new(2, 1, MemoryScope::DstLeaf, 3, 6);
-    let mut send = |dr: &mut Drill, dst: u32| bench.forward(dr, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands);
+    let mut dr = Drill::new(&DrillParams { d: 2, m: 1, memory_scope: MemoryScope::DstLeaf, ties: Ties::Memory }, &bench.fabric.facts);
+    let mut send = |dr: &mut Drill, dst: u32| bench.forward(dr, &mut Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(dst)), &cands);
     while send(&mut dr, 2) != target {}
     send(&mut dr, 3);
     assert_eq!(dr.last_compared()[0], target, "host 3 shares leaf 1's memory with host 2");
@@ -182,7 +189,8 @@ fn spread_cfg(scheme: &str) -> Config {
     cfg.lb.scheme = scheme.into();
     cfg.sources = vec![poisson(16, 0.8, 200)];
     let f = Fabric::build(&cfg.topology, &cfg.transport);
-    let ports: Vec<u32> = (0..4).flat_map(|l| (0..4).map(move |u| (l, u))).map(|(l, u)| f.uplink_port(l, u)).collect();
+    // The sampler's config names ports by their numbers.
+    let ports: Vec<u32> = (0..4).flat_map(|l| (0..4).map(move |u| (l, u))).map(|(l, u)| f.uplink_port(LeafId(l), u).0).collect();
     cfg.run.sampler = Some(SamplerConfig { interval_us: 5.0, ports: Some(ports), flows: vec![] });
     cfg
 }

@@ -32,8 +32,8 @@ fn at(us: f64) -> Time {
     Time::from_us_f64(1000.0 + us)
 }
 
-const DST: u32 = 2; // host 2 sits on leaf 1 (2 hosts per leaf)
-const DL: u32 = 1;
+const DST: HostId = HostId(2); // host 2 sits on leaf 1 (2 hosts per leaf)
+const DL: LeafId = LeafId(1);
 
 struct Bench {
     bench: EdgeBench,
@@ -48,8 +48,8 @@ fn params(given: &[(&str, Value)]) -> Params {
 impl Bench {
     /// Host 0 on leaf 0 of a 2-leaf, 4-spine fabric, sending to host 2 on leaf 1 over paths 0..4.
     fn new(given: &[(&str, Value)]) -> Bench {
-        let bench = EdgeBench::new(&fabric(2, 4, 2), 0).with_rng(5);
-        let lb = Hermes::new(HermesParams::from_params(&params(given)), &bench.fabric.facts, 0);
+        let bench = EdgeBench::new(&fabric(2, 4, 2), HostId(0)).with_rng(5);
+        let lb = Hermes::new(HermesParams::from_params(&params(given)), &bench.fabric.facts, HostId(0));
         Bench { bench, lb }
     }
 
@@ -60,7 +60,7 @@ impl Bench {
     fn send(&mut self, us: f64, flow: u32, sent: u64, retx: bool) -> u16 {
         let paths = self.paths();
         let view = flow_view(flow, sent, retx);
-        let mut p = Packet::new(PacketKind::Data, flow, 0, DST);
+        let mut p = Packet::new(PacketKind::Data, FlowId(flow), HostId(0), DST);
         p.wire_bytes = 1500;
         self.bench.at(at(us)).choose_path(&mut self.lb, &view, &mut p, &paths)
     }
@@ -68,7 +68,7 @@ impl Bench {
     /// An ACK of `flow` for data that went on `path`, with the given RTT and ECN echo.
     fn ack(&mut self, us: f64, flow: u32, path: u16, rtt_us: f64, ece: bool) {
         let now = at(us);
-        let mut a = Packet::new(PacketKind::Ack, flow, DST, 0);
+        let mut a = Packet::new(PacketKind::Ack, FlowId(flow), DST, HostId(0));
         a.echo_ts = now - Time::from_us_f64(rtt_us);
         a.sent_at = now - Time::from_us_f64(rtt_us / 2.0);
         a.ecn.ece = ece;
@@ -79,7 +79,7 @@ impl Bench {
     /// A probe reply for `path` with the given RTT and ECN echo.
     fn probe_reply(&mut self, us: f64, path: u16, rtt_us: f64, ece: bool) {
         let now = at(us);
-        let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, DST, 0);
+        let mut r = Packet::new(PacketKind::ProbeReply, FlowId::NONE, DST, HostId(0));
         r.echo_ts = now - Time::from_us_f64(rtt_us);
         r.sent_at = now - Time::from_us_f64(rtt_us / 2.0);
         r.ecn.ece = ece;
@@ -109,7 +109,7 @@ impl Bench {
 
 /// A slow (small cwnd) flow that has sent `sent` bytes: both cautious-rerouting gates are open for small `sent`.
 fn flow_view(flow: u32, sent: u64, retx: bool) -> FlowView {
-    FlowView { flow, dst: DST, size: 10_000_000, start: Time::ZERO, sent, acked: sent.saturating_sub(1460), cwnd: 14_600, srtt: Time::from_us(100), retransmission: retx }
+    FlowView { flow: FlowId(flow), dst: DST, size: 10_000_000, start: Time::ZERO, sent, acked: sent.saturating_sub(1460), cwnd: 14_600, srtt: Time::from_us(100), retransmission: retx }
 }
 
 const CAUTIOUS: &[(&str, f64)] = &[("reroute_probability", 1.0), ("flowlet_timeout_us", 0.0)];
@@ -191,7 +191,7 @@ fn leaves_bad_path(extra: &[(&'static str, Value)], sent: u64, cwnd: u64) -> boo
     let paths = b.paths();
     let mut view = flow_view(7, sent, false);
     view.cwnd = cwnd;
-    let mut p = Packet::new(PacketKind::Data, 7, 0, DST);
+    let mut p = Packet::new(PacketKind::Data, FlowId(7), HostId(0), DST);
     b.bench.at(at(11.0)).choose_path(&mut b.lb, &view, &mut p, &paths) != cur
 }
 
@@ -281,7 +281,7 @@ fn unanswered_probes_fail_a_path() {
     }
     b.timer(100.0);
     assert!((2..=3).contains(&b.bench.probes.len()), "two random paths plus the best known: {:?}", b.bench.probes);
-    assert!(b.bench.probes.iter().all(|r| r.dst / 2 == DL), "probes go to a host on the destination leaf");
+    assert!(b.bench.probes.iter().all(|r| b.bench.fabric.facts.leaf_of_host(r.dst) == DL), "probes go to a host on the destination leaf");
     assert!(b.bench.probes.iter().any(|r| r.path == 0), "the best known path (lowest RTT) is probed");
     let probed: Vec<u16> = b.bench.probes.iter().map(|r| r.path).collect();
     // Answer all but one.

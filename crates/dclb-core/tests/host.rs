@@ -18,7 +18,7 @@
 mod common;
 use common::*;
 use dclb_core::config::TransportKind;
-use dclb_core::lb::{per_switch, reflect_path_and_class, BuildCx, Decision, DropReason, EdgeBalancer, EdgeCx, FlowView, Hooks, Installed, PacketMut, Params, Placement, ProbeRequest, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
+use dclb_core::lb::{per_switch, reflect_path_and_class, BuildCx, Decision, DropReason, EdgeBalancer, EdgeCx, FlowView, Hooks, Installed, PacketMut, Params, Placement, ProbeRequest, SchemeSpec, SwitchBalancer, SwitchCx};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::Simulation;
@@ -87,14 +87,14 @@ struct Recorder;
 
 impl EdgeBalancer for Recorder {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        if cx.host == 0 && pkt.seq == 0 && flow.start.as_us() > 0.0 {
+        if cx.host == HostId(0) && pkt.seq == 0 && flow.start.as_us() > 0.0 {
             cx.probes.push(ProbeRequest { dst: flow.dst, path: paths[0] });
         }
-        SEEN.with(|s| s.borrow_mut().chosen.push((flow.flow, pkt.seq, cx.now.as_us())));
+        SEEN.with(|s| s.borrow_mut().chosen.push((flow.flow.0, pkt.seq, cx.now.as_us())));
         paths[0]
     }
     fn on_ack(&mut self, cx: &mut EdgeCx, _flow: &FlowView, ack: &Packet) {
-        if cx.host == 0 {
+        if cx.host == HostId(0) {
             SEEN.with(|s| {
                 let mut s = s.borrow_mut();
                 s.rtts.push((cx.now - ack.echo_ts).as_us());
@@ -272,7 +272,7 @@ thread_local! {
 }
 
 impl SwitchBalancer for SynDropper {
-    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         if self.active && matches!(pkt.kind, PacketKind::Syn | PacketKind::Data) {
             TUPLES.with(|t| t.borrow_mut().push((pkt.kind, pkt.five_tuple())));
             if pkt.kind == PacketKind::Syn && !self.dropped {
@@ -288,7 +288,7 @@ impl SwitchBalancer for SynDropper {
 }
 
 fn syn_dropper(cx: &BuildCx, _: &Params) -> Installed {
-    per_switch(cx.switches, |s| SynDropper { active: s.kind == SwitchKind::Leaf && s.index == 0, dropped: false })
+    per_switch(cx.switches, |s| SynDropper { active: s.as_leaf() == Some(LeafId(0)), dropped: false })
 }
 
 #[test]

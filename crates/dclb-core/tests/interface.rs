@@ -16,7 +16,7 @@ mod common;
 use common::*;
 use dclb_core::config::TransportKind;
 use dclb_core::lb::scheme::CounterReport;
-use dclb_core::lb::{per_switch, reflect_path_and_class, Decision, DropReason, EdgeBalancer, EdgeCx, FlowView, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
+use dclb_core::lb::{per_switch, reflect_path_and_class, Decision, DropReason, EdgeBalancer, EdgeCx, FlowView, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{LbHeader, Packet, PacketKind};
 use dclb_core::units::Time;
@@ -48,16 +48,16 @@ fn one_flow() -> dclb_core::Config {
 // ---------------------------------------------------------------------------------------------------------
 // Alarms
 
-static ALARMS: Mutex<Vec<(u32, Time, u32)>> = Mutex::new(Vec::new());
+static ALARMS: Mutex<Vec<(NodeId, Time, u32)>> = Mutex::new(Vec::new());
 
 /// Forwards on the first candidate; on the first packet it sees, asks for two wake-ups out of order.
 struct Sleeper {
-    node: u32,
+    node: NodeId,
     asked: bool,
 }
 
 impl SwitchBalancer for Sleeper {
-    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         if !self.asked {
             self.asked = true;
             cx.wake_at(cx.now + Time::from_us(30), 2);
@@ -98,20 +98,20 @@ static REFLECTED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 /// At the source leaf, writes 7000 + the data packet's sequence number / MSS into feedback slot 2; at the
 /// leaf an ACK returns to, records the ACK's slot 2.
 struct Stamper {
-    kind: SwitchKind,
-    index: u32,
+    /// The leaf this switch is, `None` for a spine.
+    leaf: Option<LeafId>,
 }
 
 impl SwitchBalancer for Stamper {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        if pkt.kind == PacketKind::Data && self.kind == SwitchKind::Leaf && cx.facts.leaf_of_host(pkt.src) == self.index {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
+        if pkt.kind == PacketKind::Data && self.leaf == Some(cx.facts.leaf_of_host(pkt.src)) {
             let v = 7000 + (pkt.seq / 1460) as u32;
             pkt.lb_mut().fb[2] = v;
         }
         Decision::Forward(candidates[0])
     }
     fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut) {
-        if pkt.kind == PacketKind::Ack && self.kind == SwitchKind::Leaf && cx.facts.leaf_of_host(pkt.dst) == self.index {
+        if pkt.kind == PacketKind::Ack && self.leaf == Some(cx.facts.leaf_of_host(pkt.dst)) {
             REFLECTED.lock().unwrap().push(pkt.lb.fb[2]);
         }
     }
@@ -124,7 +124,7 @@ fn reflect_slot2(data: &Packet, ack: &mut LbHeader) {
 
 #[test]
 fn the_receiving_host_reflects_what_the_scheme_asks() {
-    let mut spec = spec("stamper", |cx, _| per_switch(cx.switches, |s| Stamper { kind: s.kind, index: s.index }));
+    let mut spec = spec("stamper", |cx, _| per_switch(cx.switches, |s| Stamper { leaf: s.as_leaf() }));
     spec.reflect = reflect_slot2;
     REFLECTED.lock().unwrap().clear();
     let r = run_with(&one_flow(), &spec);
@@ -145,7 +145,7 @@ struct Counter {
 }
 
 impl SwitchBalancer for Counter {
-    fn choose(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         *CHOOSE_CALLS.lock().unwrap() += 1;
         Decision::Forward(candidates[0])
     }
@@ -183,10 +183,10 @@ struct Dropper {
 }
 
 impl SwitchBalancer for Dropper {
-    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        if self.active && pkt.kind == PacketKind::Data && pkt.flow < 2 && !self.done[pkt.flow as usize] {
-            self.done[pkt.flow as usize] = true;
-            return if pkt.flow == 0 { Decision::Cancel(DropReason::Deadline) } else { Decision::Drop(DropReason::Policy) };
+    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
+        if self.active && pkt.kind == PacketKind::Data && pkt.flow.0 < 2 && !self.done[pkt.flow.index()] {
+            self.done[pkt.flow.index()] = true;
+            return if pkt.flow == FlowId(0) { Decision::Cancel(DropReason::Deadline) } else { Decision::Drop(DropReason::Policy) };
         }
         Decision::Forward(candidates[0])
     }
@@ -196,7 +196,7 @@ impl SwitchBalancer for Dropper {
 fn balancer_drops_cancels_and_routing_drops_are_counted_apart() {
     let mut cfg = fabric(2, 2, 2);
     cfg.sources = vec![listed(&[(0.0, 0, 2, 10 * 1460), (1.0, 1, 3, 10 * 1460)], TransportKind::Dctcp)];
-    let spec = spec("dropper", |cx, _| per_switch(cx.switches, |s| Dropper { active: s.kind == SwitchKind::Leaf && s.index == 0, done: [false; 2] }));
+    let spec = spec("dropper", |cx, _| per_switch(cx.switches, |s| Dropper { active: s.as_leaf() == Some(LeafId(0)), done: [false; 2] }));
     let r = run_with(&cfg, &spec);
     assert_eq!(r.stats.balancer_cancels, 1);
     assert_eq!(r.stats.balancer_drops, 1);

@@ -23,7 +23,7 @@ use dclb_core::config::{Config, TransportKind};
 use dclb_core::lb::ecmp::Ecmp;
 use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LongMode, Measured, ShortGranularity, ThresholdModel};
 use dclb_core::lb::testkit::SwitchBench;
-use dclb_core::lb::{Decision, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
+use dclb_core::lb::{Decision, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx};
 use dclb_core::packet::{class, Packet, PacketKind};
 use dclb_core::rng::Rng;
 use dclb_core::units::Time;
@@ -37,16 +37,16 @@ const PKT: u64 = 1500;
 /// Leaf 0 of a 2-leaf, 4-spine fabric at 10 Gbps: its four uplinks towards leaf 1 are the candidates.
 struct Bench {
     bench: SwitchBench,
-    cands: Vec<u32>,
-    dst: u32,
+    cands: Vec<PortId>,
+    dst: HostId,
 }
 
 impl Bench {
     fn new() -> Bench {
-        let bench = SwitchBench::leaf(&fabric(2, 4, 2), 0);
-        let cands = bench.candidates_to_leaf(1);
+        let bench = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0));
+        let cands = bench.candidates_to_leaf(LeafId(1));
         assert_eq!(cands.len(), 4);
-        let dst = bench.host_on_leaf(1);
+        let dst = bench.host_on_leaf(LeafId(1));
         Bench { bench, cands, dst }
     }
     fn lbt(&self, p: LbtParams) -> Lbt {
@@ -59,12 +59,12 @@ impl Bench {
         }
     }
     /// Index (0..4) of the uplink a packet went to.
-    fn idx(&self, port: u32) -> usize {
+    fn idx(&self, port: PortId) -> usize {
         self.cands.iter().position(|&c| c == port).unwrap()
     }
     /// A data packet of flow `flow` carrying bytes `seq..seq + payload`; `be` sets the best-effort bit.
     fn data(&self, flow: u32, seq: u64, payload: u32, be: bool) -> Packet {
-        let mut p = Packet::new(PacketKind::Data, flow, 0, self.dst);
+        let mut p = Packet::new(PacketKind::Data, FlowId(flow), HostId(0), self.dst);
         p.sport = 1000 + flow as u16;
         p.dport = 80;
         p.seq = seq;
@@ -337,7 +337,7 @@ fn a_flow_turns_long_after_100_kb() {
         assert_eq!(lb.last_decision().unwrap().class, Class::Short);
     }
     // Pure ACKs are routed as short flows of their own and never counted as load.
-    let mut ack = Packet::new(PacketKind::Ack, 1, 0, b.dst);
+    let mut ack = Packet::new(PacketKind::Ack, FlowId(1), HostId(0), b.dst);
     ack.seq = 5_000_000;
     ack.wire_bytes = 40;
     let cands = b.cands.clone();
@@ -360,7 +360,7 @@ fn q1_rises_with_measured_load() {
         let n = (load * per_period / 1500.0).round() as u64;
         let nb = (be_load * per_period / 1500.0).round() as u64;
         // An ACK first: it creates the group but adds no load.
-        let mut ack = Packet::new(PacketKind::Ack, 0, 0, b.dst);
+        let mut ack = Packet::new(PacketKind::Ack, FlowId(0), HostId(0), b.dst);
         ack.wire_bytes = 40;
         let cands = b.cands.clone();
         b.bench.forward(&mut lb, &mut ack, &cands);
@@ -482,12 +482,12 @@ fn an_idle_flow_entry_expires_and_is_placed_afresh() {
 fn a_spine_with_parallel_links_keeps_one_group_per_destination_leaf() {
     let mut cfg = fabric(3, 2, 2);
     cfg.topology.links_per_pair = 2;
-    let mut b = SwitchBench::spine(&cfg, 0);
+    let mut b = SwitchBench::spine(&cfg, SpineId(0));
     let mut lb = Lbt::new(LbtParams::default(), &b.me, &b.fabric.facts);
-    for leaf in [1u32, 2] {
+    for leaf in [LeafId(1), LeafId(2)] {
         let cands = b.candidates_to_leaf(leaf);
         assert_eq!(cands.len(), 2);
-        let mut p = Packet::new(PacketKind::Data, leaf, 0, b.host_on_leaf(leaf));
+        let mut p = Packet::new(PacketKind::Data, FlowId(leaf.0), HostId(0), b.host_on_leaf(leaf));
         p.payload = 1460;
         p.wire_bytes = 1500;
         b.forward(&mut lb, &mut p, &cands);
@@ -498,7 +498,7 @@ fn a_spine_with_parallel_links_keeps_one_group_per_destination_leaf() {
         assert_eq!((g.k, g.measured.bytes[0]), (2, 1500), "leaf {leaf}");
     }
     // Without parallel links a spine never decides: no timer.
-    let b = SwitchBench::spine(&fabric(3, 2, 2), 0);
+    let b = SwitchBench::spine(&fabric(3, 2, 2), SpineId(0));
     assert_eq!(Lbt::new(LbtParams::default(), &b.me, &b.fabric.facts).timer_period(), None);
 }
 
@@ -512,10 +512,10 @@ struct Rec {
     at: Time,
     key: u128,
     class: Class,
-    queues: Vec<(u32, u64)>,
-    chosen: u32,
+    queues: Vec<(PortId, u64)>,
+    chosen: PortId,
     threshold: u64,
-    previous: Option<u32>,
+    previous: Option<PortId>,
 }
 
 /// Leaf 0's thresholds after one update: (Q1, Q2, l1, l2).
@@ -542,8 +542,8 @@ impl SwitchBalancer for Traced {
     fn hooks(&self) -> Hooks {
         Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        let queues: Vec<(u32, u64)> = candidates.iter().map(|&c| (c, cx.ports.queue_bytes(c))).collect();
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
+        let queues: Vec<(PortId, u64)> = candidates.iter().map(|&c| (c, cx.ports.queue_bytes(c))).collect();
         let d = match &mut self.inner {
             Inner::Lbt(l) => l.choose(cx, pkt, candidates),
             Inner::Ecmp(e) => e.choose(cx, pkt, candidates),
@@ -599,7 +599,7 @@ fn traced(cx: &dclb_core::lb::BuildCx, p: &dclb_core::lb::Params, lbt: bool) -> 
         .iter()
         .map(|s| {
             let inner = if lbt { Inner::Lbt(Box::new(Lbt::new(p, s, cx.facts))) } else { Inner::Ecmp(Ecmp::new(s.salt)) };
-            Box::new(Traced { inner, record: s.kind == SwitchKind::Leaf && s.index == 0 }) as Box<dyn SwitchBalancer>
+            Box::new(Traced { inner, record: s.as_leaf() == Some(LeafId(0)) }) as Box<dyn SwitchBalancer>
         })
         .collect();
     Installed::Switches(lbs)
@@ -655,7 +655,7 @@ fn the_rules_hold_in_a_live_run_and_ecmp_breaks_them() {
     // Short flows: the first packet at a shortest queue, the rest on the same port.
     let (bad, shorts) = short_misplacements(&trace);
     assert_eq!((bad, shorts), (0, 152), "150 short flows and the first 100 KB of the two long ones");
-    let mut port_of: HashMap<u128, u32> = HashMap::new();
+    let mut port_of: HashMap<u128, PortId> = HashMap::new();
     for r in trace.iter().filter(|r| r.class == Class::Short) {
         assert_eq!(*port_of.entry(r.key).or_insert(r.chosen), r.chosen, "a short flow moved at {:?}", r.at);
     }
@@ -665,7 +665,7 @@ fn the_rules_hold_in_a_live_run_and_ecmp_breaks_them() {
     let mut thresholds = std::collections::BTreeSet::new();
     for r in trace.iter().filter(|r| r.class == Class::Long) {
         thresholds.insert(r.threshold);
-        let q = |p: u32| r.queues.iter().find(|x| x.0 == p).unwrap().1;
+        let q = |p: PortId| r.queues.iter().find(|x| x.0 == p).unwrap().1;
         if let Some(prev) = r.previous.filter(|&p| q(p) < r.threshold) {
             assert_eq!(r.chosen, prev, "a long flow left a port below Q1 at {:?}", r.at);
             stays += 1;
@@ -718,7 +718,7 @@ fn spines_without_a_choice_keep_no_state_and_runs_are_deterministic() {
     assert_eq!(fct_bits(&a), fct_bits(&b));
     let kinds = a.switches.strs("kind");
     let state = a.switches.u64s("state_bytes");
-    let spine = SwitchBench::spine(&cfg, 0);
+    let spine = SwitchBench::spine(&cfg, SpineId(0));
     let empty = Lbt::new(LbtParams::default(), &spine.me, &spine.fabric.facts).state_bytes() as u64;
     for (k, s) in kinds.iter().zip(state) {
         if *k == "spine" {

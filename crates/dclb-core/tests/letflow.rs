@@ -29,18 +29,18 @@ const T: Time = Time::from_us(500);
 /// Leaf 0 of a 2-leaf, 4-spine fabric, driven packet by packet at chosen times.
 struct Leaf {
     bench: SwitchBench,
-    cands: Vec<u32>,
+    cands: Vec<PortId>,
 }
 
 impl Leaf {
     fn new() -> Leaf {
-        let bench = SwitchBench::leaf(&fabric(2, 4, 2), 0).with_salt(7);
-        let cands = bench.candidates_to_leaf(1);
+        let bench = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0)).with_salt(7);
+        let cands = bench.candidates_to_leaf(LeafId(1));
         Leaf { bench, cands }
     }
 
     /// Index (into the candidates given) of the port chosen for `pkt` at `now`.
-    fn pick_among(&mut self, lb: &mut LetFlow, now: Time, pkt: &Packet, cands: &[u32]) -> usize {
+    fn pick_among(&mut self, lb: &mut LetFlow, now: Time, pkt: &Packet, cands: &[PortId]) -> usize {
         let port = self.bench.at(now).forward(lb, &mut pkt.clone(), cands);
         cands.iter().position(|&c| c == port).expect("a candidate")
     }
@@ -57,7 +57,7 @@ impl Leaf {
 
 /// A data packet from host 0 (leaf 0) to host 2 (leaf 1) with source port `sport`.
 fn data(sport: u16) -> Packet {
-    let mut p = Packet::new(PacketKind::Data, 0, 0, 2);
+    let mut p = Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(2));
     p.sport = sport;
     p.dport = 80;
     p
@@ -123,11 +123,11 @@ fn flowlets_are_per_exact_five_tuple_so_other_flows_and_acks_do_not_extend_them(
         let first = leaf.pick(&mut lb, us(1), &p);
         // Packets of the reversed tuple (its ACK stream), of another source port, and of another destination
         // keep coming every 100 µs; none of them is this flow.
-        let mut ack = Packet::new(PacketKind::Ack, 0, 2, 0);
+        let mut ack = Packet::new(PacketKind::Ack, FlowId(0), HostId(2), HostId(0));
         ack.sport = 80;
         ack.dport = p.sport;
         let mut other = data(p.sport + 1);
-        other.flow = 1;
+        other.flow = FlowId(1);
         let mut udp = p;
         udp.kind = PacketKind::Udp;
         for k in 1..=10 {
@@ -149,7 +149,7 @@ fn an_active_flowlet_whose_port_is_no_longer_a_candidate_is_redrawn() {
     let p = data(77);
     let all = leaf.cands.clone();
     let first = all[leaf.pick(&mut lb, us(1), &p)];
-    let rest: Vec<u32> = all.iter().copied().filter(|&c| c != first).collect();
+    let rest: Vec<PortId> = all.iter().copied().filter(|&c| c != first).collect();
     let moved = rest[leaf.pick_among(&mut lb, us(2), &p, &rest)];
     assert_ne!(moved, first);
     // The redrawn port is the flowlet's port from now on, also when the old one comes back.

@@ -49,8 +49,8 @@ fn at(us: f64) -> Time {
     Time::from_us_f64(1000.0 + us)
 }
 
-const DST: u32 = 2; // host 2 sits on leaf 1 (2 hosts per leaf)
-const DL: u32 = 1;
+const DST: HostId = HostId(2); // host 2 sits on leaf 1 (2 hosts per leaf)
+const DL: LeafId = LeafId(1);
 
 use Level::*;
 
@@ -66,7 +66,7 @@ fn cfg(given: &[(&str, Value)]) -> MdtlbParams {
 /// A flow that has sent `sent` bytes at `gbps` (cwnd / srtt with srtt 100 µs).
 fn flow_view(flow: u32, sent: u64, gbps: f64, retx: bool) -> FlowView {
     let cwnd = (gbps * 1e9 * 100e-6 / 8.0) as u64;
-    FlowView { flow, dst: DST, size: 10_000_000, start: Time::ZERO, sent, acked: sent.saturating_sub(1460), cwnd, srtt: Time::from_us(100), retransmission: retx }
+    FlowView { flow: FlowId(flow), dst: DST, size: 10_000_000, start: Time::ZERO, sent, acked: sent.saturating_sub(1460), cwnd, srtt: Time::from_us(100), retransmission: retx }
 }
 
 struct Bench {
@@ -81,8 +81,8 @@ impl Bench {
     }
 
     fn on(fab: dclb_core::Config, given: &[(&str, Value)]) -> Bench {
-        let bench = EdgeBench::new(&fab, 0).with_rng(5);
-        let lb = Mdtlb::new(cfg(given), &bench.fabric.facts, 0);
+        let bench = EdgeBench::new(&fab, HostId(0)).with_rng(5);
+        let lb = Mdtlb::new(cfg(given), &bench.fabric.facts, HostId(0));
         Bench { bench, lb }
     }
 
@@ -102,7 +102,7 @@ impl Bench {
 
     /// The path chosen for a data packet of the flow `view` describes, among `paths`.
     fn send_view(&mut self, us: f64, view: &FlowView, seq: u64, paths: &[u16]) -> u16 {
-        let mut p = Packet::new(PacketKind::Data, view.flow, 0, DST);
+        let mut p = Packet::new(PacketKind::Data, view.flow, HostId(0), DST);
         p.wire_bytes = 1500;
         p.seq = seq;
         self.bench.at(at(us)).choose_path(&mut self.lb, view, &mut p, paths)
@@ -122,7 +122,7 @@ impl Bench {
     /// A probe reply for `path` with the given RTT and ECN echo.
     fn reply(&mut self, us: f64, path: u16, rtt_us: f64, ece: bool) {
         let now = at(us);
-        let mut r = Packet::new(PacketKind::ProbeReply, u32::MAX, DST, 0);
+        let mut r = Packet::new(PacketKind::ProbeReply, FlowId::NONE, DST, HostId(0));
         r.echo_ts = now - Time::from_us_f64(rtt_us);
         r.sent_at = now - Time::from_us_f64(rtt_us / 2.0);
         r.ecn.ece = ece;
@@ -133,7 +133,7 @@ impl Bench {
     /// An ACK of `flow` for data that went on `path`.
     fn ack(&mut self, us: f64, flow: u32, path: u16, rtt_us: f64, ece: bool) {
         let now = at(us);
-        let mut a = Packet::new(PacketKind::Ack, flow, DST, 0);
+        let mut a = Packet::new(PacketKind::Ack, FlowId(flow), DST, HostId(0));
         a.echo_ts = now - Time::from_us_f64(rtt_us);
         a.sent_at = now - Time::from_us_f64(rtt_us / 2.0);
         a.ecn.ece = ece;
@@ -674,7 +674,7 @@ impl EdgeBalancer for Spy {
             let mut levels = [Failed; 4];
             let mut rtts = [0.0; 4];
             for p in 0..4 {
-                let v = self.inner.view(1, p as u16, cx.now);
+                let v = self.inner.view(LeafId(1), p as u16, cx.now);
                 levels[p] = v.level;
                 rtts[p] = v.rtt_us;
             }
@@ -692,8 +692,8 @@ impl EdgeBalancer for Spy {
 
 fn spy_install(cx: &BuildCx, p: &Params) -> Installed {
     let p = MdtlbParams::from_params(p);
-    let hpl = cx.facts.hosts_per_leaf;
-    Installed::Edges((0..cx.hosts).map(|h| Box::new(Spy { inner: Mdtlb::new(p, cx.facts, h), host: h, leaf0: h < hpl }) as Box<dyn EdgeBalancer>).collect())
+    let f = cx.facts;
+    Installed::Edges(f.host_ids().map(|h| Box::new(Spy { inner: Mdtlb::new(p, f, h), host: h.0, leaf0: f.leaf_of_host(h) == LeafId(0) }) as Box<dyn EdgeBalancer>).collect())
 }
 
 const SPY: SchemeSpec = SchemeSpec { name: "mdtlb", placement: Placement::Edge, granularity: "flow", summary: "mdtlb with a recorder", params: MdtlbParams::SPECS, install: spy_install, reflect: reflect_path_and_class };

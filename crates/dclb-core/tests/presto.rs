@@ -23,26 +23,26 @@ use dclb_core::units::{Rate, Time};
 struct Host {
     bench: EdgeBench,
     paths: Vec<u16>,
-    dst: u32,
+    dst: HostId,
 }
 
 impl Host {
     fn new() -> Host {
-        Host::on(&fabric(2, 4, 2), 2)
+        Host::on(&fabric(2, 4, 2), HostId(2))
     }
 
     /// Host 0 of `cfg`'s fabric, sending to host `dst`.
-    fn on(cfg: &Config, dst: u32) -> Host {
-        let bench = EdgeBench::new(cfg, 0).with_rng(5);
+    fn on(cfg: &Config, dst: HostId) -> Host {
+        let bench = EdgeBench::new(cfg, HostId(0)).with_rng(5);
         let paths = bench.paths_to(dst);
         Host { bench, paths, dst }
     }
 
     /// Sends one segment of `flow` (size `size`) at byte `seq` and returns the path tag Presto chose.
     fn send(&mut self, lb: &mut Presto, flow: u32, size: u64, seq: u64, len: u32, retx: bool) -> u16 {
-        let dst = self.dst;
+        let (flow, dst) = (FlowId(flow), self.dst);
         let view = FlowView { flow, dst, size, start: Time::ZERO, sent: seq + len as u64, acked: 0, cwnd: 0, srtt: Time::ZERO, retransmission: retx };
-        let mut p = Packet::new(PacketKind::Data, flow, 0, dst);
+        let mut p = Packet::new(PacketKind::Data, flow, HostId(0), dst);
         p.seq = seq;
         p.payload = len;
         p.retx = if retx { dclb_core::transport::tcp::Retx::Fast } else { dclb_core::transport::tcp::Retx::No };
@@ -65,7 +65,7 @@ fn presto_changes_path_exactly_at_cell_boundaries() {
             let want = h.paths[(start + k / per_cell) % h.paths.len()];
             assert_eq!(t, want, "cell {cell}, mss {mss}: segment {k} (byte {}) took path {t}, expected {want}", k as u64 * mss as u64);
         }
-        assert_eq!(lb.cells_of(1), 31);
+        assert_eq!(lb.cells_of(FlowId(1)), 31);
         // Path changes happen after exactly `per_cell` segments: the payload of a cell is per_cell * mss <= cell.
         let changes: Vec<usize> = (1..n).filter(|&k| tags[k] != tags[k - 1]).collect();
         assert!(changes.iter().all(|&k| k % per_cell == 0), "changes at segments {changes:?}");
@@ -237,11 +237,11 @@ fn cell_paths(h: &mut Host, lb: &mut Presto, flow: u32, cells: usize) -> Vec<u16
 #[test]
 fn capacity_weights_send_one_cell_in_eleven_on_the_1g_path_never_two_in_a_row() {
     let cfg = slow_s0_to_l2(2);
-    let mut h = Host::on(&cfg, 2);
+    let mut h = Host::on(&cfg, HostId(2));
     assert_eq!(h.paths, vec![0, 1]);
     let f = &h.bench.fabric.facts;
-    assert_eq!((f.path_rate(0, 0, 2), f.path_rate(0, 1, 2)), (Rate::from_gbps(1.0), Rate::from_gbps(10.0)));
-    assert_eq!(f.path_rate(2, 0, 0), Rate::from_gbps(10.0), "the override is on the down direction only");
+    assert_eq!((f.path_rate(LeafId(0), 0, LeafId(2)), f.path_rate(LeafId(0), 1, LeafId(2))), (Rate::from_gbps(1.0), Rate::from_gbps(10.0)));
+    assert_eq!(f.path_rate(LeafId(2), 0, LeafId(0)), Rate::from_gbps(10.0), "the override is on the down direction only");
 
     // Every flow, whatever its random phase: 110 cells hold exactly 10 on the slow path, never two in a row,
     // and exactly one in every 11 consecutive cells.
@@ -270,22 +270,22 @@ fn capacity_weights_follow_the_working_paths_and_equal_capacities_change_nothing
     // Three spines, S0 -> L2 at 1 Gbps, L0 - S2 failed: the working paths 0 and 1 share the turns 1:10.
     let mut cfg = slow_s0_to_l2(3);
     cfg.topology.links.push(LinkOverride { leaf: 0, spine: 2, failed: true, ..Default::default() });
-    let mut h = Host::on(&cfg, 2);
+    let mut h = Host::on(&cfg, HostId(2));
     assert_eq!(h.paths, vec![0, 1]);
     let mut lb = Presto::new(10_000, true).weighted(PrestoWeights::Capacity);
     let cells = cell_paths(&mut h, &mut lb, 1, 110);
     assert_eq!(cells.iter().filter(|&&p| p == 0).count(), 10);
     assert_eq!(cells.iter().filter(|&&p| p == 1).count(), 100);
     // Without the failure, 1:10:10 over 21 turns.
-    let mut h = Host::on(&slow_s0_to_l2(3), 2);
+    let mut h = Host::on(&slow_s0_to_l2(3), HostId(2));
     let mut lb = Presto::new(10_000, true).weighted(PrestoWeights::Capacity);
     let cells = cell_paths(&mut h, &mut lb, 1, 210);
     let count = |x: u16| cells.iter().filter(|&&p| p == x).count();
     assert_eq!((count(0), count(1), count(2)), (10, 100, 100));
 
     // Equal capacities: "capacity" is plain round robin, with the same random phases.
-    let mut a = Host::on(&fabric(2, 4, 2), 2);
-    let mut b = Host::on(&fabric(2, 4, 2), 2);
+    let mut a = Host::on(&fabric(2, 4, 2), HostId(2));
+    let mut b = Host::on(&fabric(2, 4, 2), HostId(2));
     let mut wa = Presto::new(10_000, true);
     let mut wb = Presto::new(10_000, true).weighted(PrestoWeights::Capacity);
     for flow in 0..20 {

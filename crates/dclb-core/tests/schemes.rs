@@ -43,7 +43,7 @@ fn ecmp_salts_split_the_same_flows_differently() {
     let mut a = 0;
     let mut same = 0;
     for i in 0..2000u32 {
-        let mut p = Packet::new(PacketKind::Data, i, i % 64, 64 + i % 64);
+        let mut p = Packet::new(PacketKind::Data, FlowId(i), HostId(i % 64), HostId(64 + i % 64));
         p.sport = 10_000 + (i * 7919 % 50_000) as u16;
         p.dport = 80;
         let x = flow_hash_index(&p, 0x1234, 4);
@@ -81,10 +81,10 @@ fn rps_sprays_the_packets_of_one_flow_uniformly_and_independently() {
     // Leaf 0 of a 2-leaf, 5-spine fabric (five uplinks, not a power of two), 20,000 packets of one flow.
     let cfg = fabric(2, 5, 2);
     for seed in 1..=3 {
-        let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(seed);
-        let cands = bench.candidates_to_leaf(1);
+        let mut bench = SwitchBench::leaf(&cfg, LeafId(0)).with_rng(seed);
+        let cands = bench.candidates_to_leaf(LeafId(1));
         assert_eq!(cands.len(), 5);
-        let mut p = Packet::new(PacketKind::Data, 0, 0, 2);
+        let mut p = Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(2));
         (p.sport, p.dport) = (4242, 80);
         let picks: Vec<usize> = (0..20_000)
             .map(|_| {
@@ -134,11 +134,11 @@ fn reseq_buffer_hides_rps_reordering_from_tcp() {
 
 #[test]
 fn drb_cycles_through_the_uplinks_in_order_per_destination() {
-    let mut bench = SwitchBench::leaf(&fabric(2, 4, 2), 0).with_rng(9);
-    let cands = bench.candidates_to_leaf(1);
+    let mut bench = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0)).with_rng(9);
+    let cands = bench.candidates_to_leaf(LeafId(1));
     let mut drb = Drb::new(1);
     let pick = |dst: u32, drb: &mut Drb, bench: &mut SwitchBench| -> usize {
-        let port = bench.forward(drb, &mut Packet::new(PacketKind::Data, 0, 0, dst), &cands);
+        let port = bench.forward(drb, &mut Packet::new(PacketKind::Data, FlowId(0), HostId(0), HostId(dst)), &cands);
         cands.iter().position(|&c| c == port).unwrap()
     };
     let to2: Vec<usize> = (0..9).map(|_| pick(2, &mut drb, &mut bench)).collect();
@@ -154,9 +154,9 @@ fn drb_cycles_through_the_uplinks_in_order_per_destination() {
 
 /// Index of `port` in DRB's bouncing order on `bench`'s switch: leaf uplink slot `spine * links + link` is
 /// position `link * spines + spine` (spine digit fastest).
-fn bounce_position(bench: &SwitchBench, port: u32) -> u32 {
+fn bounce_position(bench: &SwitchBench, port: PortId) -> u32 {
     let f = &bench.fabric.facts;
-    let slot = bench.fabric.ports[port as usize].slot;
+    let slot = bench.fabric.port(port).slot;
     (slot % f.links_per_pair) * f.spines + slot / f.links_per_pair
 }
 
@@ -167,15 +167,15 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
     let mut cfg = fabric(2, 4, 2);
     cfg.topology.links_per_pair = 2;
     for seed in 1..=5 {
-        let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(seed);
-        let cands = bench.candidates_to_leaf(1);
+        let mut bench = SwitchBench::leaf(&cfg, LeafId(0)).with_rng(seed);
+        let cands = bench.candidates_to_leaf(LeafId(1));
         assert_eq!(cands.len(), 8);
         let mut drb = Drb::new(2);
         let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
         for k in 0..40 {
             // Irregular interleaving: source 0 sends two packets for each of source 1's, then one, ...
             let src = if k % 5 < 3 { 0 } else { 1 };
-            let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, src, src, 2), &cands);
+            let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, FlowId(src), HostId(src), HostId(2)), &cands);
             seq[src as usize].push(bounce_position(&bench, port));
         }
         for (src, s) in seq.iter().enumerate() {
@@ -188,12 +188,12 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
     }
     // A host that acknowledges its peer's data while sending its own: ACKs (no payload) rotate apart from the
     // data, so that neither kind is confined to every other uplink.
-    let mut bench = SwitchBench::leaf(&cfg, 0).with_rng(1);
-    let cands = bench.candidates_to_leaf(1);
+    let mut bench = SwitchBench::leaf(&cfg, LeafId(0)).with_rng(1);
+    let cands = bench.candidates_to_leaf(LeafId(1));
     let mut drb = Drb::new(2);
     let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
     for k in 0..32 {
-        let mut p = Packet::new(if k % 2 == 0 { PacketKind::Data } else { PacketKind::Ack }, 0, 0, 2);
+        let mut p = Packet::new(if k % 2 == 0 { PacketKind::Data } else { PacketKind::Ack }, FlowId(0), HostId(0), HostId(2));
         let port = bench.forward(&mut drb, &mut p, &cands);
         seq[k % 2].push(bounce_position(&bench, port));
     }
@@ -202,15 +202,15 @@ fn drb_counter_is_per_source_destination_pair_and_bounces_spine_first() {
     }
     assert_eq!(drb.counters_in_use(), 2);
     // A spine with parallel links down to the destination leaf rotates over them per pair as well.
-    let mut bench = SwitchBench::spine(&cfg, 3);
-    let cands = bench.candidates_to_leaf(1);
+    let mut bench = SwitchBench::spine(&cfg, SpineId(3));
+    let cands = bench.candidates_to_leaf(LeafId(1));
     assert_eq!(cands.len(), 2);
     let mut drb = Drb::new(2);
     let mut seq: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
     for k in 0..20 {
         let src = if k % 3 == 0 { 1 } else { 0 };
-        let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, src, src, 2), &cands);
-        seq[src as usize].push(bench.fabric.ports[port as usize].slot % 2);
+        let port = bench.forward(&mut drb, &mut Packet::new(PacketKind::Data, FlowId(src), HostId(src), HostId(2)), &cands);
+        seq[src as usize].push(bench.fabric.port(port).slot % 2);
     }
     for s in &seq {
         assert!(s.windows(2).all(|w| w[0] != w[1]), "each source alternates the spine's two links: {seq:?}");

@@ -41,7 +41,7 @@ fn params(given: &[(&str, Value)]) -> TamParams {
 
 /// A full-size, ECN-capable data packet of flow `flow` (its own source port, so its own 5-tuple).
 fn data(flow: u32, src: u32, dst: u32) -> Packet {
-    let mut p = Packet::new(PacketKind::Data, flow, src, dst);
+    let mut p = Packet::new(PacketKind::Data, FlowId(flow), HostId(src), HostId(dst));
     p.sport = 1000 + flow as u16;
     p.dport = 80;
     p.payload = 1460;
@@ -67,10 +67,10 @@ struct Bench {
 
 impl Bench {
     fn leaf(cfg: &Config, leaf: u32, given: &[(&str, Value)]) -> Bench {
-        Self::make(SwitchBench::leaf(cfg, leaf).with_rng(5), given)
+        Self::make(SwitchBench::leaf(cfg, LeafId(leaf)).with_rng(5), given)
     }
     fn spine(cfg: &Config, spine: u32, given: &[(&str, Value)]) -> Bench {
-        Self::make(SwitchBench::spine(cfg, spine).with_rng(5), given)
+        Self::make(SwitchBench::spine(cfg, SpineId(spine)).with_rng(5), given)
     }
     fn make(b: SwitchBench, given: &[(&str, Value)]) -> Bench {
         let p = params(given);
@@ -79,41 +79,41 @@ impl Bench {
         Bench { b, lb }
     }
     /// What routing offers this switch for `pkt`.
-    fn candidates(&self, pkt: &Packet) -> Vec<u32> {
+    fn candidates(&self, pkt: &Packet) -> Vec<PortId> {
         let f = &self.b.fabric;
         let dl = f.facts.leaf_of_host(pkt.dst);
-        match self.b.me.kind {
-            dclb_core::lb::SwitchKind::Leaf if dl == self.b.me.index => vec![f.leaf_down_port(pkt.dst)],
+        match self.b.me.as_leaf() {
+            Some(leaf) if dl == leaf => vec![f.leaf_down_port(pkt.dst)],
             _ => self.b.candidates_to_leaf(dl),
         }
     }
-    fn uplinks(&self, dst_leaf: u32) -> Vec<u32> {
+    fn uplinks(&self, dst_leaf: LeafId) -> Vec<PortId> {
         self.b.candidates_to_leaf(dst_leaf)
     }
     /// Routes `pkt` at `t` µs.
-    fn route(&mut self, t: f64, pkt: &mut Packet) -> u32 {
+    fn route(&mut self, t: f64, pkt: &mut Packet) -> PortId {
         let c = self.candidates(pkt);
         self.b.at(us(t));
         self.b.forward(&mut self.lb, pkt, &c)
     }
     /// Routes `pkt` at `t` µs and enqueues it on the chosen port, which holds `before` bytes ahead of it.
     /// The port and whether the packet left admission marked.
-    fn pass(&mut self, t: f64, pkt: &mut Packet, before: u64) -> (u32, bool) {
+    fn pass(&mut self, t: f64, pkt: &mut Packet, before: u64) -> (PortId, bool) {
         let port = self.route(t, pkt);
         self.b.set_queue_bytes(port, before + pkt.wire_bytes as u64);
         self.b.enqueue(&mut self.lb, pkt, port);
         (port, pkt.ecn.ce)
     }
     /// Sets the queues of `ports` (bytes).
-    fn queues(&mut self, ports: &[u32], bytes: &[u64]) {
+    fn queues(&mut self, ports: &[PortId], bytes: &[u64]) {
         for (&p, &q) in ports.iter().zip(bytes) {
             self.b.set_queue_bytes(p, q);
         }
     }
     /// Makes flow `flow` (host `src` to `dst`) long on uplink `port` at time `t` µs: the other uplinks are
     /// loaded for its first packet, so the short-flow rule puts it on `port`, then 68 more packets follow.
-    fn make_long(&mut self, t: f64, flow: u32, src: u32, dst: u32, port: u32) {
-        let ups = self.uplinks(self.b.fabric.facts.leaf_of_host(dst));
+    fn make_long(&mut self, t: f64, flow: u32, src: u32, dst: u32, port: PortId) {
+        let ups = self.uplinks(self.b.fabric.facts.leaf_of_host(HostId(dst)));
         let saved: Vec<u64> = ups.iter().map(|&u| self.b.queue_bytes(u)).collect();
         for &u in &ups {
             self.b.set_queue_bytes(u, if u == port { 0 } else { 1_000_000 });
@@ -154,7 +154,7 @@ fn defaults_follow_the_paper_and_k_star_is_c_rtt_over_7() {
     // 1 Gbps, 25 µs links: 200 µs of propagation (4 links each way); unloaded, plus 4 x 12 µs of data and
     // 4 x 0.32 µs of ACK serialisation.
     let cfg = gig(2, 2, 2);
-    let facts = &SwitchBench::leaf(&cfg, 0).fabric.facts;
+    let facts = &SwitchBench::leaf(&cfg, LeafId(0)).fabric.facts;
     assert_eq!(facts.propagation_rtt(), us(200.0));
     assert_eq!(base_rtt(facts, RttBasis::Unloaded), us(249.28));
     let b = Bench::leaf(&cfg, 0, &[]);
@@ -165,15 +165,15 @@ fn defaults_follow_the_paper_and_k_star_is_c_rtt_over_7() {
     let mut big = fabric(2, 2, 2);
     big.topology.host_rate_gbps = 40.0;
     big.topology.fabric_rate_gbps = 40.0;
-    let facts = &SwitchBench::leaf(&big, 0).fabric.facts;
+    let facts = &SwitchBench::leaf(&big, LeafId(0)).fabric.facts;
     assert_eq!(facts.propagation_rtt(), us(8.0));
     assert_eq!(k_star(Rate::from_gbps(40.0), us(8.0)), 5714);
     assert_eq!(k_star(Rate::from_gbps(40.0), base_rtt(facts, RttBasis::Unloaded)), 6594);
     // Under asymmetry the RTT is the good paths': spine 1 slow, spine 0 still 25 µs.
     let mut asym = gig(2, 2, 2);
     slow_spine(&mut asym, 1, 2, 100.0);
-    assert_eq!(SwitchBench::leaf(&asym, 0).fabric.facts.propagation_rtt(), us(200.0));
-    assert_eq!(base_rtt(&SwitchBench::leaf(&asym, 0).fabric.facts, RttBasis::Unloaded), us(249.28));
+    assert_eq!(SwitchBench::leaf(&asym, LeafId(0)).fabric.facts.propagation_rtt(), us(200.0));
+    assert_eq!(base_rtt(&SwitchBench::leaf(&asym, LeafId(0)).fabric.facts, RttBasis::Unloaded), us(249.28));
     // An explicit k* or RTT wins.
     let b = Bench::leaf(&cfg, 0, &[("k_star_rtt_us", json!(400.0))]);
     assert_eq!(b.lb.k_star_bytes(Rate::from_gbps(1.0)), 7142);
@@ -190,7 +190,7 @@ fn a_flow_turns_long_on_the_packet_that_takes_it_past_100_kb_and_acks_never_coun
     for bit in [false, true] {
         let given: Vec<(&str, Value)> = if bit { vec![("class_source", json!("source_leaf_bit"))] } else { vec![] };
         let mut b = Bench::leaf(&cfg, 0, &given);
-        let mut port = 0;
+        let mut port = PortId::NONE;
         for i in 1..=80u64 {
             let mut p = data(1, 0, 2);
             port = b.route(i as f64, &mut p);
@@ -211,7 +211,7 @@ fn a_flow_turns_long_on_the_packet_that_takes_it_past_100_kb_and_acks_never_coun
         let a = ack_of(&data(7, 2, 0));
         let e = *b.lb.flow(&a).expect("the ACK stream keeps its placement");
         assert_eq!((e.bytes, e.pkts, e.is_long), (0, 0, false));
-        for u in b.uplinks(1) {
+        for u in b.uplinks(LeafId(1)) {
             assert_eq!(b.lb.port_state(u).last_short, if u == port { before.last_short } else { None });
         }
         // So a long-flow packet right after them, queue empty, is not marked.
@@ -226,7 +226,7 @@ fn a_flow_turns_long_on_the_packet_that_takes_it_past_100_kb_and_acks_never_coun
 fn a_short_flow_takes_the_lowest_delay_uplink_ties_by_fewest_long_flows_and_stays() {
     let cfg = fabric(2, 3, 4);
     let mut b = Bench::leaf(&cfg, 0, &[]);
-    let up = b.uplinks(1);
+    let up = b.uplinks(LeafId(1));
     // Long flows: 0 on uplink 0, 3 on uplink 1, 1 on uplink 2.
     for (flow, u) in [(10, 1), (11, 1), (12, 1), (13, 2)] {
         b.make_long(1.0, flow, 1, 5, up[u]);
@@ -252,7 +252,7 @@ fn transmission_delay_is_queueing_plus_propagation_to_the_destination_leaf() {
     let mut cfg = gig(2, 2, 2);
     slow_spine(&mut cfg, 0, 2, 100.0);
     let mut b = Bench::leaf(&cfg, 0, &[]);
-    let up = b.uplinks(1);
+    let up = b.uplinks(LeafId(1));
     // 12 packets (144 µs) on the good uplink: 194 µs < 200 µs.
     b.queues(&up, &[0, 12 * 1500]);
     assert_eq!(b.route(1.0, &mut data(1, 0, 2)), up[1]);
@@ -268,7 +268,7 @@ fn serialisation_breaks_the_tie_between_idle_uplinks_of_different_rates_only_if_
     cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, rate_gbps: Some(2.0), ..Default::default() });
     let mut plain = Bench::leaf(&cfg, 0, &[]);
     let mut ser = Bench::leaf(&cfg, 0, &[("delay_includes_serialisation", json!(true))]);
-    let up = plain.uplinks(1);
+    let up = plain.uplinks(LeafId(1));
     let slow = (0..200).filter(|&f| plain.route(1.0, &mut data(f, 0, 2)) == up[0]).count();
     assert!((60..140).contains(&slow), "queueing + propagation alone: a random tie ({slow} of 200 on the slow uplink)");
     assert!((0..200).all(|f| ser.route(1.0, &mut data(f, 0, 2)) == up[1]), "6 µs vs 1.2 µs of serialisation");
@@ -279,7 +279,7 @@ fn the_last_tie_is_broken_at_random_by_the_switch_stream() {
     let cfg = fabric(2, 4, 2);
     let run = || {
         let mut b = Bench::leaf(&cfg, 0, &[]);
-        let up = b.uplinks(1);
+        let up = b.uplinks(LeafId(1));
         let mut count = [0u32; 4];
         let mut picks = Vec::new();
         for f in 0..4000 {
@@ -299,7 +299,7 @@ fn the_last_tie_is_broken_at_random_by_the_switch_stream() {
 fn a_long_flow_moves_only_after_a_flowlet_gap_to_the_uplink_with_fewest_long_flows() {
     let cfg = fabric(2, 2, 4);
     let mut b = Bench::leaf(&cfg, 0, &[]);
-    let up = b.uplinks(1);
+    let up = b.uplinks(LeafId(1));
     b.make_long(1.0, 10, 1, 5, up[0]);
     b.make_long(1.0, 11, 2, 6, up[0]);
     b.make_long(2.0, 1, 0, 4, up[0]);
@@ -325,7 +325,7 @@ fn a_long_flow_moves_only_after_a_flowlet_gap_to_the_uplink_with_fewest_long_flo
 fn a_rerouting_long_flow_breaks_count_ties_by_delay_and_does_not_count_itself() {
     let cfg = fabric(2, 4, 8);
     let mut b = Bench::leaf(&cfg, 0, &[]);
-    let up = b.uplinks(1);
+    let up = b.uplinks(LeafId(1));
     // Long counts 2 / 1 / 1 / 3, the flow f (flow 1) one of the two on uplink 0.
     b.make_long(1.0, 1, 0, 8, up[0]);
     for (flow, u) in [(10, 0), (11, 1), (12, 2), (13, 3), (14, 3), (15, 3)] {
@@ -358,13 +358,13 @@ fn a_rerouting_long_flow_breaks_count_ties_by_delay_and_does_not_count_itself() 
 fn acks_are_placed_once_on_the_fastest_uplink_or_hashed() {
     let cfg = fabric(2, 4, 2);
     let mut b = Bench::leaf(&cfg, 0, &[]);
-    let up = b.uplinks(1);
+    let up = b.uplinks(LeafId(1));
     b.queues(&up, &[3000, 3000, 0, 3000]);
     assert_eq!(b.route(1.0, &mut ack_of(&data(1, 2, 0))), up[2]);
     b.queues(&up, &[0, 3000, 9000, 3000]);
     assert_eq!(b.route(2.0, &mut ack_of(&data(1, 2, 0))), up[2], "later ACKs follow the first");
     let mut h = Bench::leaf(&cfg, 0, &[("ack_routing", json!("ecmp"))]);
-    let firsts: Vec<u32> = (0..40).map(|f| h.route(1.0, &mut ack_of(&data(f, 2, 0)))).collect();
+    let firsts: Vec<PortId> = (0..40).map(|f| h.route(1.0, &mut ack_of(&data(f, 2, 0)))).collect();
     assert!(firsts.iter().any(|&p| p != up[0]), "hashed ACK streams spread over the uplinks");
     assert_eq!(h.lb.entries(), 0, "hashed ACKs keep no state");
 }
@@ -483,7 +483,7 @@ fn long_counts_go_down_when_flows_end_or_age_out() {
     let cfg = fabric(2, 2, 4);
     let mut b = Bench::leaf(&cfg, 0, &[]);
     let empty = b.lb.state_bytes();
-    let up = b.uplinks(1);
+    let up = b.uplinks(LeafId(1));
     b.make_long(1.0, 1, 0, 4, up[0]);
     b.make_long(1.0, 2, 1, 5, up[0]);
     b.make_long(1.0, 3, 2, 6, up[1]);
@@ -523,7 +523,7 @@ fn the_long_count_basis_can_be_the_flows_active_in_the_current_period() {
     let cfg = fabric(2, 2, 4);
     for (basis, expect) in [("total", 1usize), ("active", 0)] {
         let mut b = Bench::leaf(&cfg, 0, &[("long_count_basis", json!(basis)), ("port_period_us", json!(1000.0))]);
-        let up = b.uplinks(1);
+        let up = b.uplinks(LeafId(1));
         b.make_long(1.0, 1, 0, 4, up[0]);
         b.make_long(1.0, 2, 1, 5, up[0]);
         b.make_long(1.0, 3, 2, 6, up[1]);

@@ -22,7 +22,7 @@ use common::*;
 use dclb_core::config::{Config, Direction, LinkOverride, QueueUnit, TransportKind};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::tr::{decode_delay, encode, Decode, Fallback, FlowData, OrderCompare, PtnlUpdate, Tr, TrParams, PRESENT};
-use dclb_core::lb::{per_switch, Decision, Hooks, PacketMut, SchemeSpec, SwitchBalancer, SwitchCx, SwitchKind};
+use dclb_core::lb::{per_switch, Decision, Hooks, PacketMut, SchemeSpec, SwitchBalancer, SwitchCx};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
 use dclb_core::units::{Rate, Time};
@@ -35,7 +35,7 @@ fn us(x: u64) -> Time {
 
 /// A full-size data packet (or `payload` bytes) of flow `flow` from `src` to `dst`.
 fn data(flow: u32, src: u32, dst: u32, payload: u32) -> Packet {
-    let mut p = Packet::new(PacketKind::Data, flow, src, dst);
+    let mut p = Packet::new(PacketKind::Data, FlowId(flow), HostId(src), HostId(dst));
     p.sport = 1000 + flow as u16;
     p.dport = 80;
     p.payload = payload;
@@ -45,7 +45,7 @@ fn data(flow: u32, src: u32, dst: u32, payload: u32) -> Packet {
 
 /// The ACK a receiver `src` sends for flow `flow` back to `dst` (reversed ports), with report bits `scratch`.
 fn ack(flow: u32, src: u32, dst: u32, scratch: u16) -> Packet {
-    let mut p = Packet::new(PacketKind::Ack, flow, src, dst);
+    let mut p = Packet::new(PacketKind::Ack, FlowId(flow), HostId(src), HostId(dst));
     p.sport = 80;
     p.dport = 1000 + flow as u16;
     p.wire_bytes = 40;
@@ -64,11 +64,11 @@ fn t1_bench() -> (SwitchBench, Config) {
     cfg.topology.fabric_delay_us = 5.0;
     cfg.topology.buffer_bytes = Some(320_000);
     cfg.topology.links = vec![override_link(0, 1, 15.0), override_link(1, 1, 15.0)];
-    (SwitchBench::leaf(&cfg, 0).with_rng(5), cfg)
+    (SwitchBench::leaf(&cfg, LeafId(0)).with_rng(5), cfg)
 }
 
 /// Sends `pkt` through the leaf as the engine does (arrival from a host, then the decision).
-fn send(tr: &mut Tr, b: &mut SwitchBench, pkt: &mut Packet) -> u32 {
+fn send(tr: &mut Tr, b: &mut SwitchBench, pkt: &mut Packet) -> PortId {
     let cands = b.candidates_to_leaf(b.fabric.facts.leaf_of_host(pkt.dst));
     b.via(None).arrival(tr, pkt);
     b.forward(tr, pkt, &cands)
@@ -77,7 +77,7 @@ fn send(tr: &mut Tr, b: &mut SwitchBench, pkt: &mut Packet) -> u32 {
 /// An ACK from a host of `src_leaf` arriving at leaf `b` through its uplink `uplink`.
 fn report_via(tr: &mut Tr, b: &mut SwitchBench, uplink: u32, src_host: u32, dst_host: u32, scratch: u16) -> Packet {
     let mut a = ack(77, src_host, dst_host, scratch);
-    let port = b.fabric.uplink_port(b.me.index, uplink);
+    let port = b.fabric.uplink_port(b.me.as_leaf().expect("a leaf bench"), uplink);
     b.via(Some(port)).arrival(tr, &mut a);
     b.via(None);
     a
@@ -89,21 +89,21 @@ fn tnl_is_now_plus_propagation_plus_local_and_spine_queueing() {
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
     let now = us(1000);
     b.at(now);
-    let (up0, up1) = (b.fabric.uplink_port(0, 0), b.fabric.uplink_port(0, 1));
+    let (up0, up1) = (b.fabric.uplink_port(LeafId(0), 0), b.fabric.uplink_port(LeafId(0), 1));
     b.set_queue_bytes(up0, 12_500); // 10 µs at 10 Gbps, nothing on the wire
     // Spine 1 reported code 2 toward leaf 1 (20,000 B = 16 µs at 10 Gbps); spine 0 reported 0.
     let a = report_via(&mut tr, &mut b, 1, 2, 0, 2 | PRESENT);
     assert_eq!(a.lb.scratch, 0, "the leaf restores the bits");
     report_via(&mut tr, &mut b, 0, 2, 0, PRESENT);
-    assert_eq!((tr.report(1, 1), tr.report(0, 1)), (Some(2), Some(0)));
-    assert_eq!(tr.tnl_of(&b.cx(), up0, 1, 1500), now + us(20), "10 µs propagation + 10 µs local queue");
-    assert_eq!(tr.tnl_of(&b.cx(), up1, 1, 1500), now + us(46), "30 µs propagation + 16 µs spine queue");
+    assert_eq!((tr.report(1, LeafId(1)), tr.report(0, LeafId(1))), (Some(2), Some(0)));
+    assert_eq!(tr.tnl_of(&b.cx(), up0, LeafId(1), 1500), now + us(20), "10 µs propagation + 10 µs local queue");
+    assert_eq!(tr.tnl_of(&b.cx(), up1, LeafId(1), 1500), now + us(46), "30 µs propagation + 16 µs spine queue");
     // A short packet takes the smaller TNL.
     assert_eq!(send(&mut tr, &mut b, &mut data(1, 0, 2, 1460)), up0);
     // With the packet's own serialisation: 1.2 µs on the uplink and 1.2 µs at the spine.
     let p = TrParams { tnl_serialisation: true, ..TrParams::default() };
     let tr2 = Tr::new(&b.fabric.facts, &b.me, p);
-    assert_eq!(tr2.tnl_of(&b.cx(), up0, 1, 1500), now + us(20) + Time::from_ns(2400));
+    assert_eq!(tr2.tnl_of(&b.cx(), up0, LeafId(1), 1500), now + us(20) + Time::from_ns(2400));
 }
 
 #[test]
@@ -111,9 +111,9 @@ fn the_local_wait_is_exact_with_a_packet_on_the_wire() {
     // Through the whole engine: one 1500 B packet is on leaf 0's uplink when the next decision is made.
     // `wait_time` counts the rest of its serialisation, `queue_delay` the whole packet.
     let cfg = fabric(2, 1, 2);
-    let mut bench = SwitchBench::leaf(&cfg, 0);
-    let up = bench.fabric.uplink_port(0, 0);
-    let port = &mut bench.fabric.ports[up as usize];
+    let mut bench = SwitchBench::leaf(&cfg, LeafId(0));
+    let up = bench.fabric.uplink_port(LeafId(0), 0);
+    let port = &mut bench.fabric.ports[up.index()];
     let mut arena = dclb_core::packet::PacketArena::new();
     let mut p = data(1, 0, 2, 1460);
     let id = arena.alloc(p);
@@ -129,8 +129,8 @@ fn the_local_wait_is_exact_with_a_packet_on_the_wire() {
     let exact = Tr::new(&bench.fabric.facts, &bench.me, TrParams::default());
     let coarse = Tr::new(&bench.fabric.facts, &bench.me, TrParams { local_delay: dclb_core::lb::tr::LocalDelay::QueuedBytes, ..TrParams::default() });
     let base = Time::from_ns(900) + us(2);
-    assert_eq!(exact.tnl_of(&bench.cx(), up, 1, 1500), base + Time::from_ns(1500));
-    assert_eq!(coarse.tnl_of(&bench.cx(), up, 1, 1500), base + Time::from_ns(2400));
+    assert_eq!(exact.tnl_of(&bench.cx(), up, LeafId(1), 1500), base + Time::from_ns(1500));
+    assert_eq!(coarse.tnl_of(&bench.cx(), up, LeafId(1), 1500), base + Time::from_ns(2400));
 }
 
 #[test]
@@ -138,9 +138,9 @@ fn a_crafted_tnl_history_makes_an_uplink_ineligible() {
     let (mut b, _) = t1_bench();
     let now = us(1000);
     b.at(now);
-    let (up0, up1) = (b.fabric.uplink_port(0, 0), b.fabric.uplink_port(0, 1));
+    let (up0, up1) = (b.fabric.uplink_port(LeafId(0), 0), b.fabric.uplink_port(LeafId(0), 1));
     b.set_queue_bytes(up0, 12_500);
-    let run = |p_tnl: Time, compare: OrderCompare, b: &mut SwitchBench| -> (u32, Tr) {
+    let run = |p_tnl: Time, compare: OrderCompare, b: &mut SwitchBench| -> (PortId, Tr) {
         let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams { order_compare: compare, ..TrParams::default() });
         report_via(&mut tr, b, 1, 2, 0, 2 | PRESENT);
         let mut p = data(1, 0, 2, 1460);
@@ -170,9 +170,9 @@ fn no_safe_uplink_falls_back_to_the_previous_packets_uplink() {
     let (mut b, _) = t1_bench();
     let now = us(1000);
     b.at(now);
-    let (up0, up1) = (b.fabric.uplink_port(0, 0), b.fabric.uplink_port(0, 1));
+    let (up0, up1) = (b.fabric.uplink_port(LeafId(0), 0), b.fabric.uplink_port(LeafId(0), 1));
     b.set_queue_bytes(up0, 12_500);
-    let run = |fallback: Fallback, update: PtnlUpdate, last: u32, b: &mut SwitchBench| -> (u32, Time, Tr) {
+    let run = |fallback: Fallback, update: PtnlUpdate, last: PortId, b: &mut SwitchBench| -> (PortId, Time, Tr) {
         let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams { empty_set_fallback: fallback, p_tnl_update: update, ..TrParams::default() });
         report_via(&mut tr, b, 1, 2, 0, 2 | PRESENT);
         let mut p = data(1, 0, 2, 1460);
@@ -194,9 +194,9 @@ fn no_safe_uplink_falls_back_to_the_previous_packets_uplink() {
 #[test]
 fn short_flows_take_the_smallest_tnl_and_ties_are_random() {
     let mut cfg = fabric(2, 4, 2);
-    let mut b = SwitchBench::leaf(&cfg, 0).with_rng(3);
+    let mut b = SwitchBench::leaf(&cfg, LeafId(0)).with_rng(3);
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
-    let cands = b.candidates_to_leaf(1);
+    let cands = b.candidates_to_leaf(LeafId(1));
     let mut per = [0u32; 4];
     for f in 0..4000 {
         b.at(us(10 + f as u64));
@@ -206,29 +206,29 @@ fn short_flows_take_the_smallest_tnl_and_ties_are_random() {
     assert!(per.iter().all(|&n| (900..=1100).contains(&n)), "equal TNLs: a uniform draw, got {per:?}");
     // Uplink 2's propagation is 1 ns shorter: every short flow takes it.
     cfg.topology.links = vec![LinkOverride { leaf: 0, spine: 2, delay_us: Some(0.999), direction: dclb_core::config::Direction::Up, ..Default::default() }];
-    let mut b = SwitchBench::leaf(&cfg, 0).with_rng(3);
+    let mut b = SwitchBench::leaf(&cfg, LeafId(0)).with_rng(3);
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
-    let up2 = b.fabric.uplink_port(0, 2);
+    let up2 = b.fabric.uplink_port(LeafId(0), 2);
     for f in 0..200 {
         b.at(us(10 + f as u64));
         assert_eq!(send(&mut tr, &mut b, &mut data(f, 0, 2, 1460)), up2);
     }
     // Queues decide as well: uplink 3 with the least queue wins.
-    let mut b = SwitchBench::leaf(&fabric(2, 4, 2), 0);
+    let mut b = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0));
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
     for (u, q) in [(0, 3000), (1, 2000), (2, 5000), (3, 1000)] {
-        let p = b.fabric.uplink_port(0, u);
+        let p = b.fabric.uplink_port(LeafId(0), u);
         b.set_queue_bytes(p, q);
     }
-    assert_eq!(send(&mut tr, &mut b, &mut data(1, 0, 2, 1460)), b.fabric.uplink_port(0, 3));
+    assert_eq!(send(&mut tr, &mut b, &mut data(1, 0, 2, 1460)), b.fabric.uplink_port(LeafId(0), 3));
 }
 
 /// Leaf 0 of 2 x 4 at 10 Gbps, 1 µs links: short flows placed 3 on uplink 0 and 1 on uplink 3, then queues
 /// set so that the TNLs are 10 / 40 / 30 / 5 µs after `now`.
 fn t5_bench(now: Time) -> (SwitchBench, Tr) {
-    let mut b = SwitchBench::leaf(&fabric(2, 4, 2), 0).with_rng(1);
+    let mut b = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0)).with_rng(1);
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams { short_idle_timeout_us: us(200), ..TrParams::default() });
-    let ups: Vec<u32> = (0..4).map(|u| b.fabric.uplink_port(0, u)).collect();
+    let ups: Vec<PortId> = (0..4).map(|u| b.fabric.uplink_port(LeafId(0), u)).collect();
     b.at(now - us(10));
     let only = |b: &mut SwitchBench, u: usize| {
         for (i, &p) in ups.iter().enumerate() {
@@ -253,9 +253,9 @@ fn t5_bench(now: Time) -> (SwitchBench, Tr) {
 fn long_flows_take_the_uplink_with_the_fewest_short_flows() {
     let now = us(100);
     let (mut b, mut tr) = t5_bench(now);
-    let ups: Vec<u32> = (0..4).map(|u| b.fabric.uplink_port(0, u)).collect();
+    let ups: Vec<PortId> = (0..4).map(|u| b.fabric.uplink_port(LeafId(0), u)).collect();
     assert_eq!((0..4).map(|u| tr.short_flows(now, u)).collect::<Vec<_>>(), vec![3, 0, 0, 1]);
-    let tnls: Vec<Time> = ups.iter().map(|&p| tr.tnl_of(&b.cx(), p, 1, 1500)).collect();
+    let tnls: Vec<Time> = ups.iter().map(|&p| tr.tnl_of(&b.cx(), p, LeafId(1), 1500)).collect();
     assert_eq!(tnls, vec![now + us(10), now + us(40), now + us(30), now + us(5)]);
     // A long flow: fewest short flows (uplinks 1 and 2, none), the faster of the two.
     let mut long = data(1, 0, 2, 1460);
@@ -284,11 +284,11 @@ fn long_flows_take_the_uplink_with_the_fewest_short_flows() {
 
 #[test]
 fn short_flows_are_counted_per_uplink_and_expire_after_one_rtt() {
-    let mut b = SwitchBench::leaf(&fabric(2, 2, 2), 0);
-    let (up0, up1) = (b.fabric.uplink_port(0, 0), b.fabric.uplink_port(0, 1));
+    let mut b = SwitchBench::leaf(&fabric(2, 2, 2), LeafId(0));
+    let (up0, up1) = (b.fabric.uplink_port(LeafId(0), 0), b.fabric.uplink_port(LeafId(0), 1));
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams { short_idle_timeout_us: us(200), ..TrParams::default() });
     let mut pkt = data(1, 0, 2, 1460);
-    let at = |t: Time, fast: u32, b: &mut SwitchBench, tr: &mut Tr, pkt: &mut Packet| -> u32 {
+    let at = |t: Time, fast: PortId, b: &mut SwitchBench, tr: &mut Tr, pkt: &mut Packet| -> PortId {
         b.at(t);
         b.set_queue_bytes(up0, if fast == up0 { 0 } else { 100_000 });
         b.set_queue_bytes(up1, if fast == up1 { 0 } else { 100_000 });
@@ -333,7 +333,7 @@ fn the_automatic_idle_timeout_is_the_propagation_round_trip_both_ways() {
     let mut cfg = fabric(2, 2, 2);
     cfg.topology.links = (0..2).map(|spine| LinkOverride { direction: Direction::Up, ..override_link(0, spine, 20.0) }).collect();
     for leaf in 0..2 {
-        let mut b = SwitchBench::leaf(&cfg, leaf);
+        let mut b = SwitchBench::leaf(&cfg, LeafId(leaf));
         let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
         let (src, dst) = if leaf == 0 { (0, 2) } else { (2, 0) };
         send(&mut tr, &mut b, &mut data(1, src, dst, 1460));
@@ -346,12 +346,12 @@ fn the_spine_queue_rides_back_quantised_and_the_leaf_restores_the_bits() {
     // Leaves M = 0, E = 1, F = 2; spine buffers 375,000 B: one step of 5 bits is 11,718.75 B.
     let mut cfg = fabric(3, 2, 2);
     cfg.topology.buffer_bytes = Some(375_000);
-    let mut spine = SwitchBench::spine(&cfg, 0);
-    let mut leaf = SwitchBench::leaf(&cfg, 0);
+    let mut spine = SwitchBench::spine(&cfg, SpineId(0));
+    let mut leaf = SwitchBench::leaf(&cfg, LeafId(0));
     let mut s0 = Tr::new(&spine.fabric.facts, &spine.me, TrParams::default());
     let mut m = Tr::new(&leaf.fabric.facts, &leaf.me, TrParams::default());
-    let to_e = spine.fabric.spine_down_port(0, 1);
-    let to_m = spine.fabric.spine_down_port(0, 0);
+    let to_e = spine.fabric.spine_down_port(SpineId(0), 1);
+    let to_m = spine.fabric.spine_down_port(SpineId(0), 0);
     spine.set_queue_bytes(to_e, 30_000);
     spine.set_queue_bytes(to_m, 0);
     // An ACK from a host on E (host 2) to a host on M (host 0) comes into spine 0 from E.
@@ -364,18 +364,18 @@ fn the_spine_queue_rides_back_quantised_and_the_leaf_restores_the_bits() {
     spine.arrival(&mut s0, &mut d);
     assert_eq!(d.lb.scratch, 0);
     // Leaf M gets the ACK on uplink 0 (spine 0): it files code 2 under (uplink 0, E) and restores the bits.
-    let up0 = leaf.fabric.uplink_port(0, 0);
+    let up0 = leaf.fabric.uplink_port(LeafId(0), 0);
     leaf.via(Some(up0)).arrival(&mut m, &mut a);
     assert_eq!(a.lb.scratch, 0, "the host receives the ACK as it was sent");
-    assert_eq!((m.report(0, 1), m.report(0, 2), m.report(1, 1)), (Some(2), None, None));
+    assert_eq!((m.report(0, LeafId(1)), m.report(0, LeafId(2)), m.report(1, LeafId(1))), (Some(2), None, None));
     // Decoded: 2 x 375,000 / 32 = 23,437.5 B, 18.75 µs at 10 Gbps (lower edge); mid: 2.5 steps.
     let r = Rate::from_gbps(10.0);
     assert_eq!(decode_delay(2, 375_000, 5, r, Decode::Lower), Time::from_ns(18_750));
     assert_eq!(decode_delay(2, 375_000, 5, r, Decode::Mid), Time(23_437_500), "29,296.875 B");
     leaf.via(None).at(us(5));
     let base = us(5) + us(2);
-    assert_eq!(m.tnl_of(&leaf.cx(), up0, 1, 1500), base + Time::from_ns(18_750), "toward E: the reported queue");
-    assert_eq!(m.tnl_of(&leaf.cx(), up0, 2, 1500), base, "toward F: nothing reported");
+    assert_eq!(m.tnl_of(&leaf.cx(), up0, LeafId(1), 1500), base + Time::from_ns(18_750), "toward E: the reported queue");
+    assert_eq!(m.tnl_of(&leaf.cx(), up0, LeafId(2), 1500), base, "toward F: nothing reported");
     // A queue beyond the buffer (a shared buffer) saturates the code at 31; an empty one is 0.
     assert_eq!(encode(400_000, 375_000, 5), 31);
     assert_eq!(encode(0, 375_000, 5), 0);
@@ -389,16 +389,16 @@ fn the_spine_queue_rides_back_quantised_and_the_leaf_restores_the_bits() {
     let mut lit = Tr::new(&leaf.fabric.facts, &leaf.me, TrParams { spine_table_key: dclb_core::lb::tr::TableKey::Uplink, ..TrParams::default() });
     report_via(&mut lit, &mut leaf, 0, 2, 0, 2 | PRESENT);
     report_via(&mut lit, &mut leaf, 0, 4, 0, 7 | PRESENT);
-    assert_eq!(lit.report(0, 1), Some(7));
+    assert_eq!(lit.report(0, LeafId(1)), Some(7));
 }
 
 #[test]
 fn ack_feedback_moves_short_flows_off_a_reported_queue() {
     let mut cfg = fabric(2, 2, 2);
     cfg.topology.buffer_bytes = Some(375_000);
-    let mut b = SwitchBench::leaf(&cfg, 0).with_rng(4);
+    let mut b = SwitchBench::leaf(&cfg, LeafId(0)).with_rng(4);
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
-    let (up0, up1) = (b.fabric.uplink_port(0, 0), b.fabric.uplink_port(0, 1));
+    let (up0, up1) = (b.fabric.uplink_port(LeafId(0), 0), b.fabric.uplink_port(LeafId(0), 1));
     let mut seen = [false; 2];
     for f in 0..100 {
         let port = send(&mut tr, &mut b, &mut data(f, 0, 2, 1460));
@@ -406,11 +406,11 @@ fn ack_feedback_moves_short_flows_off_a_reported_queue() {
     }
     assert_eq!(seen, [true, true], "before any report both uplinks tie");
     // Spine 1 reports 100,000 B toward leaf 1: code 8.
-    let mut spine = SwitchBench::spine(&cfg, 1);
-    spine.set_queue_bytes(spine.fabric.spine_down_port(1, 1), 100_000);
+    let mut spine = SwitchBench::spine(&cfg, SpineId(1));
+    spine.set_queue_bytes(spine.fabric.spine_down_port(SpineId(1), 1), 100_000);
     let mut s1 = Tr::new(&spine.fabric.facts, &spine.me, TrParams::default());
     let mut a = ack(500, 2, 0, 0);
-    let from_e = spine.fabric.spine_down_port(1, 1);
+    let from_e = spine.fabric.spine_down_port(SpineId(1), 1);
     spine.via(Some(from_e)).arrival(&mut s1, &mut a);
     assert_eq!(a.lb.scratch, 8 | PRESENT);
     b.via(Some(up1)).arrival(&mut tr, &mut a);
@@ -421,7 +421,7 @@ fn ack_feedback_moves_short_flows_off_a_reported_queue() {
     let mut aging = Tr::new(&b.fabric.facts, &b.me, TrParams { stale_us: us(100), ..TrParams::default() });
     report_via(&mut aging, &mut b, 1, 2, 0, 8 | PRESENT);
     b.at(us(101));
-    assert_eq!(aging.tnl_of(&b.cx(), up1, 1, 1500), aging.tnl_of(&b.cx(), up0, 1, 1500));
+    assert_eq!(aging.tnl_of(&b.cx(), up1, LeafId(1), 1500), aging.tnl_of(&b.cx(), up0, LeafId(1), 1500));
 }
 
 #[test]
@@ -429,21 +429,21 @@ fn spines_with_parallel_links_keep_the_link_index() {
     let mut cfg = fabric(2, 2, 2);
     cfg.topology.links_per_pair = 2;
     cfg.topology.links = vec![LinkOverride { leaf: 1, spine: 0, link: Some(1), delay_us: Some(9.0), ..Default::default() }];
-    let mut spine = SwitchBench::spine(&cfg, 0);
+    let mut spine = SwitchBench::spine(&cfg, SpineId(0));
     let mut s0 = Tr::new(&spine.fabric.facts, &spine.me, TrParams::default());
-    let cands = spine.candidates_to_leaf(1);
+    let cands = spine.candidates_to_leaf(LeafId(1));
     for link in 0..2 {
-        let from = spine.fabric.spine_down_port(0, link);
+        let from = spine.fabric.spine_down_port(SpineId(0), link);
         let mut p = data(1, 0, 2, 1460);
         let d = spine.via(Some(from)).choose(&mut s0, &mut p, &cands);
-        assert_eq!(d, Decision::Forward(spine.fabric.spine_down_port(0, 2 + link)));
+        assert_eq!(d, Decision::Forward(spine.fabric.spine_down_port(SpineId(0), 2 + link)));
     }
     // The leaf's TNL uses the delay of the link the spine will take: uplink 1 is spine 0's link 1 (9 µs down).
-    let mut leaf = SwitchBench::leaf(&cfg, 0);
+    let mut leaf = SwitchBench::leaf(&cfg, LeafId(0));
     let tr = Tr::new(&leaf.fabric.facts, &leaf.me, TrParams::default());
-    let (u0, u1) = (leaf.fabric.uplink_port(0, 0), leaf.fabric.uplink_port(0, 1));
-    assert_eq!(tr.tnl_of(&leaf.cx(), u0, 1, 1500), us(2));
-    assert_eq!(tr.tnl_of(&leaf.cx(), u1, 1, 1500), us(10));
+    let (u0, u1) = (leaf.fabric.uplink_port(LeafId(0), 0), leaf.fabric.uplink_port(LeafId(0), 1));
+    assert_eq!(tr.tnl_of(&leaf.cx(), u0, LeafId(1), 1500), us(2));
+    assert_eq!(tr.tnl_of(&leaf.cx(), u1, LeafId(1), 1500), us(10));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -566,11 +566,11 @@ thread_local! {
 struct Recorder {
     inner: Tr,
     leaf0: bool,
-    long_flow: u32,
+    long_flow: FlowId,
 }
 
 impl SwitchBalancer for Recorder {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let d = self.inner.choose(cx, pkt, candidates);
         if self.leaf0 && pkt.kind == PacketKind::Data && pkt.flow == self.long_flow && candidates.len() > 1 {
             if let Decision::Forward(port) = d {
@@ -585,7 +585,7 @@ impl SwitchBalancer for Recorder {
     }
     fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut) {
         self.inner.on_arrival(cx, pkt);
-        if cx.me.kind == SwitchKind::Leaf && cx.facts.leaf_of_host(pkt.dst) == cx.me.index && pkt.lb.scratch != 0 {
+        if cx.me.as_leaf() == Some(cx.facts.leaf_of_host(pkt.dst)) && pkt.lb.scratch != 0 {
             LEAKED.with(|v| *v.borrow_mut() += 1);
         }
     }
@@ -612,7 +612,7 @@ fn recorded(cfg: &Config) -> Results {
         params: TrParams::SPECS,
         install: |cx, p| {
             let p = TrParams::from_params(p);
-            per_switch(cx.switches, |s| Recorder { inner: Tr::new(cx.facts, s, p), leaf0: s.kind == SwitchKind::Leaf && s.index == 0, long_flow: 0 })
+            per_switch(cx.switches, |s| Recorder { inner: Tr::new(cx.facts, s, p), leaf0: s.as_leaf() == Some(LeafId(0)), long_flow: FlowId(0) })
         },
         ..dclb_core::lb::tr::SPEC
     };
@@ -668,7 +668,7 @@ fn hosts_never_see_the_report_bits_and_tables_empty_after_the_run() {
     let (stamped, reports) = (sum_col(&r, "tr_stamped"), sum_col(&r, "tr_reports"));
     assert!(stamped > 0 && stamped == reports, "spines stamped {stamped}, leaves read {reports}");
     // Long after the last flow, every flow entry and presence record is gone: a leaf holds only its fixed tables.
-    let bench = SwitchBench::leaf(&cfg, 0);
+    let bench = SwitchBench::leaf(&cfg, LeafId(0));
     let fresh = Tr::new(&bench.fabric.facts, &bench.me, TrParams::default()).state_bytes() as u64;
     let kinds = r.switches.strs("kind");
     for (i, &s) in r.switches.u64s("state_bytes").iter().enumerate() {

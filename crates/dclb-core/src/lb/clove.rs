@@ -60,6 +60,7 @@ use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
+use crate::ids::{HostId, LeafId};
 use crate::packet::{Packet, NO_PATH};
 use crate::units::Time;
 
@@ -75,7 +76,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
     let p = CloveParams::from_params(p);
-    let edges = (0..cx.hosts).map(|h| Box::new(Clove::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    let edges = cx.facts.host_ids().map(|h| Box::new(Clove::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
@@ -142,7 +143,7 @@ param_choice! {
 /// The Clove-ECN edge balancer of one host.
 pub struct Clove {
     cfg: CloveParams,
-    my_leaf: u32,
+    my_leaf: LeafId,
     uplinks: u32,
     /// `weights[dst_leaf * uplinks + uplink]`; 0 for uplinks that cannot reach the leaf.
     weights: Vec<f64>,
@@ -154,7 +155,7 @@ pub struct Clove {
     relaxed_at: Vec<Time>,
     last_reaction: Vec<Time>,
     /// The path of each flow's current flowlet.
-    flowlets: FlowTable,
+    flowlets: FlowTable<(), u16>,
     counters: CloveCounters,
 }
 
@@ -168,14 +169,14 @@ scheme_counters! {
 }
 
 impl Clove {
-    pub fn new(cfg: CloveParams, facts: &FabricFacts, host: u32) -> Clove {
+    pub fn new(cfg: CloveParams, facts: &FabricFacts, host: HostId) -> Clove {
         let my_leaf = facts.leaf_of_host(host);
         let (nl, nu) = (facts.leaves, facts.uplinks);
         let mut weights = vec![0.0; (nl * nu) as usize];
-        for d in (0..nl).filter(|&d| d != my_leaf) {
+        for d in facts.leaf_ids().filter(|&d| d != my_leaf) {
             for u in 0..nu {
                 if facts.path_delay(my_leaf, u, d) != Time::MAX {
-                    weights[(d * nu + u) as usize] = 1.0;
+                    weights[d.index() * nu as usize + u as usize] = 1.0;
                 }
             }
         }
@@ -193,21 +194,21 @@ impl Clove {
         }
     }
 
-    fn range(&self, dst_leaf: u32) -> std::ops::Range<usize> {
-        let a = (dst_leaf * self.uplinks) as usize;
+    fn range(&self, dst_leaf: LeafId) -> std::ops::Range<usize> {
+        let a = dst_leaf.index() * self.uplinks as usize;
         a..a + self.uplinks as usize
     }
 
     /// Current weights towards `dst_leaf`, one per uplink (recovery applied up to `now`).
-    pub fn weights(&mut self, dst_leaf: u32, now: Time) -> &[f64] {
+    pub fn weights(&mut self, dst_leaf: LeafId, now: Time) -> &[f64] {
         self.recover(dst_leaf, now);
         &self.weights[self.range(dst_leaf)]
     }
 
     /// Applies the recovery option to the weights towards `dst_leaf` up to `now`.
-    fn recover(&mut self, dst_leaf: u32, now: Time) {
+    fn recover(&mut self, dst_leaf: LeafId, now: Time) {
         let r = self.range(dst_leaf);
-        let d = dst_leaf as usize;
+        let d = dst_leaf.index();
         let w = &mut self.weights[r];
         let total: f64 = w.iter().sum();
         // A zero period would divide by zero; 1 ps is as good as instant.
@@ -241,12 +242,12 @@ impl Clove {
     }
 
     /// Reacts to an ECN echo on `path` towards `dst_leaf`: cut its weight, give the cut to the others.
-    fn on_ecn(&mut self, dst_leaf: u32, path: u16, now: Time) {
+    fn on_ecn(&mut self, dst_leaf: LeafId, path: u16, now: Time) {
         if path as u32 >= self.uplinks || dst_leaf == self.my_leaf {
             return;
         }
         self.recover(dst_leaf, now);
-        let base = (dst_leaf * self.uplinks) as usize;
+        let base = self.range(dst_leaf).start;
         let i = base + path as usize;
         let gap = self.cfg.react_gap_us;
         let last = self.last_ecn[i];
@@ -271,13 +272,13 @@ impl Clove {
                 self.weights[j] += moved / k as f64;
             }
         }
-        self.last_reaction[dst_leaf as usize] = now;
+        self.last_reaction[dst_leaf.index()] = now;
     }
 
     /// Picks a path for a new flowlet towards `dst_leaf` among `paths`.
-    fn pick(&mut self, cx: &mut EdgeCx, dst_leaf: u32, paths: &[u16]) -> u16 {
+    fn pick(&mut self, cx: &mut EdgeCx, dst_leaf: LeafId, paths: &[u16]) -> u16 {
         self.recover(dst_leaf, cx.now);
-        let base = (dst_leaf * self.uplinks) as usize;
+        let base = self.range(dst_leaf).start;
         let total: f64 = paths.iter().map(|&p| self.weights[base + p as usize]).sum();
         if total.is_nan() || total <= 0.0 {
             return paths[cx.rng.below(paths.len())];
@@ -318,8 +319,8 @@ impl Clove {
 
 impl EdgeBalancer for Clove {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, _pkt: &mut PacketMut, paths: &[u16]) -> u16 {
-        let (key, now) = (flow.flow as u128, cx.now);
-        let current = self.flowlets.live(key, now).map(|f| f.port as u16).filter(|p| paths.contains(p));
+        let (key, now) = (flow.flow.key(), cx.now);
+        let current = self.flowlets.live(key, now).map(|f| f.port).filter(|p| paths.contains(p));
         let path = match current {
             Some(p) => p,
             None => {
@@ -328,7 +329,7 @@ impl EdgeBalancer for Clove {
                 self.pick(cx, dst_leaf, paths)
             }
         };
-        self.flowlets.record(key, path as u32, now);
+        self.flowlets.record(key, path, now);
         path
     }
 
@@ -337,7 +338,7 @@ impl EdgeBalancer for Clove {
             self.on_ecn(cx.facts.leaf_of_host(ack.src), ack.lb.echo_path, cx.now);
         }
         if flow.acked >= flow.size {
-            self.flowlets.remove(flow.flow as u128);
+            self.flowlets.remove(flow.flow.key());
         }
     }
 

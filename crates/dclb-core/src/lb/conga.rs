@@ -73,6 +73,7 @@ use super::{Decision, DreRequest, MarkablePacket, PacketMut, SwitchBalancer, Swi
 use crate::dre::DreConfig;
 pub use crate::dre::Dre;
 use crate::fabric::{FabricFacts, PortRole};
+use crate::ids::{LeafId, PortId};
 use crate::units::Time;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -198,18 +199,18 @@ impl Conga {
     }
 
     /// The quantised DRE metric of one of this switch's ports now.
-    pub fn port_metric(&self, cx: &SwitchCx, port: u32) -> u8 {
+    pub fn port_metric(&self, cx: &SwitchCx, port: PortId) -> u8 {
         cx.ports.dre(port).metric(cx.ports.rate(port), self.cfg.dre_tau_us, self.cfg.metric_bits)
     }
 
     /// The DRE register of one of this switch's fabric-facing ports now (for tests and inspection).
-    pub fn port_dre(&self, cx: &SwitchCx, port: u32) -> Dre {
+    pub fn port_dre(&self, cx: &SwitchCx, port: PortId) -> Dre {
         cx.ports.dre(port)
     }
 
     /// Congestion-To-Leaf[dst_leaf][uplink] as it would be used now (0 when unknown or aged out).
-    pub fn remote_metric(&self, now: Time, dst_leaf: u32, uplink: u32) -> u8 {
-        let e = &self.to_leaf[dst_leaf as usize * self.uplinks + uplink as usize];
+    pub fn remote_metric(&self, now: Time, dst_leaf: LeafId, uplink: u32) -> u8 {
+        let e = &self.to_leaf[dst_leaf.index() * self.uplinks + uplink as usize];
         if e.valid && now.saturating_sub(e.updated) <= self.cfg.stale_us {
             e.metric
         } else {
@@ -217,7 +218,7 @@ impl Conga {
         }
     }
 
-    fn cost(&self, cx: &SwitchCx, dst_leaf: u32, port: u32) -> u8 {
+    fn cost(&self, cx: &SwitchCx, dst_leaf: LeafId, port: PortId) -> u8 {
         let local = self.port_metric(cx, port);
         let remote = match cx.ports.uplink_index(port) {
             Some(u) => self.remote_metric(cx.now, dst_leaf, u),
@@ -227,7 +228,7 @@ impl Conga {
     }
 
     /// The uplink for a new flowlet: least cost, keeping `previous` on a tie, else uniform among the best.
-    fn pick_uplink(&self, cx: &mut SwitchCx, dst_leaf: u32, candidates: &[u32], previous: Option<u32>) -> u32 {
+    fn pick_uplink(&self, cx: &mut SwitchCx, dst_leaf: LeafId, candidates: &[PortId], previous: Option<PortId>) -> PortId {
         let mut best = u8::MAX;
         let mut ties = 0usize;
         for &p in candidates {
@@ -258,10 +259,10 @@ impl Conga {
 
     /// One Congestion-From-Leaf entry for `leaf` to piggyback: the first changed entry after the one sent
     /// last, else the next present one.
-    fn take_feedback(&mut self, now: Time, leaf: u32) -> Option<(u32, u8)> {
+    fn take_feedback(&mut self, now: Time, leaf: LeafId) -> Option<(u32, u8)> {
         let u = self.uplinks;
-        let base = leaf as usize * u;
-        let start = self.rr[leaf as usize] as usize;
+        let base = leaf.index() * u;
+        let start = self.rr[leaf.index()] as usize;
         let mut fallback = None;
         let mut chosen = None;
         for i in 1..=u {
@@ -279,7 +280,7 @@ impl Conga {
             }
         }
         let t = chosen.or(fallback)?;
-        self.rr[leaf as usize] = t as u32;
+        self.rr[leaf.index()] = t as u32;
         let e = &mut self.from_leaf[base + t];
         e.changed = false;
         Some((t as u32, e.metric))
@@ -291,10 +292,9 @@ impl Conga {
 }
 
 impl SwitchBalancer for Conga {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
-        let my_leaf = cx.me.index;
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let dst_leaf = cx.facts.leaf_of_host(pkt.dst);
-        if self.kind == SwitchKind::Spine || dst_leaf == my_leaf {
+        if cx.me.as_leaf().is_none_or(|me| me == dst_leaf) {
             // Spines: forced hop, or ECMP over parallel links. Destination leaf: the host port.
             let i = if candidates.len() > 1 { flow_hash_index(pkt, self.salt, candidates.len()) } else { 0 };
             return Decision::Forward(candidates[i]);
@@ -315,15 +315,16 @@ impl SwitchBalancer for Conga {
     }
 
     fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut) {
-        if self.kind != SwitchKind::Leaf || cx.facts.leaf_of_host(pkt.dst) != cx.me.index {
+        let Some(me) = cx.me.as_leaf() else { return };
+        if cx.facts.leaf_of_host(pkt.dst) != me {
             return;
         }
         let src_leaf = cx.facts.leaf_of_host(pkt.src);
-        if src_leaf == cx.me.index {
+        if src_leaf == me {
             return;
         }
         // Destination leaf: file the path metric, take the feedback, strip the overlay.
-        let base = src_leaf as usize * self.uplinks;
+        let base = src_leaf.index() * self.uplinks;
         if let Some((tag, ce)) = unpack(pkt.lb.fb[0]) {
             if (tag as usize) < self.uplinks {
                 self.from_leaf[base + tag as usize] = Pending { valid: true, changed: true, metric: ce, updated: cx.now };
@@ -340,7 +341,7 @@ impl SwitchBalancer for Conga {
 
     /// The CE stamp: the packet's metric is raised to what this port's DRE reads just after the packet
     /// leaves (the port knows its departure at admission).
-    fn on_enqueue(&mut self, cx: &mut SwitchCx, pkt: &mut MarkablePacket, port: u32) {
+    fn on_enqueue(&mut self, cx: &mut SwitchCx, pkt: &mut MarkablePacket, port: PortId) {
         let role = cx.ports.role(port);
         if role != PortRole::LeafUp && role != PortRole::SpineDown {
             return;

@@ -107,7 +107,8 @@
 use super::flowhash::FlowMap;
 use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
-use super::{Decision, DropReason, Hooks, PacketMut, SwitchBalancer, SwitchCx, SwitchKind};
+use super::{Decision, DropReason, Hooks, PacketMut, SwitchBalancer, SwitchCx};
+use crate::ids::{LeafId, PortId};
 use crate::packet::{class, Packet};
 use crate::units::{Bytes, Time};
 
@@ -301,7 +302,7 @@ pub enum FlowKind {
     Cancelled,
 }
 
-const NONE: u32 = u32::MAX;
+const NONE: PortId = PortId::NONE;
 
 /// Whether an entry has ended at `now`: idle for longer than `idle`, unless it is a cancelled flow whose
 /// deadline has not passed yet.
@@ -313,7 +314,7 @@ fn expired(e: &FlowEntry, now: Time, idle: Time) -> bool {
 #[derive(Copy, Clone, Debug)]
 struct FlowEntry {
     /// Pinned egress port, `NONE` before placement.
-    port: u32,
+    port: PortId,
     last_seen: Time,
     kind: FlowKind,
     /// Counted on its port: a Level I reservation, or a Level II flow (for `normal_paths = no_deadline`).
@@ -362,16 +363,16 @@ pub struct Dar {
     flows: FlowMap<FlowEntry>,
     /// Per port of this switch (index `port − first`): [Level I reservations, active Level II flows].
     counts: Vec<[u32; 2]>,
-    first_port: u32,
+    first_port: PortId,
     counters: DarCounters,
     /// Scratch: candidates in rank order.
-    ranked: Vec<u32>,
-    keys: Vec<(u64, u64, u64, u32)>,
+    ranked: Vec<PortId>,
+    keys: Vec<(u64, u64, u64, PortId)>,
 }
 
 impl Dar {
     pub fn new(p: &DarParams) -> Dar {
-        Dar { p: *p, flows: FlowMap::default(), counts: Vec::new(), first_port: 0, counters: DarCounters::default(), ranked: Vec::new(), keys: Vec::new() }
+        Dar { p: *p, flows: FlowMap::default(), counts: Vec::new(), first_port: PortId(0), counters: DarCounters::default(), ranked: Vec::new(), keys: Vec::new() }
     }
 
     pub fn params(&self) -> &DarParams {
@@ -379,17 +380,17 @@ impl Dar {
     }
 
     /// Level I reservations held on `port` (a port of this switch).
-    pub fn level1_reservations(&self, port: u32) -> u32 {
+    pub fn level1_reservations(&self, port: PortId) -> u32 {
         self.count(port, 0)
     }
 
     /// Active Level II flows pinned to `port`.
-    pub fn level2_flows(&self, port: u32) -> u32 {
+    pub fn level2_flows(&self, port: PortId) -> u32 {
         self.count(port, 1)
     }
 
     /// How this switch holds the flow whose packets have 5-tuple `key`: its kind and pinned port.
-    pub fn flow(&self, key: u128) -> Option<(FlowKind, Option<u32>)> {
+    pub fn flow(&self, key: u128) -> Option<(FlowKind, Option<PortId>)> {
         self.flows.get(&key).map(|e| (e.kind, (e.port != NONE).then_some(e.port)))
     }
 
@@ -402,17 +403,18 @@ impl Dar {
         expired(e, now, self.p.flow_idle_timeout_us)
     }
 
-    fn count(&self, port: u32, which: usize) -> u32 {
-        port.checked_sub(self.first_port).and_then(|i| self.counts.get(i as usize)).map_or(0, |c| c[which])
+    fn count(&self, port: PortId, which: usize) -> u32 {
+        // Another switch's port (below this one's first, or past its last) holds nothing here.
+        port.0.checked_sub(self.first_port.0).and_then(|i| self.counts.get(i as usize)).map_or(0, |c| c[which])
     }
 
     /// Round trip of the path through `port` with nothing queued anywhere: host links both ways, the fabric
     /// part from static facts, one full packet forward and one ACK back serialised on every hop.
-    fn rtt_base(cx: &SwitchCx, port: u32, dst_leaf: u32) -> Time {
+    fn rtt_base(cx: &SwitchCx, port: PortId, dst_leaf: LeafId) -> Time {
         let f = cx.facts;
         let rate = cx.ports.rate(port);
-        let fabric_one_way = match (cx.me.kind, cx.ports.uplink_index(port)) {
-            (SwitchKind::Leaf, Some(u)) => f.path_delay(cx.me.index, u, dst_leaf),
+        let fabric_one_way = match (cx.me.as_leaf(), cx.ports.uplink_index(port)) {
+            (Some(leaf), Some(u)) => f.path_delay(leaf, u, dst_leaf),
             // A spine sees its down link only; the uplink that brought the packet is taken to be like it.
             _ => cx.ports.delay(port).mul(2),
         };
@@ -422,7 +424,7 @@ impl Dar {
     }
 
     /// RTT of the best and the worst candidate, by `rtt_mode`.
-    fn rtts(&self, cx: &SwitchCx, candidates: &[u32], dst_leaf: u32) -> (Time, Time) {
+    fn rtts(&self, cx: &SwitchCx, candidates: &[PortId], dst_leaf: LeafId) -> (Time, Time) {
         let (mut best, mut worst) = (Time::MAX, Time::ZERO);
         for &p in candidates {
             let base = Self::rtt_base(cx, p, dst_leaf);
@@ -440,7 +442,7 @@ impl Dar {
     }
 
     /// Orders the candidates by the path status table (best first) into `self.ranked`.
-    fn rank(&mut self, cx: &mut SwitchCx, candidates: &[u32]) {
+    fn rank(&mut self, cx: &mut SwitchCx, candidates: &[PortId]) {
         self.keys.clear();
         for &p in candidates {
             let (a, b) = match self.p.queue_metric {
@@ -454,13 +456,13 @@ impl Dar {
         self.ranked.extend(self.keys.iter().map(|k| k.3));
     }
 
-    fn second(&self) -> u32 {
+    fn second(&self) -> PortId {
         self.ranked[1.min(self.ranked.len() - 1)]
     }
 
     /// The best normal path among the ranked candidates.
-    fn best_normal(&self) -> u32 {
-        let free = |p: u32, both: bool| self.count(p, 0) == 0 && (!both || self.count(p, 1) == 0);
+    fn best_normal(&self) -> PortId {
+        let free = |p: PortId, both: bool| self.count(p, 0) == 0 && (!both || self.count(p, 1) == 0);
         let pick = |both: bool| self.ranked.iter().copied().find(|&p| free(p, both)).unwrap_or(self.ranked[0]);
         match self.p.normal_paths {
             NormalPaths::NoLevel1 => pick(false),
@@ -470,8 +472,8 @@ impl Dar {
         }
     }
 
-    fn slot(&mut self, port: u32) -> &mut [u32; 2] {
-        &mut self.counts[(port - self.first_port) as usize]
+    fn slot(&mut self, port: PortId) -> &mut [u32; 2] {
+        &mut self.counts[(port.0 - self.first_port.0) as usize]
     }
 
     /// Counts a placed Level I or Level II entry on its port.
@@ -495,7 +497,7 @@ impl Dar {
     }
 
     /// A packet that follows the non-deadline rule: the pinned port, or the best normal path for a new one.
-    fn route_plain(&mut self, cx: &mut SwitchCx, e: &mut FlowEntry, candidates: &[u32]) -> u32 {
+    fn route_plain(&mut self, cx: &mut SwitchCx, e: &mut FlowEntry, candidates: &[PortId]) -> PortId {
         if e.port == NONE {
             self.rank(cx, candidates);
             e.port = self.best_normal();
@@ -503,7 +505,7 @@ impl Dar {
         e.port
     }
 
-    fn decide(&mut self, cx: &mut SwitchCx, pkt: &Packet, e: &mut FlowEntry, candidates: &[u32]) -> Decision {
+    fn decide(&mut self, cx: &mut SwitchCx, pkt: &Packet, e: &mut FlowEntry, candidates: &[PortId]) -> Decision {
         if e.port != NONE && !candidates.contains(&e.port) {
             // Its port went down: place the flow afresh (a deadline flow is rated again; a non-deadline or
             // cancelled one keeps its kind).
@@ -590,7 +592,7 @@ impl SwitchBalancer for Dar {
         Hooks::CHOOSE_ONLY
     }
 
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         if self.counts.is_empty() {
             self.first_port = cx.ports.first();
             self.counts = vec![[0, 0]; cx.ports.len() as usize];

@@ -74,6 +74,7 @@ use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::PacketMut;
 use crate::packet::PacketKind;
 use super::{Decision, SwitchBalancer, SwitchCx};
+use crate::ids::PortId;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "drb",
@@ -115,7 +116,7 @@ pub struct Drb {
     scope: CounterScope,
     links_per_pair: u32,
     /// Scratch: candidates sorted in digit-reversed order.
-    order: Vec<u32>,
+    order: Vec<PortId>,
 }
 
 impl Drb {
@@ -140,14 +141,14 @@ impl SwitchBalancer for Drb {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let n = candidates.len();
         let data = matches!(pkt.kind, PacketKind::Data | PacketKind::Udp);
         let src = match self.scope {
-            CounterScope::Pair => pkt.src,
+            CounterScope::Pair => pkt.src.0,
             CounterScope::Destination => u32::MAX,
         };
-        let key = (data as u128) << 64 | (src as u128) << 32 | pkt.dst as u128;
+        let key = (data as u128) << 64 | (src as u128) << 32 | pkt.dst.0 as u128;
         let c = self.counters.entry(key).or_insert_with(|| cx.rng.below(n) as u32);
         let i = *c as usize % n;
         // Kept below a multiple of n, so the rotation never skips when the counter would wrap.
@@ -160,7 +161,7 @@ impl SwitchBalancer for Drb {
         let lpp = self.links_per_pair;
         self.order.clear();
         self.order.extend_from_slice(candidates);
-        let slot = |p: u32| cx.ports.slot(p);
+        let slot = |p: PortId| cx.ports.slot(p);
         self.order.sort_by_key(|&p| (slot(p) % lpp, slot(p) / lpp));
         Decision::Forward(self.order[i])
     }

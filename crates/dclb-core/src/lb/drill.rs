@@ -62,6 +62,7 @@
 use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, FabricFacts, PacketMut, SwitchBalancer, SwitchCx};
+use crate::ids::PortId;
 use crate::packet::Packet;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -72,8 +73,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     params: DrillParams::SPECS,
     install: |cx, p| {
         let p = DrillParams::from_params(p);
-        let (leaves, hosts) = (cx.facts.leaves, cx.hosts);
-        per_switch(cx.switches, |_| Drill::new(p.d, p.m, p.memory_scope, leaves, hosts).with_ties(p.ties))
+        per_switch(cx.switches, |_| Drill::new(&p, cx.facts))
     },
     reflect: reflect_path_and_class,
 };
@@ -115,50 +115,44 @@ param_choice! {
     }
 }
 
-const NONE: u32 = u32::MAX;
-
 pub struct Drill {
     d: usize,
     m: usize,
     scope: MemoryScope,
     ties: Ties,
-    /// `m` remembered ports per memory, `NONE` for an empty slot.
-    memory: Vec<u32>,
+    /// `m` remembered ports per memory, `PortId::NONE` for an empty slot.
+    memory: Vec<PortId>,
     /// Scratch: candidates being sampled (partial shuffle).
-    pool: Vec<u32>,
+    pool: Vec<PortId>,
     /// The ports compared in the last decision, memory first, then samples in draw order.
-    compared: Vec<u32>,
+    compared: Vec<PortId>,
     /// Scratch: (load, position) of the compared ports.
     ranked: Vec<(u64, usize)>,
 }
 
 impl Drill {
-    pub fn new(d: usize, m: usize, scope: MemoryScope, leaves: u32, hosts: u32) -> Drill {
-        let memories = match scope {
+    /// DRILL with parameters `p` at a switch of the fabric `facts` describes (which says how many memories
+    /// a scope keeps: one, one per leaf, or one per host).
+    pub fn new(p: &DrillParams, facts: &FabricFacts) -> Drill {
+        let memories = match p.memory_scope {
             MemoryScope::Switch => 1,
-            MemoryScope::DstLeaf => leaves as usize,
-            MemoryScope::DstHost => hosts as usize,
+            MemoryScope::DstLeaf => facts.leaves as usize,
+            MemoryScope::DstHost => facts.hosts as usize,
         };
         Drill {
-            d: d.max(1),
-            m,
-            scope,
-            ties: Ties::Memory,
-            memory: vec![NONE; memories * m],
+            d: p.d.max(1),
+            m: p.m,
+            scope: p.memory_scope,
+            ties: p.ties,
+            memory: vec![PortId::NONE; memories * p.m],
             pool: Vec::new(),
             compared: Vec::new(),
             ranked: Vec::new(),
         }
     }
 
-    /// Sets the tie rule (the default is [`Ties::Memory`]).
-    pub fn with_ties(mut self, ties: Ties) -> Drill {
-        self.ties = ties;
-        self
-    }
-
     /// The ports compared in the most recent multi-candidate decision (remembered ones first).
-    pub fn last_compared(&self) -> &[u32] {
+    pub fn last_compared(&self) -> &[PortId] {
         &self.compared
     }
 
@@ -166,8 +160,8 @@ impl Drill {
     fn slot(&self, pkt: &Packet, facts: &FabricFacts) -> usize {
         let i = match self.scope {
             MemoryScope::Switch => 0,
-            MemoryScope::DstLeaf => facts.leaf_of_host(pkt.dst) as usize,
-            MemoryScope::DstHost => pkt.dst as usize,
+            MemoryScope::DstLeaf => facts.leaf_of_host(pkt.dst).index(),
+            MemoryScope::DstHost => pkt.dst.index(),
         };
         i * self.m
     }
@@ -177,12 +171,12 @@ impl SwitchBalancer for Drill {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let n = candidates.len();
         let base = self.slot(pkt, cx.facts);
         self.compared.clear();
         for &p in &self.memory[base..base + self.m] {
-            if p != NONE && candidates.contains(&p) && !self.compared.contains(&p) {
+            if p != PortId::NONE && candidates.contains(&p) && !self.compared.contains(&p) {
                 self.compared.push(p);
             }
         }
@@ -216,7 +210,7 @@ impl SwitchBalancer for Drill {
         let best = self.compared[self.ranked[0].1];
         // Remember the m least loaded of those compared.
         for k in 0..self.m {
-            self.memory[base + k] = self.ranked.get(k).map_or(NONE, |&(_, i)| self.compared[i]);
+            self.memory[base + k] = self.ranked.get(k).map_or(PortId::NONE, |&(_, i)| self.compared[i]);
         }
         Decision::Forward(best)
     }

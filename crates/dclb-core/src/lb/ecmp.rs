@@ -16,6 +16,7 @@ use super::PacketMut;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
 use crate::packet::Packet;
+use crate::ids::PortId;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "ecmp",
@@ -47,7 +48,7 @@ impl SwitchBalancer for Ecmp {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, _cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         Decision::Forward(candidates[flow_hash_index(pkt, self.salt, candidates.len())])
     }
     fn state_bytes(&self) -> usize {

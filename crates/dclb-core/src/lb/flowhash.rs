@@ -73,7 +73,7 @@ mod tests {
     #[test]
     fn a_packets_recorded_digest_picks_what_its_5_tuple_picks() {
         use crate::packet::{Packet, PacketKind};
-        let mut p = Packet::new(PacketKind::Data, 3, 17, 42);
+        let mut p = Packet::new(PacketKind::Data, crate::ids::FlowId(3), crate::ids::HostId(17), crate::ids::HostId(42));
         (p.sport, p.dport) = (1000, 80);
         let salt = 0xABCD;
         for n in 2..9 {

@@ -1,7 +1,8 @@
 //! Flow and flowlet tables: per-flow state kept by flow key, with one rule for when an entry is live.
 //!
 //! **Entries.** For a flow key (a `u128`: a packet's 5-tuple or a flow id, see [`flowhash`](super::flowhash))
-//! the table keeps an [`Entry`]: the port (or path tag) the flow's packets take, when the table last recorded
+//! the table keeps an [`Entry`]: the port (a switch's table) or path tag (an edge's: `FlowTable<D, u16>`,
+//! see [`Choice`]) the flow's packets take, when the table last recorded
 //! a packet of the flow, and the scheme's own data `D`. A scheme looks the flow up ([`FlowTable::live`]: the
 //! flowlet in progress; [`FlowTable::get`]: whatever the table still holds, live or not), decides, and records
 //! the packet ([`FlowTable::record`]), which makes the entry live again.
@@ -31,7 +32,23 @@
 
 use super::flowhash::{salted_index, FlowMap};
 use super::params::param_choice;
+use crate::ids::PortId;
+use crate::packet::NO_PATH;
 use crate::units::Time;
+
+/// What a table remembers a flow's packets take: a switch's egress [`PortId`], or an edge's path tag
+/// (`u16`); `NONE` fills a slot nothing was recorded into.
+pub trait Choice: Copy + PartialEq + std::fmt::Debug {
+    const NONE: Self;
+}
+
+impl Choice for PortId {
+    const NONE: PortId = PortId::NONE;
+}
+
+impl Choice for u16 {
+    const NONE: u16 = NO_PATH;
+}
 
 param_choice! {
     /// How a flow table tells that an entry is live.
@@ -69,10 +86,10 @@ impl Timeout {
 }
 
 /// What a table holds for one flow (for a hashed table: for every flow that maps to the slot).
-#[derive(Copy, Clone, Debug, Default)]
-pub struct Entry<D> {
+#[derive(Copy, Clone, Debug)]
+pub struct Entry<D, C = PortId> {
     /// The egress port, or for an edge scheme the path tag, of the flow's current flowlet.
-    pub port: u32,
+    pub port: C,
     /// When the table last recorded a packet of the flow.
     pub last_seen: Time,
     /// The scheme's own per-flow data.
@@ -83,32 +100,38 @@ pub struct Entry<D> {
     aged: bool,
 }
 
-enum Slots<D> {
-    Exact(FlowMap<Entry<D>>),
-    Hashed { entries: Vec<Entry<D>>, salt: u64 },
+impl<D: Default, C: Choice> Default for Entry<D, C> {
+    fn default() -> Self {
+        Entry { port: C::NONE, last_seen: Time::ZERO, data: D::default(), valid: false, aged: false }
+    }
+}
+
+enum Slots<D, C> {
+    Exact(FlowMap<Entry<D, C>>),
+    Hashed { entries: Vec<Entry<D, C>>, salt: u64 },
 }
 
 /// A flow or flowlet table; see the [module documentation](self).
-pub struct FlowTable<D = ()> {
-    slots: Slots<D>,
+pub struct FlowTable<D = (), C = PortId> {
+    slots: Slots<D, C>,
     timeout: Timeout,
     clock: Clock,
 }
 
-impl<D: Copy + Default> FlowTable<D> {
+impl<D: Copy + Default, C: Choice> FlowTable<D, C> {
     /// One entry per key.
-    pub fn exact(timeout: Timeout, clock: Clock) -> FlowTable<D> {
+    pub fn exact(timeout: Timeout, clock: Clock) -> FlowTable<D, C> {
         FlowTable { slots: Slots::Exact(FlowMap::default()), timeout, clock }
     }
 
     /// `size` entries (at least 1) indexed by the key's hash under `salt`; colliding keys share an entry.
-    pub fn hashed(size: usize, salt: u64, timeout: Timeout, clock: Clock) -> FlowTable<D> {
+    pub fn hashed(size: usize, salt: u64, timeout: Timeout, clock: Clock) -> FlowTable<D, C> {
         assert!(size > 0, "a hashed flow table needs at least one entry");
         FlowTable { slots: Slots::Hashed { entries: vec![Entry::default(); size], salt }, timeout, clock }
     }
 
     /// The entry `key` maps to, live or not; `None` if the table holds none.
-    pub fn get(&self, key: u128) -> Option<&Entry<D>> {
+    pub fn get(&self, key: u128) -> Option<&Entry<D, C>> {
         match &self.slots {
             Slots::Exact(m) => m.get(&key),
             Slots::Hashed { entries, salt } => Some(&entries[salted_index(key, *salt, entries.len())]).filter(|e| e.valid),
@@ -116,7 +139,7 @@ impl<D: Copy + Default> FlowTable<D> {
     }
 
     /// The entry `key` maps to, for changing its data; `None` if the table holds none.
-    pub fn get_mut(&mut self, key: u128) -> Option<&mut Entry<D>> {
+    pub fn get_mut(&mut self, key: u128) -> Option<&mut Entry<D, C>> {
         match &mut self.slots {
             Slots::Exact(m) => m.get_mut(&key),
             Slots::Hashed { entries, salt } => {
@@ -127,12 +150,12 @@ impl<D: Copy + Default> FlowTable<D> {
     }
 
     /// The entry of `key` if it is live at `now`: the flow's flowlet in progress.
-    pub fn live(&self, key: u128, now: Time) -> Option<&Entry<D>> {
+    pub fn live(&self, key: u128, now: Time) -> Option<&Entry<D, C>> {
         self.get(key).filter(|e| self.is_live(e, now))
     }
 
     /// Whether `entry` (one of this table's) is live at `now`.
-    pub fn is_live(&self, entry: &Entry<D>, now: Time) -> bool {
+    pub fn is_live(&self, entry: &Entry<D, C>, now: Time) -> bool {
         entry.valid
             && match self.clock {
                 Clock::AgeBit => true,
@@ -142,7 +165,7 @@ impl<D: Copy + Default> FlowTable<D> {
 
     /// Records a packet of `key` sent to `port` at `now`: the entry becomes live, with its age bit clear.
     /// Returns the entry's data: kept if the table held the entry, the default for a new one.
-    pub fn record(&mut self, key: u128, port: u32, now: Time) -> &mut D {
+    pub fn record(&mut self, key: u128, port: C, now: Time) -> &mut D {
         let e = match &mut self.slots {
             Slots::Exact(m) => m.entry(key).or_default(),
             Slots::Hashed { entries, salt } => {
@@ -194,7 +217,7 @@ impl<D: Copy + Default> FlowTable<D> {
 
     /// Drops the entries whose idle gap at `now` has reached `after` (a hashed table empties their slots).
     pub fn forget(&mut self, now: Time, after: Timeout) {
-        let ended = |e: &Entry<D>| after.ends(now.saturating_sub(e.last_seen));
+        let ended = |e: &Entry<D, C>| after.ends(now.saturating_sub(e.last_seen));
         match &mut self.slots {
             Slots::Exact(m) => m.retain(|_, e| !ended(e)),
             Slots::Hashed { entries, .. } => {
@@ -240,14 +263,15 @@ impl<D: Copy + Default> FlowTable<D> {
     /// (which stores no keys).
     pub fn state_bytes(&self) -> usize {
         match &self.slots {
-            Slots::Exact(m) => m.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Entry<D>>()),
-            Slots::Hashed { entries, .. } => entries.len() * std::mem::size_of::<Entry<D>>(),
+            Slots::Exact(m) => m.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Entry<D, C>>()),
+            Slots::Hashed { entries, .. } => entries.len() * std::mem::size_of::<Entry<D, C>>(),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    //! Tables of path tags (`u16`), so that choices are plain numbers.
     use super::*;
 
     const T: Time = Time::from_us(500);
@@ -258,7 +282,7 @@ mod tests {
 
     #[test]
     fn exact_entries_are_per_key_and_hashed_ones_are_shared_by_colliding_keys() {
-        let mut exact: FlowTable<u32> = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
+        let mut exact: FlowTable<u32, u16> = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
         *exact.record(1, 10, us(1)) = 7;
         exact.record(2, 20, us(2));
         assert_eq!((exact.get(1).unwrap().port, exact.get(1).unwrap().data), (10, 7));
@@ -267,7 +291,7 @@ mod tests {
         assert_eq!(exact.len(), 2);
 
         // One slot: every key collides, so the second flow takes over the first one's entry.
-        let mut one: FlowTable<u32> = FlowTable::hashed(1, 9, Timeout::Over(T), Clock::Timestamp);
+        let mut one: FlowTable<u32, u16> = FlowTable::hashed(1, 9, Timeout::Over(T), Clock::Timestamp);
         assert!(one.get(1).is_none(), "an unused slot holds nothing");
         *one.record(1, 10, us(1)) = 7;
         let shared = one.live(2, us(2)).expect("key 2 sees key 1's flowlet");
@@ -277,7 +301,7 @@ mod tests {
         assert_eq!(one.len(), 1);
 
         // Many slots: keys spread, collisions are about as frequent as chance says (1000 keys, 4096 slots).
-        let mut wide: FlowTable = FlowTable::hashed(4096, 9, Timeout::Over(T), Clock::Timestamp);
+        let mut wide: FlowTable<(), u16> = FlowTable::hashed(4096, 9, Timeout::Over(T), Clock::Timestamp);
         for k in 0..1000u128 {
             wide.record(k << 72, 0, us(1));
         }
@@ -287,7 +311,7 @@ mod tests {
     #[test]
     fn the_timeout_says_whether_a_gap_of_exactly_the_timeout_continues() {
         for (timeout, continues) in [(Timeout::Over(T), true), (Timeout::AtLeast(T), false)] {
-            let mut t: FlowTable = FlowTable::exact(timeout, Clock::Timestamp);
+            let mut t: FlowTable<(), u16> = FlowTable::exact(timeout, Clock::Timestamp);
             t.record(1, 3, us(10));
             assert!(t.live(1, us(10) + T - Time::from_ps(1)).is_some());
             assert_eq!(t.live(1, us(10) + T).is_some(), continues, "{timeout:?}");
@@ -301,7 +325,7 @@ mod tests {
     fn age_bits_end_an_idle_entry_between_one_and_two_timeouts() {
         // Sweeps at every multiple of T; the packet comes at a phase `p` after the sweep at 1000 µs.
         for p in [1, 100, 250, 499] {
-            let mut t: FlowTable = FlowTable::hashed(64, 1, Timeout::Over(T), Clock::AgeBit);
+            let mut t: FlowTable<(), u16> = FlowTable::hashed(64, 1, Timeout::Over(T), Clock::AgeBit);
             assert_eq!(t.sweep_period(), Some(T));
             let seen = us(1000 + p);
             t.record(5, 1, seen);
@@ -313,7 +337,7 @@ mod tests {
             assert!(T < gap && gap < T.mul(2), "phase {p}: ended after {gap:?}");
         }
         // A packet between sweeps clears the age bit, so the entry survives the next sweep.
-        let mut t: FlowTable = FlowTable::exact(Timeout::Over(T), Clock::AgeBit);
+        let mut t: FlowTable<(), u16> = FlowTable::exact(Timeout::Over(T), Clock::AgeBit);
         t.record(5, 1, us(10));
         t.sweep(us(500));
         t.record(5, 1, us(990));
@@ -325,7 +349,7 @@ mod tests {
 
     #[test]
     fn sweeps_and_forget_expire_entries() {
-        let mut t: FlowTable = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
+        let mut t: FlowTable<(), u16> = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
         assert_eq!(t.sweep_period(), Some(us(1000)), "a memory sweep, at least every 1 ms");
         for k in 0..10 {
             t.record(k, 0, us(1));
@@ -340,7 +364,7 @@ mod tests {
         t.forget(us(2101), Timeout::Over(us(1000)));
         assert!(t.get(1).is_none());
 
-        let mut h: FlowTable = FlowTable::hashed(8, 0, Timeout::Over(T), Clock::Timestamp);
+        let mut h: FlowTable<(), u16> = FlowTable::hashed(8, 0, Timeout::Over(T), Clock::Timestamp);
         assert_eq!(h.sweep_period(), None, "fixed memory: nothing to free");
         h.record(1, 0, us(1));
         h.sweep(us(600));
@@ -352,13 +376,13 @@ mod tests {
 
     #[test]
     fn data_is_kept_by_a_continuing_entry_and_fresh_in_a_new_one() {
-        let mut t: FlowTable<u64> = FlowTable::hashed(1, 0, Timeout::Over(T), Clock::AgeBit);
+        let mut t: FlowTable<u64, u16> = FlowTable::hashed(1, 0, Timeout::Over(T), Clock::AgeBit);
         *t.record(1, 0, us(1)) = 42;
         assert_eq!(*t.record(1, 2, us(2)), 42);
         t.sweep(us(500));
         t.sweep(us(1000));
         assert_eq!(*t.record(1, 2, us(1001)), 0, "an ended entry starts over");
-        let mut e: FlowTable<u64> = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
+        let mut e: FlowTable<u64, u16> = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
         *e.record(1, 0, us(1)) = 42;
         e.get_mut(1).unwrap().data += 1;
         assert_eq!(*e.record(1, 0, us(5000)), 43, "an exact entry keeps its data until removed");
@@ -368,12 +392,12 @@ mod tests {
 
     #[test]
     fn state_is_counted_with_keys_for_an_exact_table_and_fixed_for_a_hashed_one() {
-        let entry = std::mem::size_of::<Entry<()>>();
-        let mut e: FlowTable = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
+        let entry = std::mem::size_of::<Entry<(), u16>>();
+        let mut e: FlowTable<(), u16> = FlowTable::exact(Timeout::Over(T), Clock::Timestamp);
         e.record(1, 0, us(1));
         e.record(2, 0, us(1));
         assert_eq!(e.state_bytes(), 2 * (16 + entry));
-        let h: FlowTable = FlowTable::hashed(100, 0, Timeout::Over(T), Clock::Timestamp);
+        let h: FlowTable<(), u16> = FlowTable::hashed(100, 0, Timeout::Over(T), Clock::Timestamp);
         assert_eq!(h.state_bytes(), 100 * entry);
     }
 }

@@ -113,6 +113,7 @@ pub use super::pathsense::{DelaySignal, ProbeScope, SizeGate};
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
+use crate::ids::{FlowId, HostId, LeafId};
 use crate::packet::Packet;
 use crate::units::Time;
 
@@ -128,7 +129,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
     let p = HermesParams::from_params(p).on_fabric(p);
-    let edges = (0..cx.hosts).map(|h| Box::new(Hermes::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    let edges = cx.facts.host_ids().map(|h| Box::new(Hermes::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
@@ -344,17 +345,17 @@ pub struct Hermes {
 }
 
 impl Hermes {
-    pub fn new(cfg: HermesParams, facts: &FabricFacts, host: u32) -> Hermes {
+    pub fn new(cfg: HermesParams, facts: &FabricFacts, host: HostId) -> Hermes {
         Hermes { cfg, paths: Rerouter::new(cfg.rules(), facts, host), counters: HermesCounters::default() }
     }
 
     /// How Hermes judges path `path` towards `dst_leaf` at `now` (for inspection and tests).
-    pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
+    pub fn view(&self, dst_leaf: LeafId, path: u16, now: Time) -> PathView {
         self.paths.view(&self.cfg, dst_leaf, path, now)
     }
 
     /// The path a flow of this host is pinned to, if it has one.
-    pub fn flow_path(&self, flow: u32) -> Option<u16> {
+    pub fn flow_path(&self, flow: FlowId) -> Option<u16> {
         self.paths.flow_path(flow)
     }
 }

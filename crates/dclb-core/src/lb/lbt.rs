@@ -114,6 +114,7 @@ use super::scheme::{per_switch, reflect_path_and_class, scheme_counters, Counter
 use super::{Decision, Hooks, PacketMut, PortsView, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::config::QueueUnit;
 use crate::fabric::FabricFacts;
+use crate::ids::PortId;
 use crate::packet::class;
 use crate::rng::Rng;
 use crate::units::Time;
@@ -221,8 +222,6 @@ pub enum Class {
     Long = 1,
     BestEffort = 2,
 }
-
-const NONE: u32 = u32::MAX;
 
 /// Sequence numbers as a switch reads them: 32 bits.
 const SEQ_MASK: u64 = 0xFFFF_FFFF;
@@ -397,9 +396,9 @@ scheme_counters! {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LastDecision {
     pub class: Class,
-    pub port: u32,
+    pub port: PortId,
     /// The flow's port before this packet (`None` for a new entry or a class change).
-    pub previous: Option<u32>,
+    pub previous: Option<PortId>,
     /// The threshold that applied (0 for short).
     pub threshold: u64,
     /// Every candidate was at or above the threshold.
@@ -485,7 +484,7 @@ impl Lbt {
     }
 
     /// Makes sure group `g` knows every candidate as a member, updating its capacity and bounds.
-    fn admit(&mut self, g: usize, ports: &PortsView, candidates: &[u32]) {
+    fn admit(&mut self, g: usize, ports: &PortsView, candidates: &[PortId]) {
         let (p, mtu, x_s) = (self.p, self.mtu, self.p.x_s_init_bytes as f64);
         let grp = self.group_mut(g);
         if grp.member.is_empty() {
@@ -495,7 +494,7 @@ impl Lbt {
         }
         let mut changed = false;
         for &c in candidates {
-            let i = (c - ports.first()) as usize;
+            let i = ports.local(c);
             if !grp.member[i] {
                 grp.member[i] = true;
                 changed = true;
@@ -506,7 +505,7 @@ impl Lbt {
         }
         let (mut members, mut capacity, mut q1_cap, mut q2_cap) = (0u32, 0.0, u64::MAX, u64::MAX);
         for (i, _) in grp.member.iter().enumerate().filter(|(_, &m)| m) {
-            let port = ports.first() + i as u32;
+            let port = ports.nth(i as u32);
             members += 1;
             capacity += ports.rate(port).bps() as f64 / 8.0;
             let buf = ports.buffer(port);
@@ -545,7 +544,7 @@ impl Lbt {
 }
 
 /// The candidate with the shortest queue, ties uniformly at random.
-fn shortest(ports: &PortsView, rng: &mut Rng, candidates: &[u32]) -> u32 {
+fn shortest(ports: &PortsView, rng: &mut Rng, candidates: &[PortId]) -> PortId {
     let (mut best, mut best_q, mut ties) = (candidates[0], u64::MAX, 0usize);
     for &c in candidates {
         let q = ports.queue_bytes(c);
@@ -563,7 +562,7 @@ fn shortest(ports: &PortsView, rng: &mut Rng, candidates: &[u32]) -> u32 {
 
 /// The longest queue strictly below `limit` (`None` if there is none), or with `limit = u64::MAX`, the
 /// longest of all; ties uniformly at random, except that `keep` wins a tie it is part of.
-fn longest(ports: &PortsView, rng: &mut Rng, candidates: &[u32], limit: u64, keep: Option<u32>) -> Option<u32> {
+fn longest(ports: &PortsView, rng: &mut Rng, candidates: &[PortId], limit: u64, keep: Option<PortId>) -> Option<PortId> {
     let (mut best, mut best_q, mut ties, mut kept) = (None, 0u64, 0usize, false);
     for &c in candidates {
         let q = ports.queue_bytes(c);
@@ -589,13 +588,13 @@ impl SwitchBalancer for Lbt {
         Hooks::CHOOSE_ONLY
     }
 
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let (key, now) = (pkt.five_tuple(), cx.now);
-        let g = if self.spine { cx.facts.leaf_of_host(pkt.dst) as usize } else { 0 };
+        let g = if self.spine { cx.facts.leaf_of_host(pkt.dst).index() } else { 0 };
         self.admit(g, &cx.ports, candidates);
         let (port, mut st) = match self.flows.live(key, now) {
             Some(e) => (e.port, e.data),
-            None => (NONE, FlowData::default()),
+            None => (PortId::NONE, FlowData::default()),
         };
         let cls = self.classify(pkt, &mut st);
         if st.placed && st.class == Class::Short && cls == Class::Long {
@@ -639,7 +638,7 @@ impl SwitchBalancer for Lbt {
         self.last = Some(LastDecision { class: cls, port: chosen, previous: current, threshold, all_above });
         if pkt.payload > 0 {
             let period = self.period;
-            let local = (chosen - cx.ports.first()) as usize;
+            let local = cx.ports.local(chosen);
             let grp = self.groups[g].as_mut().expect("admitted");
             grp.bytes[c] += pkt.wire_bytes as u64;
             grp.mask[local] |= 1 << c;

@@ -41,6 +41,7 @@ use super::params::{scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, PacketMut, SwitchBalancer, SwitchCx};
 use crate::units::Time;
+use crate::ids::PortId;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "letflow",
@@ -100,7 +101,7 @@ impl SwitchBalancer for LetFlow {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let (key, now) = (pkt.five_tuple(), cx.now);
         let port = match self.flowlets.live(key, now) {
             Some(e) if candidates.contains(&e.port) => e.port,

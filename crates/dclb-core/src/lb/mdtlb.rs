@@ -108,6 +108,7 @@ use super::pathsense::{threshold_on_fabric, PathJudge, Rerouter, Rules, Sensing,
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{BuildCx, EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut, Params};
 use crate::fabric::FabricFacts;
+use crate::ids::{FlowId, HostId, LeafId};
 use crate::packet::Packet;
 use crate::units::Time;
 
@@ -123,7 +124,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
     let p = MdtlbParams::from_params(p).on_fabric(p);
-    let edges = (0..cx.hosts).map(|h| Box::new(Mdtlb::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
+    let edges = cx.facts.host_ids().map(|h| Box::new(Mdtlb::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
@@ -496,7 +497,7 @@ pub struct Mdtlb {
 }
 
 impl Mdtlb {
-    pub fn new(cfg: MdtlbParams, facts: &FabricFacts, host: u32) -> Mdtlb {
+    pub fn new(cfg: MdtlbParams, facts: &FabricFacts, host: HostId) -> Mdtlb {
         Mdtlb {
             judge: MdtlbJudge { cfg, th: Thresholds::at(&cfg, 0) },
             paths: Rerouter::new(cfg.rules(), facts, host),
@@ -524,12 +525,12 @@ impl Mdtlb {
     }
 
     /// The path a flow of this host is pinned to, if it has one.
-    pub fn flow_path(&self, flow: u32) -> Option<u16> {
+    pub fn flow_path(&self, flow: FlowId) -> Option<u16> {
         self.paths.flow_path(flow)
     }
 
     /// How MDTLB judges path `path` towards `dst_leaf` at `now`, from the current estimates and thresholds.
-    pub fn view(&self, dst_leaf: u32, path: u16, now: Time) -> PathView {
+    pub fn view(&self, dst_leaf: LeafId, path: u16, now: Time) -> PathView {
         self.paths.view(&self.judge, dst_leaf, path, now)
     }
 
@@ -542,7 +543,7 @@ impl Mdtlb {
         }
         let (mut n, mut good, mut bad) = (0usize, 0usize, 0usize);
         let sense = self.paths.sense();
-        for d in 0..sense.leaves() {
+        for d in sense.leaf_ids() {
             for &p in sense.usable(d) {
                 let v = self.view(d, p, now);
                 if !v.measured || v.level == Level::Failed {
@@ -611,7 +612,7 @@ impl EdgeBalancer for Mdtlb {
         let c = &self.judge.cfg;
         let horizon = c.adapt_interval_us.mul(10);
         let sense = self.paths.sense();
-        if c.adapt_trigger == AdaptTrigger::Timer && (0..sense.leaves()).any(|d| !sense.usable(d).is_empty() && sense.sent_within(d, now, horizon)) {
+        if c.adapt_trigger == AdaptTrigger::Timer && sense.leaf_ids().any(|d| !sense.usable(d).is_empty() && sense.sent_within(d, now, horizon)) {
             self.adapt(now);
         }
         if self.judge.cfg.probe_us == Time::ZERO {

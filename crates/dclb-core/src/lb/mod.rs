@@ -63,6 +63,7 @@ registry::schemes![ecmp, rps, drb, presto, letflow, conga, drill, hermes, clove,
 
 use crate::dre::{Dre, DreConfig};
 use crate::fabric::{Buffer, FabricFacts, Port, PortRole, Threshold};
+use crate::ids::{FlowId, HostId, LeafId, NodeId, PortId, SpineId};
 use crate::packet::{LbHeader, Packet};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
@@ -78,15 +79,57 @@ pub enum SwitchKind {
     Spine,
 }
 
+/// Which switch a balancer instance runs on, with its number among its kind.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SwitchPlace {
+    Leaf(LeafId),
+    Spine(SpineId),
+}
+
+/// A switch as its balancer knows itself. Made by [`SwitchInfo::leaf`] or [`SwitchInfo::spine`], which
+/// take its node id from the fabric's numbering, so that the node, the kind and the number agree.
 #[derive(Copy, Clone, Debug)]
 pub struct SwitchInfo {
     /// Global node id.
-    pub node: u32,
+    pub node: NodeId,
     pub kind: SwitchKind,
-    /// Leaf number or spine number.
-    pub index: u32,
+    /// Leaf number or spine number, by `kind` (read it typed: [`SwitchInfo::place`]).
+    number: u32,
     /// Per-switch hash salt (ECMP-style schemes use it to avoid polarisation).
     pub salt: u64,
+}
+
+impl SwitchInfo {
+    /// Leaf `leaf` of the fabric `facts` describes.
+    pub fn leaf(facts: &FabricFacts, leaf: LeafId, salt: u64) -> SwitchInfo {
+        SwitchInfo { node: facts.leaf_node(leaf), kind: SwitchKind::Leaf, number: leaf.0, salt }
+    }
+    /// Spine `spine` of the fabric `facts` describes.
+    pub fn spine(facts: &FabricFacts, spine: SpineId, salt: u64) -> SwitchInfo {
+        SwitchInfo { node: facts.spine_node(spine), kind: SwitchKind::Spine, number: spine.0, salt }
+    }
+    /// This switch as a leaf or a spine, with its number.
+    #[inline(always)]
+    pub fn place(&self) -> SwitchPlace {
+        match self.kind {
+            SwitchKind::Leaf => SwitchPlace::Leaf(LeafId(self.number)),
+            SwitchKind::Spine => SwitchPlace::Spine(SpineId(self.number)),
+        }
+    }
+    /// The leaf this switch is, or `None` for a spine.
+    #[inline(always)]
+    pub fn as_leaf(&self) -> Option<LeafId> {
+        (self.kind == SwitchKind::Leaf).then_some(LeafId(self.number))
+    }
+    /// The spine this switch is, or `None` for a leaf.
+    #[inline]
+    pub fn as_spine(&self) -> Option<SpineId> {
+        (self.kind == SwitchKind::Spine).then_some(SpineId(self.number))
+    }
+    /// Its number among the switches of its kind, untyped (for the result tables).
+    pub fn number(&self) -> u32 {
+        self.number
+    }
 }
 
 /// A read-only view of one switch's own ports: live queues and the static facts of each port (rate, role,
@@ -95,67 +138,79 @@ pub struct SwitchInfo {
 /// have left by then.
 pub struct PortsView<'a> {
     ports: &'a [Port],
-    first: u32,
+    first: PortId,
     now: Time,
 }
 
 impl<'a> PortsView<'a> {
     /// The ports `first..first + n` of `all`, read at `now`.
-    pub fn new(all: &'a [Port], first: u32, n: u32, now: Time) -> PortsView<'a> {
-        PortsView { ports: &all[first as usize..(first + n) as usize], first, now }
+    pub fn new(all: &'a [Port], first: PortId, n: u32, now: Time) -> PortsView<'a> {
+        PortsView { ports: &all[first.index()..first.index() + n as usize], first, now }
     }
     #[inline]
-    fn get(&self, port: u32) -> &'a Port {
-        &self.ports[(port - self.first) as usize]
+    fn get(&self, port: PortId) -> &'a Port {
+        &self.ports[self.local(port)]
+    }
+    /// Where `port` is among this switch's ports, counted from its first: a leaf's host ports come first
+    /// (by host), then its uplinks (by uplink index); a spine's down links are in slot order.
+    #[inline]
+    pub fn local(&self, port: PortId) -> usize {
+        (port.0 - self.first.0) as usize
+    }
+    /// This switch's port number `i` (counted as in [`PortsView::local`]).
+    #[inline]
+    pub fn nth(&self, i: u32) -> PortId {
+        debug_assert!((i as usize) < self.ports.len(), "the switch has {} ports, not {}", self.ports.len(), i + 1);
+        PortId(self.first.0 + i)
     }
     /// Bytes queued at `port`, the packet in service included.
     #[inline]
-    pub fn queue_bytes(&self, port: u32) -> u64 {
+    pub fn queue_bytes(&self, port: PortId) -> u64 {
         self.get(port).queue_bytes_at(self.now)
     }
     /// Packets queued at `port`, the packet in service included.
     #[inline]
-    pub fn queue_packets(&self, port: u32) -> u32 {
+    pub fn queue_packets(&self, port: PortId) -> u32 {
         self.get(port).queue_packets_at(self.now)
     }
     /// Time to drain this port's queue at its rate (the packet on the wire counted whole).
     #[inline]
-    pub fn queue_delay(&self, port: u32) -> Time {
+    pub fn queue_delay(&self, port: PortId) -> Time {
         self.get(port).queue_delay_at(self.now)
     }
     /// Exactly how long a packet enqueued at `port` now would wait before its serialisation starts: the rest
     /// of the packet on the wire plus the bytes queued behind it ([`Port::wait_time`]). `now` must be the
     /// view's time.
     #[inline]
-    pub fn wait_time(&self, port: u32, now: Time) -> Time {
+    pub fn wait_time(&self, port: PortId, now: Time) -> Time {
         debug_assert_eq!(now, self.now, "a port view reads its queues at its own time");
         self.get(port).wait_time(now)
     }
     /// One-way propagation delay of `port`'s link (static).
-    pub fn delay(&self, port: u32) -> Time {
+    pub fn delay(&self, port: PortId) -> Time {
         self.get(port).delay
     }
-    pub fn rate(&self, port: u32) -> Rate {
+    pub fn rate(&self, port: PortId) -> Rate {
         self.get(port).rate
     }
     /// The port's drop-tail buffer limit (static configuration; the unit it does not count is `MAX`).
-    pub fn buffer(&self, port: u32) -> Buffer {
+    pub fn buffer(&self, port: PortId) -> Buffer {
         let p = self.get(port);
         Buffer { packets: p.cap_packets, bytes: p.cap_bytes }
     }
     /// The port's ECN marking threshold, DCTCP's K (static configuration; `k = 0` never marks).
-    pub fn ecn_threshold(&self, port: u32) -> Threshold {
+    pub fn ecn_threshold(&self, port: PortId) -> Threshold {
         self.get(port).ecn_k
     }
-    pub fn role(&self, port: u32) -> PortRole {
+    pub fn role(&self, port: PortId) -> PortRole {
         self.get(port).role
     }
     /// See [`crate::port::PortLink::slot`]: uplink index, down-link index or host index, by role.
-    pub fn slot(&self, port: u32) -> u32 {
+    pub fn slot(&self, port: PortId) -> u32 {
         self.get(port).slot
     }
     /// Uplink index of a leaf's uplink port (spine * links + link).
-    pub fn uplink_index(&self, port: u32) -> Option<u32> {
+    pub fn uplink_index(&self, port: PortId) -> Option<u32> {
         let p = self.get(port);
         (p.role == PortRole::LeafUp).then_some(p.slot)
     }
@@ -163,24 +218,24 @@ impl<'a> PortsView<'a> {
     /// by now counted, every decay before now applied. Panics on a port without one: a balancer asks for
     /// its estimators in [`SwitchBalancer::rate_estimator`].
     #[inline]
-    pub fn dre(&self, port: u32) -> Dre {
+    pub fn dre(&self, port: PortId) -> Dre {
         self.estimator(port).at(self.now)
     }
     /// The rate estimator's register of `port` just after the packet it admitted last finishes sending:
     /// in `on_enqueue`, the packet in hand (what its departure would read; the port knows it at admission).
     #[inline]
-    pub fn dre_at_departure(&self, port: u32) -> Dre {
+    pub fn dre_at_departure(&self, port: PortId) -> Dre {
         self.estimator(port).at_last_departure()
     }
     #[inline]
-    fn estimator(&self, port: u32) -> &'a crate::dre::RateEstimator {
+    fn estimator(&self, port: PortId) -> &'a crate::dre::RateEstimator {
         match self.get(port).rate_estimator() {
             Some(e) => e,
             None => panic!("port {port} keeps no rate estimator: a balancer asks for one in SwitchBalancer::rate_estimator"),
         }
     }
-    /// Global id of this switch's first port; its ports are `first()..first() + len()`.
-    pub fn first(&self) -> u32 {
+    /// Global id of this switch's first port; its ports are `first()..first() + len()` ([`PortsView::ids`]).
+    pub fn first(&self) -> PortId {
         self.first
     }
     pub fn len(&self) -> u32 {
@@ -190,8 +245,8 @@ impl<'a> PortsView<'a> {
         self.ports.is_empty()
     }
     /// Global ids of this switch's ports.
-    pub fn ids(&self) -> std::ops::Range<u32> {
-        self.first..self.first + self.len()
+    pub fn ids(&self) -> impl Iterator<Item = PortId> + Clone {
+        (self.first.0..self.first.0 + self.len()).map(PortId)
     }
 }
 
@@ -263,7 +318,7 @@ pub struct SwitchCx<'a> {
     pub alarms: &'a mut Alarms,
     /// In `on_arrival` and `choose`: this switch's own port on the link the packet came in by (a real
     /// switch knows its ingress port). `None` in the other hooks and for a packet made at this switch.
-    pub ingress: Option<u32>,
+    pub ingress: Option<PortId>,
 }
 
 impl SwitchCx<'_> {
@@ -287,7 +342,7 @@ pub enum DropReason {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Send on this port (one of the candidates).
-    Forward(u32),
+    Forward(PortId),
     /// Drop this packet.
     Drop(DropReason),
     /// Drop this packet and tell the source, in a packet, that the network gave up on its flow.
@@ -324,16 +379,16 @@ impl Hooks {
 pub trait SwitchBalancer: Send {
     /// Picks the egress for `pkt` among `candidates` (never empty; a single entry only when the balancer's
     /// [`Hooks::choose_single`] asks for it). May read the packet and write its balancer header.
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision;
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision;
     /// Every packet arriving at the switch, before routing: feedback rides on data and ACKs.
     fn on_arrival(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut) {}
     /// After the packet was accepted into `port`'s queue and the port's own DCTCP marking applied; a scheme
     /// may set or clear its CE mark here (TAM).
-    fn on_enqueue(&mut self, _cx: &mut SwitchCx, _pkt: &mut MarkablePacket, _port: u32) {}
+    fn on_enqueue(&mut self, _cx: &mut SwitchCx, _pkt: &mut MarkablePacket, _port: PortId) {}
     /// When the packet finishes serialisation on `port`. A balancer that implements it makes its switch's
     /// ports event-driven (an event per packet and hop when its serialisation ends) so that the hook runs at
     /// that time; a rate estimate needs no hook ([`SwitchBalancer::rate_estimator`]).
-    fn on_departure(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: u32) {}
+    fn on_departure(&mut self, _cx: &mut SwitchCx, _pkt: &mut PacketMut, _port: PortId) {}
     /// The rate estimators this balancer reads ([`PortsView::dre`]): asked once, when it is installed; the
     /// ports of its switch whose role is listed then keep a DRE ([`crate::dre`]) with that configuration.
     /// None by default.
@@ -367,8 +422,8 @@ pub trait SwitchBalancer: Send {
 /// What the host knows about one of its own flows when its edge balancer runs.
 #[derive(Copy, Clone, Debug)]
 pub struct FlowView {
-    pub flow: u32,
-    pub dst: u32,
+    pub flow: FlowId,
+    pub dst: HostId,
     /// Total bytes (saturated for unbounded flows).
     pub size: u64,
     pub start: Time,
@@ -386,14 +441,14 @@ pub struct FlowView {
 /// A probe an edge balancer wants sent: to `dst` along path tag `path`.
 #[derive(Copy, Clone, Debug)]
 pub struct ProbeRequest {
-    pub dst: u32,
+    pub dst: HostId,
     pub path: u16,
 }
 
 pub struct EdgeCx<'a> {
     pub now: Time,
     /// This host's id.
-    pub host: u32,
+    pub host: HostId,
     pub facts: &'a FabricFacts,
     pub rng: &'a mut Rng,
     /// Probes to send when the hook returns.

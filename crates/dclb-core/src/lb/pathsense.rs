@@ -72,6 +72,7 @@ use super::flowtable::{Clock, Entry, FlowTable, Timeout};
 use super::params::{param_choice, Params};
 use super::{EdgeCx, FlowView, PacketMut, ProbeRequest};
 use crate::fabric::FabricFacts;
+use crate::ids::{FlowId, HostId, LeafId};
 use crate::packet::{Packet, NO_PATH};
 use crate::rng::Rng;
 use crate::units::Time;
@@ -280,10 +281,9 @@ pub struct Sensing {
 /// One host's estimates of every path to every other leaf, and the probing that keeps them current.
 pub struct PathTable {
     cfg: Sensing,
-    host: u32,
-    my_leaf: u32,
+    host: HostId,
+    my_leaf: LeafId,
     uplinks: u32,
-    hosts_per_leaf: u32,
     /// `paths[dst_leaf * uplinks + uplink]`.
     paths: Vec<PathState>,
     /// Uplinks that reach each destination leaf (static routing facts), for probing.
@@ -293,9 +293,10 @@ pub struct PathTable {
 }
 
 impl PathTable {
-    pub fn new(cfg: Sensing, facts: &FabricFacts, host: u32) -> PathTable {
+    pub fn new(cfg: Sensing, facts: &FabricFacts, host: HostId) -> PathTable {
         let my_leaf = facts.leaf_of_host(host);
-        let usable = (0..facts.leaves)
+        let usable = facts
+            .leaf_ids()
             .map(|d| if d == my_leaf { Vec::new() } else { (0..facts.uplinks).filter(|&u| facts.path_delay(my_leaf, u, d) != Time::MAX).map(|u| u as u16).collect() })
             .collect();
         PathTable {
@@ -303,7 +304,6 @@ impl PathTable {
             host,
             my_leaf,
             uplinks: facts.uplinks,
-            hosts_per_leaf: facts.hosts_per_leaf,
             paths: vec![PathState::default(); (facts.leaves * facts.uplinks) as usize],
             usable,
             last_active: vec![Time::MAX; facts.leaves as usize],
@@ -311,41 +311,41 @@ impl PathTable {
     }
 
     #[inline]
-    fn idx(&self, dst_leaf: u32, path: u16) -> usize {
-        (dst_leaf * self.uplinks + path as u32) as usize
+    fn idx(&self, dst_leaf: LeafId, path: u16) -> usize {
+        dst_leaf.index() * self.uplinks as usize + path as usize
     }
 
     /// The estimates of path `path` towards `dst_leaf`.
     #[inline]
-    pub fn get(&self, dst_leaf: u32, path: u16) -> &PathState {
+    pub fn get(&self, dst_leaf: LeafId, path: u16) -> &PathState {
         &self.paths[self.idx(dst_leaf, path)]
     }
 
     #[inline]
-    pub fn get_mut(&mut self, dst_leaf: u32, path: u16) -> &mut PathState {
+    pub fn get_mut(&mut self, dst_leaf: LeafId, path: u16) -> &mut PathState {
         let i = self.idx(dst_leaf, path);
         &mut self.paths[i]
     }
 
-    /// Number of leaves (destination leaf indices run below it).
-    pub fn leaves(&self) -> u32 {
-        self.usable.len() as u32
+    /// Every leaf of the fabric (the table has a row for each, its own leaf's empty).
+    pub fn leaf_ids(&self) -> impl Iterator<Item = LeafId> + use<> {
+        (0..self.usable.len() as u32).map(LeafId)
     }
 
     /// The uplinks that reach `dst_leaf` (none for the host's own leaf).
-    pub fn usable(&self, dst_leaf: u32) -> &[u16] {
-        &self.usable[dst_leaf as usize]
+    pub fn usable(&self, dst_leaf: LeafId) -> &[u16] {
+        &self.usable[dst_leaf.index()]
     }
 
     /// Notes that the host sends data towards `dst_leaf` at `now` (the probing scope follows it).
     #[inline]
-    pub fn note_sending(&mut self, dst_leaf: u32, now: Time) {
-        self.last_active[dst_leaf as usize] = now;
+    pub fn note_sending(&mut self, dst_leaf: LeafId, now: Time) {
+        self.last_active[dst_leaf.index()] = now;
     }
 
     /// Whether the host sent data towards `dst_leaf` within `horizon` before `now`.
-    pub fn sent_within(&self, dst_leaf: u32, now: Time, horizon: Time) -> bool {
-        let la = self.last_active[dst_leaf as usize];
+    pub fn sent_within(&self, dst_leaf: LeafId, now: Time, horizon: Time) -> bool {
+        let la = self.last_active[dst_leaf.index()];
         la != Time::MAX && now.saturating_sub(la) <= horizon
     }
 
@@ -354,7 +354,7 @@ impl PathTable {
     pub fn sample_answer(&mut self, now: Time, facts: &FabricFacts, answer: &Packet) {
         let path = answer.lb.echo_path;
         let dst_leaf = facts.leaf_of_host(answer.src);
-        if path == NO_PATH || path as u32 >= self.uplinks || dst_leaf == self.my_leaf || dst_leaf >= self.leaves() {
+        if path == NO_PATH || path as u32 >= self.uplinks || dst_leaf == self.my_leaf || dst_leaf.index() >= self.usable.len() {
             return;
         }
         let delay = delay_of(self.cfg.delay_signal == DelaySignal::OneWay, now, answer);
@@ -364,13 +364,13 @@ impl PathTable {
 
     /// Counts a data packet of `bytes` sent on a path.
     #[inline]
-    pub fn count_sent(&mut self, dst_leaf: u32, path: u16, now: Time, bytes: u32) {
+    pub fn count_sent(&mut self, dst_leaf: LeafId, path: u16, now: Time, bytes: u32) {
         let c = self.cfg;
         self.get_mut(dst_leaf, path).count_sent(now, bytes, c.dre_tau, c.retx_window);
     }
 
     /// Charges a retransmission to a path and returns its estimates, for the scheme's failure rule.
-    pub fn count_retx(&mut self, dst_leaf: u32, path: u16, now: Time) -> &PathState {
+    pub fn count_retx(&mut self, dst_leaf: LeafId, path: u16, now: Time) -> &PathState {
         let w = self.cfg.retx_window;
         let ps = self.get_mut(dst_leaf, path);
         ps.count_retx(now, w);
@@ -378,27 +378,27 @@ impl PathTable {
     }
 
     /// Counts a retransmission timeout of a flow on a path (cleared by the path's next answer).
-    pub fn count_timeout(&mut self, dst_leaf: u32, path: u16) {
+    pub fn count_timeout(&mut self, dst_leaf: LeafId, path: u16) {
         self.get_mut(dst_leaf, path).timeouts += 1;
     }
 
     /// Whether `dst_leaf` is in the probing scope at `now`.
-    pub fn in_probe_scope(&self, dst_leaf: u32, now: Time) -> bool {
+    pub fn in_probe_scope(&self, dst_leaf: LeafId, now: Time) -> bool {
         self.cfg.probe_scope == ProbeScope::All || self.sent_within(dst_leaf, now, self.cfg.probe_interval.mul(10))
     }
 
     /// One probe round (module doc). `rank` orders a destination's paths by the scheme's judgement, lowest
     /// best; the first in uplink order wins a tie. Random draws: two per leaf with more than three paths.
     pub fn probe_round<K: PartialOrd>(&mut self, cx: &mut EdgeCx, rank: impl Fn(&PathState) -> (K, f64)) {
-        let now = cx.now;
-        for d in 0..self.leaves() {
-            let n = self.usable[d as usize].len();
+        let (now, facts) = (cx.now, cx.facts);
+        for d in facts.leaf_ids() {
+            let n = self.usable[d.index()].len();
             if n == 0 || !self.in_probe_scope(d, now) {
                 continue;
             }
             if n <= 3 {
                 for k in 0..n {
-                    let p = self.usable[d as usize][k];
+                    let p = self.usable[d.index()][k];
                     self.send_probe(cx, d, p);
                 }
                 continue;
@@ -408,7 +408,7 @@ impl PathTable {
             if b >= a {
                 b += 1;
             }
-            let usable = &self.usable[d as usize];
+            let usable = &self.usable[d.index()];
             let mut best = 0usize;
             let mut key = rank(self.get(d, usable[0]));
             for (k, &p) in usable.iter().enumerate().skip(1) {
@@ -427,12 +427,13 @@ impl PathTable {
         }
     }
 
-    fn send_probe(&mut self, cx: &mut EdgeCx, dst_leaf: u32, path: u16) {
+    fn send_probe(&mut self, cx: &mut EdgeCx, dst_leaf: LeafId, path: u16) {
         let ps = self.get_mut(dst_leaf, path);
         if ps.probe_pending == Time::MAX {
             ps.probe_pending = cx.now;
         }
-        let dst = dst_leaf * self.hosts_per_leaf + self.host % self.hosts_per_leaf;
+        // The host of the destination leaf with this host's place on its own leaf.
+        let dst = cx.facts.host_on_leaf(dst_leaf, cx.facts.host_rank(self.host));
         cx.probes.push(ProbeRequest { dst, path });
     }
 
@@ -616,9 +617,9 @@ impl Rules {
 }
 
 /// What the skeleton keeps per flow besides its path and when it last sent (the flow table's port and clock).
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug)]
 struct FlowState {
-    dst_leaf: u32,
+    dst_leaf: LeafId,
     /// Last time a move was considered (the reroute interval).
     last_attempt: Option<Time>,
     /// The retransmission timer fired since the flow was last placed.
@@ -627,6 +628,13 @@ struct FlowState {
     /// another path (set to the highest byte sent when the flow moves), or belong to a recovery episode
     /// already charged (set to the highest byte sent at each retransmission; see [`retx_charged`]).
     charge_from: u64,
+}
+
+impl Default for FlowState {
+    /// A flow table's fresh entry; `dst_leaf` is set when the flow is placed.
+    fn default() -> Self {
+        FlowState { dst_leaf: LeafId(0), last_attempt: None, timed_out: false, charge_from: 0 }
+    }
 }
 
 /// Why a packet went where it went.
@@ -660,7 +668,7 @@ pub struct Rerouter {
     rules: Rules,
     sense: PathTable,
     /// Each flow's path; idle longer than the flowlet timeout, a flow may move.
-    flows: FlowTable<FlowState>,
+    flows: FlowTable<FlowState, u16>,
     /// Scratch: the views of the candidate paths of the decision at hand.
     views: Vec<PathView>,
 }
@@ -682,7 +690,7 @@ fn judged<J: PathJudge>(judge: &J, r: &Rules, ps: &PathState, now: Time) -> Path
 }
 
 impl Rerouter {
-    pub fn new(rules: Rules, facts: &FabricFacts, host: u32) -> Rerouter {
+    pub fn new(rules: Rules, facts: &FabricFacts, host: HostId) -> Rerouter {
         Rerouter {
             rules,
             sense: PathTable::new(rules.sensing, facts, host),
@@ -697,13 +705,13 @@ impl Rerouter {
     }
 
     /// How `judge` sees path `path` towards `dst_leaf` at `now`.
-    pub fn view<J: PathJudge>(&self, judge: &J, dst_leaf: u32, path: u16, now: Time) -> PathView {
+    pub fn view<J: PathJudge>(&self, judge: &J, dst_leaf: LeafId, path: u16, now: Time) -> PathView {
         judged(judge, &self.rules, self.sense.get(dst_leaf, path), now)
     }
 
     /// The path a flow of this host is pinned to, if it has one.
-    pub fn flow_path(&self, flow: u32) -> Option<u16> {
-        self.flows.get(flow as u128).map(|e| e.port as u16)
+    pub fn flow_path(&self, flow: FlowId) -> Option<u16> {
+        self.flows.get(flow.key()).map(|e| e.port)
     }
 
     /// The path for a data packet of `flow` among `paths` (module doc, "Rerouting"), counted as sent on it.
@@ -711,13 +719,13 @@ impl Rerouter {
         let now = cx.now;
         let dl = cx.facts.leaf_of_host(flow.dst);
         self.sense.note_sending(dl, now);
-        let key = flow.flow as u128;
+        let key = flow.flow.key();
         let routed = match self.flows.get(key).copied() {
             None => {
                 // With every path failed, a new flow still has to go somewhere: a random one.
                 let (placed, fallback) = self.place(judge, cx.rng, dl, paths, now);
                 let p = placed.unwrap_or_else(|| paths[cx.rng.below(paths.len())]);
-                *self.flows.record(key, p as u32, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
+                *self.flows.record(key, p, now) = FlowState { dst_leaf: dl, ..FlowState::default() };
                 Routed { path: p, why: Why::New, moved: false, fallback }
             }
             Some(entry) => self.route_placed(judge, cx, flow, pkt, paths, dl, entry),
@@ -728,9 +736,9 @@ impl Rerouter {
 
     /// [`Rerouter::choose_path`] for a flow that has a path.
     #[allow(clippy::too_many_arguments)]
-    fn route_placed<J: PathJudge>(&mut self, judge: &J, cx: &mut EdgeCx, flow: &FlowView, pkt: &PacketMut, paths: &[u16], dl: u32, entry: Entry<FlowState>) -> Routed {
+    fn route_placed<J: PathJudge>(&mut self, judge: &J, cx: &mut EdgeCx, flow: &FlowView, pkt: &PacketMut, paths: &[u16], dl: LeafId, entry: Entry<FlowState, u16>) -> Routed {
         let now = cx.now;
-        let (cur, mut e) = (entry.port as u16, entry.data);
+        let (cur, mut e) = (entry.port, entry.data);
         let on_cur = paths.contains(&cur);
         if flow.retransmission && retx_charged(&mut e.charge_from, pkt.seq, flow.sent) && on_cur {
             self.count_retx(judge, dl, cur, now);
@@ -766,13 +774,13 @@ impl Rerouter {
         if next != cur {
             e.charge_from = e.charge_from.max(flow.sent);
         }
-        *self.flows.record(flow.flow as u128, next as u32, now) = e;
+        *self.flows.record(flow.flow.key(), next, now) = e;
         Routed { path: next, why, moved: next != cur, fallback }
     }
 
     /// Charges a retransmission to a path, and fails the path if its retransmission fraction is excessive
     /// and the judge does not call its losses congestion.
-    fn count_retx<J: PathJudge>(&mut self, judge: &J, dst_leaf: u32, path: u16, now: Time) {
+    fn count_retx<J: PathJudge>(&mut self, judge: &J, dst_leaf: LeafId, path: u16, now: Time) {
         let r = self.rules;
         if self.sense.count_retx(dst_leaf, path, now).retx_excessive(r.fail_retx_fraction) && !judge.losses_are_congestion(&self.view(judge, dst_leaf, path, now)) {
             self.sense.get_mut(dst_leaf, path).failed_until = now + r.fail_hold;
@@ -780,7 +788,7 @@ impl Rerouter {
     }
 
     /// Fills `views` with the views of `paths` (each judged once per decision).
-    fn judge_all<J: PathJudge>(&mut self, judge: &J, dst_leaf: u32, paths: &[u16], now: Time) {
+    fn judge_all<J: PathJudge>(&mut self, judge: &J, dst_leaf: LeafId, paths: &[u16], now: Time) {
         self.views.clear();
         for &p in paths {
             let v = judged(judge, &self.rules, self.sense.get(dst_leaf, p), now);
@@ -790,7 +798,7 @@ impl Rerouter {
 
     /// Among `paths` whose view passes `ok`, the least loaded (random tie-break); `views` must be theirs. The
     /// load (an exponential decay) is worked out only for the paths that pass.
-    fn least_loaded(&self, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
+    fn least_loaded(&self, rng: &mut Rng, dst_leaf: LeafId, paths: &[u16], now: Time, ok: impl Fn(u16, &PathView) -> bool) -> Option<u16> {
         let dre_tau = self.rules.sensing.dre_tau;
         let candidates = paths.iter().zip(&self.views).filter(|(&p, v)| ok(p, v));
         pick_least_loaded(rng, candidates.map(|(&p, _)| (p, self.sense.get(dst_leaf, p).load(now, dre_tau))))
@@ -798,7 +806,7 @@ impl Rerouter {
 
     /// The least loaded path of the first placement level that has one, else the fallback among the paths
     /// that have not failed (`true` when it was taken); `None` when every path has failed.
-    fn place<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: u32, paths: &[u16], now: Time) -> (Option<u16>, bool) {
+    fn place<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: LeafId, paths: &[u16], now: Time) -> (Option<u16>, bool) {
         self.judge_all(judge, dst_leaf, paths, now);
         for &level in J::PLACE_ON {
             if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |_, v| v.level == level) {
@@ -825,7 +833,7 @@ impl Rerouter {
     /// A path of the placement levels, in turn, that the judge calls notably better than `cur` (seen as
     /// `here`), least loaded first; `None` if there is none.
     #[allow(clippy::too_many_arguments)]
-    fn notably_better<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: u32, cur: u16, here: &PathView, paths: &[u16], now: Time) -> Option<u16> {
+    fn notably_better<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: LeafId, cur: u16, here: &PathView, paths: &[u16], now: Time) -> Option<u16> {
         self.judge_all(judge, dst_leaf, paths, now);
         for &level in J::PLACE_ON {
             if let Some(p) = self.least_loaded(rng, dst_leaf, paths, now, |p, v| v.level == level && p != cur && judge.notably_better(here, v)) {
@@ -840,16 +848,16 @@ impl Rerouter {
     pub fn on_ack(&mut self, cx: &EdgeCx, flow: &FlowView, ack: &Packet) {
         self.sense.sample_answer(cx.now, cx.facts, ack);
         if flow.acked >= flow.size {
-            self.flows.remove(flow.flow as u128);
+            self.flows.remove(flow.flow.key());
         }
     }
 
     /// A retransmission timeout of `flow`: it is placed again at its next packet, and its path counts a
     /// timeout.
     pub fn on_timeout(&mut self, flow: &FlowView) {
-        if let Some(e) = self.flows.get_mut(flow.flow as u128) {
+        if let Some(e) = self.flows.get_mut(flow.flow.key()) {
             e.data.timed_out = true;
-            self.sense.count_timeout(e.data.dst_leaf, e.port as u16);
+            self.sense.count_timeout(e.data.dst_leaf, e.port);
         }
     }
 

@@ -69,6 +69,7 @@ use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
 use super::{EdgeBalancer, EdgeCx, FlowView, Installed, PacketMut};
 use crate::fabric::FabricFacts;
+use crate::ids::{FlowId, LeafId};
 use crate::packet::{Packet, PacketKind, NO_PATH};
 
 pub const SPEC: SchemeSpec = SchemeSpec {
@@ -79,7 +80,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     params: PrestoParams::SPECS,
     install: |cx, p| {
         let p = PrestoParams::from_params(p);
-        Installed::Edges((0..cx.hosts).map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start).weighted(p.weights)) as Box<dyn EdgeBalancer>).collect())
+        Installed::Edges(cx.facts.host_ids().map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start).weighted(p.weights)) as Box<dyn EdgeBalancer>).collect())
     },
     reflect: reflect_path_and_class,
 };
@@ -164,7 +165,7 @@ struct Rotation {
 }
 
 impl Rotation {
-    fn new(facts: &FabricFacts, src_leaf: u32, dst_leaf: u32, paths: &[u16]) -> Rotation {
+    fn new(facts: &FabricFacts, src_leaf: LeafId, dst_leaf: LeafId, paths: &[u16]) -> Rotation {
         let rates: Vec<u64> = paths.iter().map(|&u| facts.path_rate(src_leaf, u as u32, dst_leaf).bps()).collect();
         let turns = smooth_wrr(&capacity_weights(&rates)).into_iter().map(|i| paths[i]).collect();
         Rotation { paths: paths.to_vec(), turns }
@@ -218,8 +219,8 @@ impl Presto {
     }
 
     /// Flowcells opened so far by `flow` (0 if the flow has no state).
-    pub fn cells_of(&self, flow: u32) -> u32 {
-        self.flows.get(&(flow as u128)).map_or(0, |c| c.cells)
+    pub fn cells_of(&self, flow: FlowId) -> u32 {
+        self.flows.get(&flow.key()).map_or(0, |c| c.cells)
     }
 }
 
@@ -230,10 +231,10 @@ impl EdgeBalancer for Presto {
             PrestoWeights::Equal => paths,
             PrestoWeights::Capacity => {
                 let (src_leaf, dst_leaf) = (cx.facts.leaf_of_host(cx.host), cx.facts.leaf_of_host(flow.dst));
-                if self.rotations.len() <= dst_leaf as usize {
-                    self.rotations.resize(dst_leaf as usize + 1, None);
+                if self.rotations.len() <= dst_leaf.index() {
+                    self.rotations.resize(dst_leaf.index() + 1, None);
                 }
-                let slot = &mut self.rotations[dst_leaf as usize];
+                let slot = &mut self.rotations[dst_leaf.index()];
                 if slot.as_ref().is_none_or(|r| r.paths != paths) {
                     *slot = Some(Rotation::new(cx.facts, src_leaf, dst_leaf, paths));
                 }
@@ -243,7 +244,7 @@ impl EdgeBalancer for Presto {
         let n = turns.len();
         let len = pkt.payload as u64;
         let random_start = self.random_start;
-        let c = self.flows.entry(flow.flow as u128).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
+        let c = self.flows.entry(flow.flow.key()).or_insert_with(|| Cell { bytes: 0, rr: if random_start { cx.rng.below(n) as u32 } else { 0 }, tag: NO_PATH, cells: 0 });
         if c.tag == NO_PATH {
             // First segment of the flow opens its first cell.
             c.cells = 1;
@@ -265,14 +266,14 @@ impl EdgeBalancer for Presto {
         }
         let tag = c.tag;
         if pkt.kind == PacketKind::Udp && pkt.seq + len >= flow.size {
-            self.flows.remove(&(flow.flow as u128));
+            self.flows.remove(&flow.flow.key());
         }
         tag
     }
 
     fn on_ack(&mut self, _cx: &mut EdgeCx, flow: &FlowView, _ack: &Packet) {
         if flow.acked >= flow.size {
-            self.flows.remove(&(flow.flow as u128));
+            self.flows.remove(&flow.flow.key());
         }
     }
 

@@ -12,6 +12,7 @@
 use super::PacketMut;
 use super::scheme::{per_switch, reflect_path_and_class, Placement, SchemeSpec};
 use super::{Decision, SwitchBalancer, SwitchCx};
+use crate::ids::PortId;
 
 pub const SPEC: SchemeSpec = SchemeSpec {
     name: "rps",
@@ -29,7 +30,7 @@ impl SwitchBalancer for Rps {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, _pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         Decision::Forward(candidates[cx.rng.below(candidates.len())])
     }
 }

@@ -8,6 +8,7 @@
 use super::PacketMut;
 use super::ecmp::flow_hash_index;
 use super::{Decision, SwitchBalancer, SwitchCx, SwitchKind};
+use crate::ids::PortId;
 use crate::packet::NO_PATH;
 
 pub struct SourceRoute {
@@ -24,7 +25,7 @@ impl SwitchBalancer for SourceRoute {
     fn hooks(&self) -> super::Hooks {
         super::Hooks::CHOOSE_ONLY
     }
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         if pkt.lb.path != NO_PATH {
             let tag = pkt.lb.path as u32;
             let lpp = cx.facts.links_per_pair;

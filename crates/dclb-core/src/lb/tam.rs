@@ -107,6 +107,7 @@ use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Installed, Placement, SchemeSpec};
 use super::{Decision, Hooks, MarkablePacket, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
 use crate::fabric::{FabricFacts, PortRole};
+use crate::ids::{LeafId, PortId};
 use crate::packet::{class, Packet, PacketKind};
 use crate::units::{Bytes, Rate, Time};
 
@@ -277,10 +278,10 @@ pub fn k_star(rate: Rate, rtt: Time) -> u64 {
 }
 
 /// One row of the flow table (Table 2), at a switch that classifies the flow.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FlowEntry {
     /// Forwarding port of the flow's latest packet (global port id).
-    pub port: u32,
+    pub port: PortId,
     /// Arrival of the flow's latest packet at this switch (forwarding time).
     pub last_seen: Time,
     /// Packets forwarded (data and SYN; an ACK stream's entry counts none).
@@ -293,8 +294,15 @@ pub struct FlowEntry {
     /// The flow's last byte went by (FIN); it no longer counts as long anywhere.
     pub finished: bool,
     /// Activity sign: the port and period (epoch + 1; 0 = never) in which the flow was last counted active.
-    active_port: u32,
+    active_port: PortId,
     active_epoch: u32,
+}
+
+impl Default for FlowEntry {
+    /// A flow not yet forwarded: no port, no counts.
+    fn default() -> Self {
+        FlowEntry { port: PortId::NONE, last_seen: Time::ZERO, pkts: 0, bytes: 0, is_long: false, counted: false, finished: false, active_port: PortId::NONE, active_epoch: 0 }
+    }
 }
 
 /// One row of the port table (Table 3).
@@ -347,8 +355,8 @@ scheme_counters! {
 pub struct Tam {
     p: TamParams,
     kind: SwitchKind,
-    /// Leaf or spine number.
-    index: u32,
+    /// The leaf this switch is (`None`: a spine): the source leaf of its hosts' flows.
+    leaf: Option<LeafId>,
     salt: u64,
     k_star_rtt: Time,
     short_window: Time,
@@ -356,10 +364,10 @@ pub struct Tam {
     flows: FlowMap<FlowEntry>,
     /// One entry per port of this switch, indexed from its first port.
     ports: Vec<PortState>,
-    /// Global id of this switch's first port (learned from the context; `u32::MAX` before any hook).
-    first: u32,
+    /// Global id of this switch's first port (learned from the context; `PortId::NONE` before any hook).
+    first: PortId,
     /// Scratch: (port, delay, long count) of the candidates being compared.
-    cands: Vec<(u32, Time, u32)>,
+    cands: Vec<(PortId, Time, u32)>,
     counters: TamCounters,
 }
 
@@ -374,14 +382,14 @@ impl Tam {
         Tam {
             p: *p,
             kind: me.kind,
-            index: me.index,
+            leaf: me.as_leaf(),
             salt: me.salt,
             k_star_rtt: auto(p.k_star_rtt_us),
             short_window: auto(p.short_active_us),
             period: auto(p.port_period_us),
             flows: FlowMap::default(),
             ports: vec![PortState::default(); n_ports as usize],
-            first: u32::MAX,
+            first: PortId::NONE,
             cands: Vec::new(),
             counters: TamCounters::default(),
         }
@@ -393,15 +401,15 @@ impl Tam {
     }
 
     /// The port-table entry of one of this switch's ports (default before the switch's first hook).
-    pub fn port_state(&self, port: u32) -> PortState {
-        if self.first == u32::MAX {
+    pub fn port_state(&self, port: PortId) -> PortState {
+        if self.first == PortId::NONE {
             return PortState::default();
         }
-        self.ports[(port - self.first) as usize]
+        self.ports[self.slot(port)]
     }
 
     /// Long flows assigned to `port` ([`PortState::total_long`]).
-    pub fn total_long(&self, port: u32) -> u32 {
+    pub fn total_long(&self, port: PortId) -> u32 {
         self.port_state(port).total_long
     }
 
@@ -415,7 +423,7 @@ impl Tam {
     }
 
     /// Whether a short flow counts as active on `port` at `now`.
-    pub fn short_active(&self, port: u32, now: Time) -> bool {
+    pub fn short_active(&self, port: PortId, now: Time) -> bool {
         self.port_state(port).last_short.is_some_and(|t| now.saturating_sub(t) <= self.short_window)
     }
 
@@ -425,8 +433,8 @@ impl Tam {
     }
 
     #[inline]
-    fn slot(&self, port: u32) -> usize {
-        (port - self.first) as usize
+    fn slot(&self, port: PortId) -> usize {
+        (port.0 - self.first.0) as usize
     }
 
     /// Whether switches other than the source leaf classify flows themselves.
@@ -445,7 +453,7 @@ impl Tam {
     }
 
     /// The long-flow count of `port` that ranks it, without `e` itself if asked.
-    fn long_count(&mut self, port: u32, now: Time, e: Option<&FlowEntry>) -> u32 {
+    fn long_count(&mut self, port: PortId, now: Time, e: Option<&FlowEntry>) -> u32 {
         let s = self.slot(port);
         let exclude = self.p.exclude_self_on_reroute;
         match self.p.long_count_basis {
@@ -463,9 +471,13 @@ impl Tam {
     }
 
     /// Transmission delay of `port` towards `dst_leaf` (queueing + propagation), and its queueing delay.
-    fn delays(&self, cx: &SwitchCx, port: u32, dst_leaf: u32) -> (Time, Time) {
+    fn delays(&self, cx: &SwitchCx, port: PortId, dst_leaf: LeafId) -> (Time, Time) {
         let q = cx.ports.queue_delay(port);
-        let mut pd = cx.ports.uplink_index(port).map_or(Time::ZERO, |u| cx.facts.path_delay(cx.me.index, u, dst_leaf));
+        // Only a leaf's ports are uplinks.
+        let mut pd = match (self.leaf, cx.ports.uplink_index(port)) {
+            (Some(leaf), Some(u)) => cx.facts.path_delay(leaf, u, dst_leaf),
+            _ => Time::ZERO,
+        };
         if self.p.delay_includes_serialisation {
             pd += cx.ports.rate(port).tx_time(Bytes(cx.facts.mtu_wire_bytes as u64));
         }
@@ -474,7 +486,7 @@ impl Tam {
 
     /// Picks among `self.cands` (port, key, count): the smallest `first` key (within the delay tolerance when
     /// `first_is_delay`), then the smallest second key, then at random.
-    fn pick(&mut self, cx: &mut SwitchCx, by_delay_first: bool) -> u32 {
+    fn pick(&mut self, cx: &mut SwitchCx, by_delay_first: bool) -> PortId {
         let tol = self.p.delay_tie_tolerance_us;
         let c = &mut self.cands;
         // Stage 1.
@@ -503,7 +515,7 @@ impl Tam {
     }
 
     /// The short-flow rule: smallest transmission delay, then fewest long flows, then random.
-    fn fastest(&mut self, cx: &mut SwitchCx, candidates: &[u32], dst_leaf: u32) -> u32 {
+    fn fastest(&mut self, cx: &mut SwitchCx, candidates: &[PortId], dst_leaf: LeafId) -> PortId {
         self.cands.clear();
         for &port in candidates {
             let (t, _) = self.delays(cx, port, dst_leaf);
@@ -515,7 +527,7 @@ impl Tam {
 
     /// The long-flow rule at a flowlet boundary: fewest long flows (not counting `e` itself), then smallest
     /// delay (`long_tiebreak`), then random.
-    fn fewest_long(&mut self, cx: &mut SwitchCx, candidates: &[u32], dst_leaf: u32, e: &FlowEntry) -> u32 {
+    fn fewest_long(&mut self, cx: &mut SwitchCx, candidates: &[PortId], dst_leaf: LeafId, e: &FlowEntry) -> PortId {
         self.cands.clear();
         for &port in candidates {
             let (t, q) = self.delays(cx, port, dst_leaf);
@@ -529,7 +541,7 @@ impl Tam {
         self.pick(cx, false)
     }
 
-    fn hash(&self, pkt: &Packet, candidates: &[u32]) -> u32 {
+    fn hash(&self, pkt: &Packet, candidates: &[PortId]) -> PortId {
         if candidates.len() == 1 {
             candidates[0]
         } else {
@@ -539,7 +551,7 @@ impl Tam {
 
     /// A data packet or SYN of a flow this switch classifies: count it, route it (`route`: this is its source
     /// leaf and there is a choice), keep the tables.
-    fn flow_packet(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32], is_source: bool) -> u32 {
+    fn flow_packet(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId], is_source: bool) -> PortId {
         let now = cx.now;
         let key = pkt.five_tuple();
         let add = match (pkt.kind, self.p.count_bytes) {
@@ -622,7 +634,7 @@ impl Tam {
 
     /// A pure ACK or SYN-ACK at its source leaf, with a choice: its stream is placed like a short flow's
     /// first packet and then follows it. It never counts bytes or packets.
-    fn ack_packet(&mut self, cx: &mut SwitchCx, pkt: &PacketMut, candidates: &[u32]) -> u32 {
+    fn ack_packet(&mut self, cx: &mut SwitchCx, pkt: &PacketMut, candidates: &[PortId]) -> PortId {
         let key = pkt.five_tuple();
         let port = match self.flows.get(&key) {
             Some(e) if candidates.contains(&e.port) => e.port,
@@ -637,11 +649,17 @@ impl Tam {
         port
     }
 
+    /// Whether this switch is the leaf `pkt` was sent from.
+    #[inline]
+    fn is_source_leaf(&self, cx: &SwitchCx, pkt: &Packet) -> bool {
+        self.leaf == Some(cx.facts.leaf_of_host(pkt.src))
+    }
+
     /// Whether TAM marks `pkt` at this switch.
     fn marks_here(&self, cx: &SwitchCx, pkt: &Packet) -> bool {
         match self.p.mark_scope {
             MarkScope::AllSwitches => true,
-            MarkScope::SourceLeaf => self.kind == SwitchKind::Leaf && cx.facts.leaf_of_host(pkt.src) == self.index,
+            MarkScope::SourceLeaf => self.is_source_leaf(cx, pkt),
         }
     }
 }
@@ -658,9 +676,9 @@ impl SwitchBalancer for Tam {
         Hooks { arrival: false, enqueue, departure: false, choose_single }
     }
 
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         self.first = cx.ports.first();
-        let is_source = self.kind == SwitchKind::Leaf && cx.facts.leaf_of_host(pkt.src) == self.index;
+        let is_source = self.is_source_leaf(cx, pkt);
         let port = match pkt.kind {
             PacketKind::Data | PacketKind::Udp | PacketKind::Syn if is_source || self.classifies_downstream() => {
                 self.flow_packet(cx, pkt, candidates, is_source)
@@ -673,7 +691,7 @@ impl SwitchBalancer for Tam {
         Decision::Forward(port)
     }
 
-    fn on_enqueue(&mut self, cx: &mut SwitchCx, pkt: &mut MarkablePacket, port: u32) {
+    fn on_enqueue(&mut self, cx: &mut SwitchCx, pkt: &mut MarkablePacket, port: PortId) {
         self.first = cx.ports.first();
         let data = matches!(pkt.kind, PacketKind::Data | PacketKind::Udp) && pkt.payload > 0;
         if data && self.marks_here(cx, pkt) {
@@ -717,7 +735,7 @@ impl SwitchBalancer for Tam {
             }
             counters.expired += 1;
             if e.counted {
-                let ps = &mut ports[(e.port - first) as usize];
+                let ps = &mut ports[(e.port.0 - first.0) as usize];
                 debug_assert!(ps.total_long > 0);
                 ps.total_long -= 1;
                 counters.expired_long += 1;

@@ -4,15 +4,16 @@
 //!
 //! ```
 //! use dclb_core::config::Config;
+//! use dclb_core::ids::{FlowId, HostId, LeafId};
 //! use dclb_core::lb::testkit::SwitchBench;
 //! use dclb_core::lb::{rps::Rps, Decision};
 //! use dclb_core::packet::{Packet, PacketKind};
 //!
 //! let mut cfg = Config::default();
 //! cfg.topology.leaves = 2;
-//! let mut bench = SwitchBench::leaf(&cfg, 0);
-//! let uplinks = bench.candidates_to_leaf(1);
-//! let mut pkt = Packet::new(PacketKind::Data, 0, 0, bench.host_on_leaf(1));
+//! let mut bench = SwitchBench::leaf(&cfg, LeafId(0));
+//! let uplinks = bench.candidates_to_leaf(LeafId(1));
+//! let mut pkt = Packet::new(PacketKind::Data, FlowId(0), HostId(0), bench.host_on_leaf(LeafId(1)));
 //! let port = bench.forward(&mut Rps, &mut pkt, &uplinks);
 //! assert!(uplinks.contains(&port));
 //! ```
@@ -21,9 +22,10 @@
 //! [`SwitchBench::alarms`] / [`EdgeBench::alarms`], probes in [`EdgeBench::probes`]. Nothing is scheduled:
 //! a bench has no event loop, the test is the clock ([`SwitchBench::at`]).
 
-use super::{Alarms, Decision, EdgeBalancer, EdgeCx, FlowView, MarkablePacket, PacketMut, PortsView, ProbeRequest, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use super::{Alarms, Decision, EdgeBalancer, EdgeCx, FlowView, MarkablePacket, PacketMut, PortsView, ProbeRequest, SwitchBalancer, SwitchCx, SwitchInfo, SwitchPlace};
 use crate::config::Config;
 use crate::fabric::Fabric;
+use crate::ids::{HostId, LeafId, PortId, SpineId};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;
@@ -37,25 +39,24 @@ pub struct SwitchBench {
     /// Alarms the balancer asked for, in the order it asked.
     pub alarms: Alarms,
     /// The ingress port hooks see ([`SwitchCx::ingress`]); set it with [`SwitchBench::via`].
-    pub ingress: Option<u32>,
+    pub ingress: Option<PortId>,
 }
 
 impl SwitchBench {
-    fn new(cfg: &Config, kind: SwitchKind, index: u32) -> SwitchBench {
-        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
-        let node = match kind {
-            SwitchKind::Leaf => fabric.leaf_node(index),
-            SwitchKind::Spine => fabric.first_spine() + index,
-        };
-        SwitchBench { fabric, me: SwitchInfo { node, kind, index, salt: 0 }, rng: Rng::new(11), now: Time::ZERO, alarms: Vec::new(), ingress: None }
+    fn new(fabric: Fabric, me: SwitchInfo) -> SwitchBench {
+        SwitchBench { fabric, me, rng: Rng::new(11), now: Time::ZERO, alarms: Vec::new(), ingress: None }
     }
     /// Leaf `leaf` of the fabric `cfg` describes.
-    pub fn leaf(cfg: &Config, leaf: u32) -> SwitchBench {
-        Self::new(cfg, SwitchKind::Leaf, leaf)
+    pub fn leaf(cfg: &Config, leaf: LeafId) -> SwitchBench {
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let me = SwitchInfo::leaf(&fabric.facts, leaf, 0);
+        Self::new(fabric, me)
     }
     /// Spine `spine` of the fabric `cfg` describes.
-    pub fn spine(cfg: &Config, spine: u32) -> SwitchBench {
-        Self::new(cfg, SwitchKind::Spine, spine)
+    pub fn spine(cfg: &Config, spine: SpineId) -> SwitchBench {
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let me = SwitchInfo::spine(&fabric.facts, spine, 0);
+        Self::new(fabric, me)
     }
     /// Sets this switch's hash salt (the engine derives one per switch from the seed).
     pub fn with_salt(mut self, salt: u64) -> SwitchBench {
@@ -74,35 +75,33 @@ impl SwitchBench {
     }
     /// Makes the next hooks see the packet as arrived through this switch's own port `port` (`None`: made
     /// here), as the engine does for `on_arrival` and `choose`.
-    pub fn via(&mut self, port: Option<u32>) -> &mut SwitchBench {
+    pub fn via(&mut self, port: Option<PortId>) -> &mut SwitchBench {
         self.ingress = port;
         self
     }
     /// The candidate ports routing offers at this switch towards `dst_leaf`.
-    pub fn candidates_to_leaf(&self, dst_leaf: u32) -> Vec<u32> {
-        match self.me.kind {
-            SwitchKind::Leaf => self.fabric.leaf_candidates(self.me.index, dst_leaf).to_vec(),
-            SwitchKind::Spine => self.fabric.spine_candidates(self.me.index, dst_leaf).to_vec(),
+    pub fn candidates_to_leaf(&self, dst_leaf: LeafId) -> Vec<PortId> {
+        match self.me.place() {
+            SwitchPlace::Leaf(leaf) => self.fabric.leaf_candidates(leaf, dst_leaf).to_vec(),
+            SwitchPlace::Spine(spine) => self.fabric.spine_candidates(spine, dst_leaf).to_vec(),
         }
     }
     /// The first host of `leaf`.
-    pub fn host_on_leaf(&self, leaf: u32) -> u32 {
-        leaf * self.fabric.facts.hosts_per_leaf
+    pub fn host_on_leaf(&self, leaf: LeafId) -> HostId {
+        self.fabric.facts.host_on_leaf(leaf, 0)
     }
     /// Pretends `port` holds `bytes` in its queue (what queue-reading balancers see).
-    pub fn set_queue_bytes(&mut self, port: u32, bytes: u64) {
-        self.fabric.ports[port as usize].queued_bytes = bytes;
+    pub fn set_queue_bytes(&mut self, port: PortId, bytes: u64) {
+        self.fabric.port_mut(port).queued_bytes = bytes;
     }
-    pub fn queue_bytes(&self, port: u32) -> u64 {
-        self.fabric.ports[port as usize].queued_bytes
+    pub fn queue_bytes(&self, port: PortId) -> u64 {
+        self.fabric.port(port).queued_bytes
     }
     /// Gives this switch's ports the services `lb` asks for when installed (its rate estimators), once;
     /// every hook below does it first.
     pub fn install(&mut self, lb: &dyn SwitchBalancer) -> &mut SwitchBench {
         if let Some(req) = lb.rate_estimator() {
-            let n = &self.fabric.nodes[self.me.node as usize];
-            let mine = n.first_port..n.first_port + n.n_ports;
-            if !mine.clone().any(|p| self.fabric.ports[p as usize].rate_estimator().is_some()) {
+            if !self.fabric.ports_of(self.me.node).any(|p| self.fabric.port(p).rate_estimator().is_some()) {
                 self.fabric.estimate_rates(self.me.node, req.roles, req.config);
             }
         }
@@ -110,15 +109,15 @@ impl SwitchBench {
     }
     /// The context the engine would give the balancer now.
     pub fn cx(&mut self) -> SwitchCx<'_> {
-        let n = &self.fabric.nodes[self.me.node as usize];
+        let n = self.fabric.node(self.me.node);
         SwitchCx { now: self.now, me: self.me, ports: PortsView::new(&self.fabric.ports, n.first_port, n.n_ports, self.now), facts: &self.fabric.facts, rng: &mut self.rng, alarms: &mut self.alarms, ingress: self.ingress }
     }
-    pub fn choose(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> Decision {
+    pub fn choose(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[PortId]) -> Decision {
         self.install(lb);
         lb.choose(&mut self.cx(), &mut PacketMut::new(pkt), candidates)
     }
     /// The port chosen for `pkt`; panics if the balancer dropped it.
-    pub fn forward(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[u32]) -> u32 {
+    pub fn forward(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, candidates: &[PortId]) -> PortId {
         match self.choose(lb, pkt, candidates) {
             Decision::Forward(p) => p,
             d => panic!("expected a forwarding decision, got {d:?}"),
@@ -131,9 +130,9 @@ impl SwitchBench {
     /// `pkt` joins `port`'s queue now: the port's rate estimator (if `lb` asked for one) counts it, and
     /// `on_enqueue` runs. The bench has no serialiser, so for the estimator the packet leaves at once (no
     /// earlier than the one before it); the queue itself is what [`SwitchBench::set_queue_bytes`] says.
-    pub fn enqueue(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: u32) {
+    pub fn enqueue(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: PortId) {
         self.install(lb);
-        if let Some(dre) = self.fabric.ports[port as usize].rate_estimator_mut() {
+        if let Some(dre) = self.fabric.port_mut(port).rate_estimator_mut() {
             let at = self.now.max(dre.last_departure());
             dre.count(self.now, at, pkt.wire_bytes);
         }
@@ -141,7 +140,7 @@ impl SwitchBench {
     }
     /// `pkt` finishes serialisation on `port` now: `on_departure` runs (a rate estimator counts packets in
     /// [`SwitchBench::enqueue`]).
-    pub fn departure(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: u32) {
+    pub fn departure(&mut self, lb: &mut dyn SwitchBalancer, pkt: &mut Packet, port: PortId) {
         self.install(lb);
         lb.on_departure(&mut self.cx(), &mut PacketMut::new(pkt), port);
     }
@@ -158,7 +157,7 @@ impl SwitchBench {
 /// One host's edge of a fabric built from a config.
 pub struct EdgeBench {
     pub fabric: Fabric,
-    pub host: u32,
+    pub host: HostId,
     pub rng: Rng,
     pub now: Time,
     /// Probes the balancer asked to send, in order (cleared only by the test).
@@ -168,7 +167,7 @@ pub struct EdgeBench {
 }
 
 impl EdgeBench {
-    pub fn new(cfg: &Config, host: u32) -> EdgeBench {
+    pub fn new(cfg: &Config, host: HostId) -> EdgeBench {
         EdgeBench { fabric: Fabric::build(&cfg.topology, &cfg.transport), host, rng: Rng::new(11), now: Time::ZERO, probes: Vec::new(), alarms: Vec::new() }
     }
     pub fn with_rng(mut self, seed: u64) -> EdgeBench {
@@ -180,7 +179,7 @@ impl EdgeBench {
         self
     }
     /// Path tags from this host's leaf to `dst`'s leaf.
-    pub fn paths_to(&self, dst: u32) -> Vec<u16> {
+    pub fn paths_to(&self, dst: HostId) -> Vec<u16> {
         let f = &self.fabric.facts;
         self.fabric.paths(f.leaf_of_host(self.host), f.leaf_of_host(dst)).to_vec()
     }

@@ -100,8 +100,9 @@ use super::flowhash::FlowMap;
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params};
 use super::scheme::{per_switch, reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
-use super::{Decision, Hooks, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind};
+use super::{Decision, Hooks, PacketMut, SwitchBalancer, SwitchCx, SwitchInfo, SwitchKind, SwitchPlace};
 use crate::fabric::{FabricFacts, LinkFacts};
+use crate::ids::{LeafId, PortId, SpineId};
 use crate::packet::{Packet, PacketKind};
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -377,9 +378,9 @@ fn presence_key(flow: u128, uplink: u32) -> u128 {
 
 /// The down link `spine` uses toward `dst_leaf` for a packet that came in on link `link` of its pair: the same
 /// link index if that link works, else the fastest working one (first on a tie). A slot.
-pub fn down_slot(facts: &FabricFacts, spine: u32, dst_leaf: u32, link: u32) -> u32 {
+pub fn down_slot(facts: &FabricFacts, spine: SpineId, dst_leaf: LeafId, link: u32) -> u32 {
     let lpp = facts.links_per_pair;
-    let base = dst_leaf * lpp;
+    let base = facts.down_slot(dst_leaf, 0);
     if link < lpp && facts.spine_down(spine, base + link).up {
         return base + link;
     }
@@ -421,17 +422,17 @@ impl Tr {
     }
 
     /// The flow entry of `key` as the leaf holds it (live or not), for inspection.
-    pub fn flow(&self, key: u128) -> Option<(u32, FlowData)> {
+    pub fn flow(&self, key: u128) -> Option<(PortId, FlowData)> {
         self.flows.get(key).map(|e| (e.port, e.data))
     }
 
     /// Sets the flow entry of `key` as if its previous packet went to `port` at `now` (tests craft histories).
-    pub fn set_flow(&mut self, key: u128, port: u32, now: Time, data: FlowData) {
+    pub fn set_flow(&mut self, key: u128, port: PortId, now: Time, data: FlowData) {
         *self.flows.record(key, port, now) = data;
     }
 
     /// The code filed for (uplink, dst leaf), if any report arrived.
-    pub fn report(&self, uplink: u32, dst_leaf: u32) -> Option<u16> {
+    pub fn report(&self, uplink: u32, dst_leaf: LeafId) -> Option<u16> {
         let r = self.sq[self.sq_index(uplink, dst_leaf)];
         r.valid.then_some(r.code)
     }
@@ -441,9 +442,9 @@ impl Tr {
         self.t_idle
     }
 
-    fn sq_index(&self, uplink: u32, dst_leaf: u32) -> usize {
+    fn sq_index(&self, uplink: u32, dst_leaf: LeafId) -> usize {
         match self.p.spine_table_key {
-            TableKey::UplinkDstLeaf => (uplink * self.leaves + dst_leaf) as usize,
+            TableKey::UplinkDstLeaf => (uplink * self.leaves) as usize + dst_leaf.index(),
             TableKey::Uplink => uplink as usize,
         }
     }
@@ -484,9 +485,9 @@ impl Tr {
     }
 
     /// The TNL of `pkt` through uplink `port` toward `dst_leaf` now (Eq. 1).
-    pub fn tnl_of(&self, cx: &SwitchCx, port: u32, dst_leaf: u32, wire: u32) -> Time {
+    pub fn tnl_of(&self, cx: &SwitchCx, port: PortId, dst_leaf: LeafId, wire: u32) -> Time {
         let u = cx.ports.slot(port);
-        let spine = u / self.lpp;
+        let spine = cx.facts.spine_of_uplink(u);
         let slot = down_slot(cx.facts, spine, dst_leaf, u % self.lpp);
         let down: LinkFacts = cx.facts.spine_down(spine, slot);
         let pd = cx.ports.delay(port) + down.delay;
@@ -508,7 +509,7 @@ impl Tr {
 
     /// Among the candidates with `self.tnl` filled in: the index the rules pick for a packet whose flow last
     /// went to `last` with TNL `p_tnl`.
-    fn pick(&mut self, cx: &mut SwitchCx, candidates: &[u32], p_tnl: Time, last: Option<u32>, long: bool) -> usize {
+    fn pick(&mut self, cx: &mut SwitchCx, candidates: &[PortId], p_tnl: Time, last: Option<PortId>, long: bool) -> usize {
         let safe = |t: Time| match self.p.order_compare {
             OrderCompare::Strict => t > p_tnl,
             OrderCompare::NonStrict => t >= p_tnl,
@@ -558,11 +559,12 @@ impl Tr {
 
     /// The source leaf's decision for a data packet (`data`) or, with `ack_routing = tnl_short`, a reverse
     /// packet: classification, TNLs, order filter, class rule, bookkeeping.
-    fn decide(&mut self, cx: &mut SwitchCx, pkt: &Packet, candidates: &[u32], data: bool) -> u32 {
+    fn decide(&mut self, cx: &mut SwitchCx, pkt: &Packet, candidates: &[PortId], data: bool) -> PortId {
         let now = cx.now;
         if self.t_idle.is_none() {
             // One base RTT (L116): propagation only, from this leaf's hosts to the nearest other leaf and back.
-            self.t_idle = Some(cx.facts.propagation_rtt_from(cx.me.index).unwrap_or(Time::ZERO));
+            let leaf = cx.me.as_leaf().expect("a source leaf decides");
+            self.t_idle = Some(cx.facts.propagation_rtt_from(leaf).unwrap_or(Time::ZERO));
         }
         self.expire(now);
         let key = pkt.five_tuple();
@@ -622,19 +624,21 @@ impl Tr {
 }
 
 impl SwitchBalancer for Tr {
-    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[u32]) -> Decision {
+    fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
         let dst_leaf = cx.facts.leaf_of_host(pkt.dst);
-        if self.kind == SwitchKind::Spine {
-            if candidates.len() == 1 {
-                return Decision::Forward(candidates[0]);
+        match cx.me.place() {
+            SwitchPlace::Spine(spine) => {
+                if candidates.len() == 1 {
+                    return Decision::Forward(candidates[0]);
+                }
+                // Parallel links: the index of the link the packet came in by. A spine's ports are its down
+                // links in slot order.
+                let link = cx.ingress.map_or(0, |p| cx.ports.slot(p) % self.lpp);
+                let port = cx.ports.nth(down_slot(cx.facts, spine, dst_leaf, link));
+                return Decision::Forward(if candidates.contains(&port) { port } else { candidates[0] });
             }
-            // Parallel links: the index of the link the packet came in by.
-            let link = cx.ingress.map_or(0, |p| cx.ports.slot(p) % self.lpp);
-            let port = cx.ports.first() + down_slot(cx.facts, cx.me.index, dst_leaf, link);
-            return Decision::Forward(if candidates.contains(&port) { port } else { candidates[0] });
-        }
-        if dst_leaf == cx.me.index {
-            return Decision::Forward(candidates[0]);
+            SwitchPlace::Leaf(leaf) if dst_leaf == leaf => return Decision::Forward(candidates[0]),
+            SwitchPlace::Leaf(_) => {}
         }
         let data = matches!(pkt.kind, PacketKind::Data | PacketKind::Udp | PacketKind::Syn);
         let port = if data || self.p.ack_routing == AckRouting::TnlShort {
@@ -648,22 +652,22 @@ impl SwitchBalancer for Tr {
     }
 
     fn on_arrival(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut) {
-        match self.kind {
-            SwitchKind::Spine => {
+        match cx.me.place() {
+            SwitchPlace::Spine(spine) => {
                 if !self.stamps(pkt.kind) {
                     return;
                 }
                 // The queue toward the packet's source leaf, on the link the spine's rule uses for it.
                 let src_leaf = cx.facts.leaf_of_host(pkt.src);
                 let link = cx.ingress.map_or(0, |p| cx.ports.slot(p) % self.lpp);
-                let slot = down_slot(cx.facts, cx.me.index, src_leaf, link);
-                let port = cx.ports.first() + slot;
-                let bs = if self.p.spine_buffer_bytes > 0 { self.p.spine_buffer_bytes } else { cx.facts.spine_down(cx.me.index, slot).buffer_bytes };
+                let slot = down_slot(cx.facts, spine, src_leaf, link);
+                let port = cx.ports.nth(slot);
+                let bs = if self.p.spine_buffer_bytes > 0 { self.p.spine_buffer_bytes } else { cx.facts.spine_down(spine, slot).buffer_bytes };
                 let code = encode(cx.ports.queue_bytes(port), bs, self.p.code_bits);
                 pkt.lb_mut().scratch = code | PRESENT;
                 self.counters.stamped += 1;
             }
-            SwitchKind::Leaf => {
+            SwitchPlace::Leaf(_) => {
                 let Some(uplink) = cx.ingress.and_then(|p| cx.ports.uplink_index(p)) else { return };
                 let s = pkt.lb.scratch;
                 if s & PRESENT == 0 {

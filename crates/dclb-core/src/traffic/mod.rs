@@ -13,6 +13,7 @@ pub mod cdf;
 
 use crate::config::{Config, DeadlineModel, LoadBasis, Pattern, SourceConfig, TransportKind};
 use crate::fabric::Fabric;
+use crate::ids::{HostId, LeafId};
 use crate::rng::{Rng, Stream};
 use crate::transport::TcpParams;
 use crate::units::{Rate, Time};
@@ -25,8 +26,8 @@ pub const UNBOUNDED: u64 = u64::MAX / 4;
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
     pub source: u16,
-    pub src: u32,
-    pub dst: u32,
+    pub src: HostId,
+    pub dst: HostId,
     pub size: u64,
     pub start: Time,
     pub transport: TransportKind,
@@ -119,14 +120,16 @@ pub fn source_info(fabric: &Fabric, s: &SourceConfig) -> SourceInfo {
 
 /// Capacity of the senders' access links and of their leaves' working uplinks, in bits per second.
 pub fn capacities(fabric: &Fabric, senders: &[u32]) -> (f64, f64) {
-    let access: f64 = senders.iter().map(|&h| fabric.ports[fabric.host_nic(h) as usize].rate.bps() as f64).sum();
-    let mut leaves: Vec<u32> = senders.iter().map(|&h| fabric.facts.leaf_of_host(h)).collect();
+    // The config's host numbers, as ids.
+    let senders = senders.iter().map(|&h| HostId(h));
+    let access: f64 = senders.clone().map(|h| fabric.port(fabric.host_nic(h)).rate.bps() as f64).sum();
+    let mut leaves: Vec<LeafId> = senders.map(|h| fabric.facts.leaf_of_host(h)).collect();
     leaves.sort_unstable();
     leaves.dedup();
     let mut up = 0.0;
     for l in leaves {
         for u in 0..fabric.facts.uplinks {
-            let p = &fabric.ports[fabric.uplink_port(l, u) as usize];
+            let p = fabric.port(fabric.uplink_port(l, u));
             if p.up {
                 up += p.rate.bps() as f64;
             }
@@ -161,7 +164,9 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
             }
         };
         let start0 = Time::from_us_f64(s.start_us);
+        // The config's host numbers become ids here, once.
         let push = |rng: &mut Rng, src: u32, dst: u32, size: u64, start: Time, flows: &mut Vec<FlowSpec>| {
+            let (src, dst) = (HostId(src), HostId(dst));
             let deadline = match s.deadline {
                 DeadlineModel::None => Time::ZERO,
                 DeadlineModel::Fixed { us } => start + Time::from_us_f64(us),
@@ -232,8 +237,8 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                     let deadline = l.deadline_us.map(|d| start + Time::from_us_f64(d)).unwrap_or(Time::ZERO);
                     flows.push(FlowSpec {
                         source: si as u16,
-                        src: l.src,
-                        dst: l.dst,
+                        src: HostId(l.src),
+                        dst: HostId(l.dst),
                         size: l.size_bytes,
                         start,
                         transport: s.transport,

@@ -5,6 +5,10 @@ use dclb_core::config::{Config, ListedFlow, Pattern, SourceConfig, TransportKind
 use dclb_core::metrics::Column;
 use dclb_core::{simulate, Results};
 
+/// The engine's typed ids, for every test file.
+#[allow(unused_imports)]
+pub use dclb_core::ids::{FlowId, HostId, LeafId, NodeId, PortId, SpineId};
+
 /// A small fabric: `leaves` x `spines`, `hpl` hosts per leaf, 10 Gbps, 1 µs links.
 pub fn fabric(leaves: u32, spines: u32, hpl: u32) -> Config {
     let mut c = Config::default();
