@@ -39,10 +39,14 @@ tables, their types, ranges and defaults, and the one-line message of a violatio
 
 from __future__ import annotations
 
-from .loading import apply_overrides, field_path, from_dict, load_scenario, parse_override, read_scenario_file, set_field
+from .loading import (
+    apply_overrides, check_overrides, check_seed, field_path, from_dict, load_scenario, parse_override, read_scenario_file, scenario_from,
+    set_field,
+)
 from .resolution import Resolution, ResolvedSource, describe_load, engine_config, resolve
 from .schema import (
     MAX_GBPS,
+    MAX_SWEEP_RUNS,
     MAX_US,
     MIN_GBPS,
     U32,
@@ -67,6 +71,9 @@ from .schema import (
 
 __all__ = [
     "load_scenario",
+    "scenario_from",
+    "check_overrides",
+    "check_seed",
     "from_dict",
     "read_scenario_file",
     "apply_overrides",
@@ -96,6 +103,7 @@ __all__ = [
     "U32",
     "U64",
     "MAX_US",
+    "MAX_SWEEP_RUNS",
     "MIN_GBPS",
     "MAX_GBPS",
     "validation_message",

@@ -144,12 +144,13 @@ from .records import (
     scenario_hash,
     utc_now,
 )
-from .store import LOCK_TIMEOUT_S, QUERYABLE_TABLES, Store, open_store
+from .store import LOCK_TIMEOUT_S, QUERYABLE_TABLES, DamagedRunsWarning, Store, open_store
 
 __all__ = [
     "RunRecord",
     "Store",
     "StoreError",
+    "DamagedRunsWarning",
     "open_store",
     "scenario_hash",
     "run_id_of",
