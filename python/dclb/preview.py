@@ -195,6 +195,21 @@ def _largest_bytes(src: Any, fact: dict[str, Any]) -> float:
     return float(fact.get("mean_bytes") or 0.0)
 
 
+@dataclass
+class _Fabric:
+    """The few facts of the fabric that the estimate of every source needs."""
+
+    horizon: Optional[float]
+    host_bps: float
+    #: The fastest a flow between leaves can go on its uplink: no link is faster than the fastest rate given.
+    fastest_uplink_bps: float
+    #: The most the fabric's uplinks can carry at once.
+    uplinks_bps: float
+    hosts_per_leaf: int
+    mss_bytes: int
+    wire_bytes: int
+
+
 def estimate(sc: "Scenario", resolution: "Resolution") -> Preview:
     """The sizes of ``sc``'s run from its resolution (see the module documentation)."""
     t, tp = sc.topology, sc.transport
@@ -202,148 +217,170 @@ def estimate(sc: "Scenario", resolution: "Resolution") -> Preview:
     hosts = t.leaves * t.hosts_per_leaf
     host_ports = hosts
     switch_ports = t.leaves * (t.hosts_per_leaf + uplinks) + t.spines * t.leaves * t.links_per_pair
+    fabric = _Fabric(
+        horizon=sc.run.horizon_us,
+        host_bps=t.host_rate_gbps * 1e9,
+        fastest_uplink_bps=max([t.fabric_rate_gbps, *(o.rate_gbps for o in t.links if o.rate_gbps is not None and not o.failed)]) * 1e9,
+        uplinks_bps=t.leaves * uplinks * t.fabric_rate_gbps * 1e9,
+        hosts_per_leaf=t.hosts_per_leaf,
+        mss_bytes=tp.mss_bytes,
+        wire_bytes=tp.mss_bytes + tp.header_bytes,
+    )
     facts = _core.describe_sources(json.dumps(resolution.config))
+    sources = [_source_estimate(src, fact, fabric) for src, fact in zip(resolution.sources, facts)]
+    notes = [_poisson_note(src, fact) for src, fact in zip(resolution.sources, facts) if src.source.pattern == "poisson" and src.source.duration_us is not None]
     horizon = sc.run.horizon_us
-    host_bps = t.host_rate_gbps * 1e9
-    # The fastest a flow between leaves can go on its uplink: no link is faster than the fastest rate given.
-    fastest_uplink_bps = max([t.fabric_rate_gbps, *(o.rate_gbps for o in t.links if o.rate_gbps is not None and not o.failed)]) * 1e9
-    wire = tp.mss_bytes + tp.header_bytes
-
-    sources: list[SourceEstimate] = []
-    exact, notes = True, []
-    for src, fact in zip(resolution.sources, facts):
-        s, f = src.source, src.field
-        mean = float(fact["mean_bytes"])
-        offered = float(fact["offered_bps"])
-        rate = offered / (8 * mean) if mean > 0 and offered > 0 else 0.0  # flows per second
-        first = last = s.start_us
-        clock: Optional[tuple[str, str]] = None
-        unbounded = False
-        if s.pattern == "poisson":
-            first = s.start_us + (1e6 / rate if rate > 0 else math.inf)
-            if s.duration_us is not None:
-                n = rate * s.duration_us / 1e6
-                note = f"{f}: poisson arrivals over duration_us = {s.duration_us:g}"
-                if s.flows is not None:
-                    note += f", {'before' if n < s.flows else 'capped by'} flows = {s.flows:,}"
-                    n = min(n, float(s.flows))
-                notes.append(note)
-                exact = False
-                last = s.start_us + min(s.duration_us, n / rate * 1e6 if rate > 0 else math.inf)
-                if s.start_us + s.duration_us > CLOCK_RANGE_US:
-                    clock = (f"{f}.duration_us", f"start_us + duration_us = {_num(s.start_us + s.duration_us)} us")
-            else:
-                n = float(s.flows or 0)
-                last = s.start_us + (n / rate * 1e6 if rate > 0 else math.inf)
-                if last > CLOCK_RANGE_US:
-                    what = f"{_num(n)} flows arriving at {_num(rate)} per second from {_num(s.start_us)} us: the last at about {_num(last)} us"
-                    clock = (f"{f}.load", what)
-        elif s.pattern == "group":
-            n = float(s.flows or 0)
-            last = s.start_us + s.spread_us
-            if last > CLOCK_RANGE_US:
-                clock = (f"{f}.spread_us", f"start_us + spread_us = {_num(last)} us")
-        elif s.pattern == "incast":
-            receiver = src.receivers[0]
-            n = float(s.rounds * sum(1 for h in src.senders if h != receiver))
-            last = s.start_us + (s.rounds - 1) * s.period_us
-            if last > CLOCK_RANGE_US:
-                clock = (f"{f}.period_us", f"the last round starts at start_us + (rounds - 1) x period_us = {_num(last)} us")
-        elif s.pattern == "long_lived":
-            n = float(len(src.senders))
-            unbounded = s.size_bytes is None
-        else:  # list
-            n = float(len(src.listed))
-            mean = sum(fl["size_bytes"] for fl in src.listed) / n if n else 0.0
-            first = min((fl["start_us"] for fl in src.listed), default=0.0)
-            last = max((fl["start_us"] for fl in src.listed), default=0.0)
-            for i, fl in enumerate(src.listed):
-                if fl.get("deadline_us") is not None and fl["start_us"] + fl["deadline_us"] > CLOCK_RANGE_US:
-                    clock = (src.item_origin("list", i), f"start_us + deadline_us = {_num(fl['start_us'] + fl['deadline_us'])} us")
-                    break
-        deadline = {"fixed": s.deadline.us, "uniform": s.deadline.hi_us}.get(s.deadline.kind)
-        if clock is None and deadline is not None and math.isfinite(last) and last + deadline > CLOCK_RANGE_US:
-            name = "us" if s.deadline.kind == "fixed" else "hi_us"
-            clock = (f"{f}.deadline.{name}", f"the last flow's deadline falls at about {_num(last + deadline)} us")
-
-        # Flows that start before the horizon (the rest are never started).
-        started = n
-        if horizon is not None and n > 0:
-            if s.pattern == "poisson":
-                window = max(0.0, horizon - s.start_us)
-                if s.duration_us is not None:
-                    window = min(window, s.duration_us)
-                started = min(n, rate * window / 1e6)
-            elif s.pattern == "group":
-                if s.start_us >= horizon:
-                    started = 0.0
-                elif s.spread_us > 0:
-                    started = n * min(1.0, (horizon - s.start_us) / s.spread_us)
-            elif s.pattern == "incast":
-                rounds = 0 if s.start_us >= horizon else (s.rounds if s.period_us == 0 else min(s.rounds, math.ceil((horizon - s.start_us) / s.period_us)))
-                started = n * rounds / s.rounds
-            elif s.pattern == "long_lived":
-                started = n if s.start_us < horizon else 0.0
-            else:
-                started = float(sum(1 for fl in src.listed if fl["start_us"] < horizon))
-
-        # When the last flow ends at the earliest, and the data packets to move.
-        sending_bps = min(host_bps, s.udp_rate_gbps * 1e9) if s.transport == "udp" else host_bps
-        crossing = _crossing_share(src.senders, src.receivers, t.hosts_per_leaf, s.inter_leaf_only) if s.pattern != "list" else 1.0
-        alone_bps = min(sending_bps, fastest_uplink_bps) if crossing >= 1.0 else sending_bps
-        if unbounded:
-            end = math.inf
-            active_us = max(0.0, (horizon or 0.0) - s.start_us)
-            bps = min(n * sending_bps, t.leaves * uplinks * t.fabric_rate_gbps * 1e9)
-            packets = bps * active_us / 1e6 / 8 / wire
-        else:
-            total_bits = n * mean * 8
-            access = float(fact.get("access_capacity_bps") or 0.0)
-            fabric = float(fact.get("fabric_capacity_bps") or 0.0)
-            if s.pattern == "list":
-                access = len({fl["src"] for fl in src.listed}) * sending_bps
-            elif s.transport == "udp":
-                access = min(access, len(src.senders) * sending_bps)
-            work_us = total_bits / access * 1e6 if access > 0 else 0.0
-            if crossing > 0 and fabric > 0:
-                work_us = max(work_us, total_bits * crossing / fabric * 1e6)
-            end = max(
-                last + mean * 8 / alone_bps * 1e6,
-                first + _largest_bytes(src, fact) * 8 / alone_bps * 1e6 if n > 0 else 0.0,
-                (first if math.isfinite(first) else s.start_us) + work_us,
-            )
-            packets = n * (mean / tp.mss_bytes + 0.5)  # a flow's last packet is partly full
-            if clock is None and horizon is None and end > CLOCK_HEADROOM * CLOCK_RANGE_US:
-                if last - s.start_us > (end - s.start_us) / 2:  # the arrivals take the time
-                    name = {"poisson": f"{f}.load", "group": f"{f}.spread_us", "incast": f"{f}.period_us"}.get(s.pattern, f"{f}.start_us")
-                elif s.transport == "udp" and s.udp_rate_gbps * 1e9 < host_bps:
-                    name = f"{f}.udp_rate_gbps"
-                elif alone_bps < sending_bps:
-                    name = "topology.fabric_rate_gbps"
-                else:
-                    name = "topology.host_rate_gbps"
-                clock = (name, f"the flows of {f} would end at about {_num(end)} us at the earliest")
-        work = _work_problem(sc, src, n, started, rate, horizon)
-        sources.append(SourceEstimate(f, n, started, first, last, end, packets, clock, work))
-
-    last_end = max((e.end_us for e in sources), default=0.0)
-    sim_time = horizon if horizon is not None else last_end
-    flows_total = sum(e.flows for e in sources)
-    data_events = sum(e.packets for e in sources) * EVENTS_PER_PACKET
-    kinds = {"packets": float(math.ceil(data_events))}
+    sim_time = horizon if horizon is not None else max((e.end_us for e in sources), default=0.0)
+    kinds = {"packets": float(math.ceil(sum(e.packets for e in sources) * EVENTS_PER_PACKET))}
     kinds.update(_timer_events(sc, resolution, sim_time, t.leaves, t.spines, hosts))
     return Preview(
         hosts=hosts, leaves=t.leaves, spines=t.spines, ports=host_ports + switch_ports, host_ports=host_ports,
-        switch_ports=switch_ports, flows=flows_total, flows_exact=exact, flows_note="; ".join(notes),
+        switch_ports=switch_ports, flows=sum(e.flows for e in sources), flows_exact=not notes, flows_note="; ".join(notes),
         sim_time_us=float(sim_time), horizon=horizon is not None, events=float(sum(kinds.values())),
         events_by_kind=kinds, sources=sources,
     )
 
 
-def _work_problem(sc: "Scenario", src: Any, n: float, started: float, rate: float, horizon: Optional[float]) -> Optional[tuple[str, str]]:
+def _poisson_note(src: Any, fact: dict[str, Any]) -> str:
+    """Why a poisson source bounded by time has an expected flow count rather than an exact one."""
+    s = src.source
+    note = f"{src.field}: poisson arrivals over duration_us = {s.duration_us:g}"
+    if s.flows is not None:
+        note += f", {'before' if _arrivals_in(s.duration_us, _rate(fact)) < s.flows else 'capped by'} flows = {s.flows:,}"
+    return note
+
+
+def _rate(fact: dict[str, Any]) -> float:
+    """A poisson source's arrivals per second (0 for any other): its offered load over 8 x the mean size."""
+    mean, offered = float(fact["mean_bytes"]), float(fact["offered_bps"])
+    return offered / (8 * mean) if mean > 0 and offered > 0 else 0.0
+
+
+def _arrivals_in(window_us: float, rate: float) -> float:
+    """The expected arrivals within ``window_us`` at ``rate`` per second."""
+    return rate * window_us / 1e6
+
+
+def _source_estimate(src: Any, fact: dict[str, Any], fabric: _Fabric) -> SourceEstimate:
+    """What one source will do: its flows (and those before the horizon), when they start and end at the
+    earliest, its data packets, and which rule of :func:`check_run_size` it breaks, if any."""
+    s, f = src.source, src.field
+    mean, rate = float(fact["mean_bytes"]), _rate(fact)
+    n, first, last, clock = _arrivals(src, rate)
+    if s.pattern == "list":
+        mean = sum(fl["size_bytes"] for fl in src.listed) / n if n else 0.0
+    deadline = {"fixed": s.deadline.us, "uniform": s.deadline.hi_us}.get(s.deadline.kind)
+    if clock is None and deadline is not None and math.isfinite(last) and last + deadline > CLOCK_RANGE_US:
+        name = "us" if s.deadline.kind == "fixed" else "hi_us"
+        clock = (f"{f}.deadline.{name}", f"the last flow's deadline falls at about {_num(last + deadline)} us")
+    started = _started_before(src, n, rate, fabric.horizon)
+
+    # When the last flow ends at the earliest, and the data packets to move.
+    sending_bps = min(fabric.host_bps, s.udp_rate_gbps * 1e9) if s.transport == "udp" else fabric.host_bps
+    crossing = _crossing_share(src.senders, src.receivers, fabric.hosts_per_leaf, s.inter_leaf_only) if s.pattern != "list" else 1.0
+    alone_bps = min(sending_bps, fabric.fastest_uplink_bps) if crossing >= 1.0 else sending_bps
+    if s.pattern == "long_lived" and s.size_bytes is None:  # unbounded: until the horizon
+        end = math.inf
+        active_us = max(0.0, (fabric.horizon or 0.0) - s.start_us)
+        packets = min(n * sending_bps, fabric.uplinks_bps) * active_us / 1e6 / 8 / fabric.wire_bytes
+        return SourceEstimate(f, n, started, first, last, end, packets, clock, _work_problem(src, started, rate, fabric.horizon))
+    total_bits = n * mean * 8
+    access = float(fact.get("access_capacity_bps") or 0.0)
+    if s.pattern == "list":
+        access = len({fl["src"] for fl in src.listed}) * sending_bps
+    elif s.transport == "udp":
+        access = min(access, len(src.senders) * sending_bps)
+    uplinks = float(fact.get("fabric_capacity_bps") or 0.0)
+    work_us = total_bits / access * 1e6 if access > 0 else 0.0
+    if crossing > 0 and uplinks > 0:
+        work_us = max(work_us, total_bits * crossing / uplinks * 1e6)
+    end = max(
+        last + mean * 8 / alone_bps * 1e6,
+        first + _largest_bytes(src, fact) * 8 / alone_bps * 1e6 if n > 0 else 0.0,
+        (first if math.isfinite(first) else s.start_us) + work_us,
+    )
+    packets = n * (mean / fabric.mss_bytes + 0.5)  # a flow's last packet is partly full
+    if clock is None and fabric.horizon is None and end > CLOCK_HEADROOM * CLOCK_RANGE_US:
+        # Name what takes the time: the arrivals, or the sending at a rate too low.
+        if last - s.start_us > (end - s.start_us) / 2:
+            name = {"poisson": f"{f}.load", "group": f"{f}.spread_us", "incast": f"{f}.period_us"}.get(s.pattern, f"{f}.start_us")
+        elif s.transport == "udp" and s.udp_rate_gbps * 1e9 < fabric.host_bps:
+            name = f"{f}.udp_rate_gbps"
+        elif alone_bps < sending_bps:
+            name = "topology.fabric_rate_gbps"
+        else:
+            name = "topology.host_rate_gbps"
+        clock = (name, f"the flows of {f} would end at about {_num(end)} us at the earliest")
+    return SourceEstimate(f, n, started, first, last, end, packets, clock, _work_problem(src, started, rate, fabric.horizon))
+
+
+def _arrivals(src: Any, rate: float) -> tuple[float, float, float, Optional[tuple[str, str]]]:
+    """(flows, first start, last start, clock problem) of a source, the starts expected for a poisson one."""
+    s, f = src.source, src.field
+    clock = None
+    if s.pattern == "poisson":
+        first = s.start_us + (1e6 / rate if rate > 0 else math.inf)
+        if s.duration_us is not None:
+            n = _arrivals_in(s.duration_us, rate)
+            if s.flows is not None:
+                n = min(n, float(s.flows))
+            last = s.start_us + min(s.duration_us, n / rate * 1e6 if rate > 0 else math.inf)
+            if s.start_us + s.duration_us > CLOCK_RANGE_US:
+                clock = (f"{f}.duration_us", f"start_us + duration_us = {_num(s.start_us + s.duration_us)} us")
+        else:
+            n = float(s.flows or 0)
+            last = s.start_us + (n / rate * 1e6 if rate > 0 else math.inf)
+            if last > CLOCK_RANGE_US:
+                clock = (f"{f}.load", f"{_num(n)} flows arriving at {_num(rate)} per second from {_num(s.start_us)} us: the last at about {_num(last)} us")
+        return n, first, last, clock
+    if s.pattern == "group":
+        last = s.start_us + s.spread_us
+        if last > CLOCK_RANGE_US:
+            clock = (f"{f}.spread_us", f"start_us + spread_us = {_num(last)} us")
+        return float(s.flows or 0), s.start_us, last, clock
+    if s.pattern == "incast":
+        receiver = src.receivers[0]
+        last = s.start_us + (s.rounds - 1) * s.period_us
+        if last > CLOCK_RANGE_US:
+            clock = (f"{f}.period_us", f"the last round starts at start_us + (rounds - 1) x period_us = {_num(last)} us")
+        return float(s.rounds * sum(1 for h in src.senders if h != receiver)), s.start_us, last, clock
+    if s.pattern == "long_lived":
+        return float(len(src.senders)), s.start_us, s.start_us, None
+    starts = [fl["start_us"] for fl in src.listed]
+    for i, fl in enumerate(src.listed):
+        if fl.get("deadline_us") is not None and fl["start_us"] + fl["deadline_us"] > CLOCK_RANGE_US:
+            clock = (src.item_origin("list", i), f"start_us + deadline_us = {_num(fl['start_us'] + fl['deadline_us'])} us")
+            break
+    return float(len(starts)), min(starts, default=0.0), max(starts, default=0.0), clock
+
+
+def _started_before(src: Any, n: float, rate: float, horizon: Optional[float]) -> float:
+    """Of a source's ``n`` flows, those expected to start before the horizon (all without one)."""
+    s = src.source
+    if horizon is None or n <= 0:
+        return n
+    if s.pattern == "poisson":
+        window = max(0.0, horizon - s.start_us)
+        if s.duration_us is not None:
+            window = min(window, s.duration_us)
+        return min(n, _arrivals_in(window, rate))
+    if s.pattern == "list":
+        return float(sum(1 for fl in src.listed if fl["start_us"] < horizon))
+    if s.start_us >= horizon:
+        return 0.0
+    if s.pattern == "group" and s.spread_us > 0:
+        return n * min(1.0, (horizon - s.start_us) / s.spread_us)
+    if s.pattern == "incast" and s.period_us > 0:
+        return n * min(s.rounds, math.ceil((horizon - s.start_us) / s.period_us)) / s.rounds
+    return n
+
+
+def _work_problem(src: Any, started: float, rate: float, horizon: Optional[float]) -> Optional[tuple[str, str]]:
     """Why source ``src`` would start no flow (field, reason), or None: it must be expected to start one."""
     s, f = src.source, src.field
-    if started >= 1.0 or (started > 0 and n < 1.0 and s.pattern != "poisson"):
+    # A poisson source must be expected to start one flow; the other patterns start theirs at set times (a
+    # group's spread drawn at random), so only one with no flow before the horizon at all is refused here.
+    if started >= 1.0 or (started > 0 and s.pattern != "poisson"):
         return None
     if s.pattern == "poisson":
         window = s.duration_us if s.duration_us is not None else math.inf
