@@ -112,8 +112,13 @@ class Preview:
     sources: list[SourceEstimate] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
+        """The facts as plain data (``--dry-run --json``), with each source's flows, those expected to start
+        before the horizon and its earliest end (None when its flows never end)."""
         out = asdict(self)
-        out.pop("sources")
+        out["sources"] = [
+            {"field": e.field, "flows": e.flows, "started": e.started, "end_us": e.end_us if math.isfinite(e.end_us) else None}
+            for e in self.sources
+        ]
         return out
 
     def lines(self) -> list[str]:

@@ -18,8 +18,12 @@ each with what repair does about it; :func:`check` only reports, :func:`repair` 
   also replaces a catalog DuckDB cannot open.
 * **Leftovers.** Claims of processes that are gone (:mod:`dclb.claims`) are deleted. Hidden staging
   (``runs/.tmp-*``) and retired (``runs/.old-*``) folders, left when a writer was killed in the middle of
-  publishing, and the stop files of interrupted Dask sweeps (``claims/stop-*``) are deleted once they are
-  :data:`LEFTOVER_AGE_S` old (a younger one may still be in use).
+  publishing, are deleted at once when their name's writer (``-p<pid>@<host>``) is a process of this host
+  that is gone, else once they are :data:`LEFTOVER_AGE_S` old (a younger one may still be in use, on
+  another host); so are the stop files of interrupted Dask sweeps (``claims/stop-*``) of that age.
+
+What only a deep check finds (a checksum) only a deep repair finds again: ``check --deep`` names
+``repair --deep`` in its last line.
 
 Reading every folder's footers keeps a check of a 1,000-run store to a second or two; ``--deep`` reads all.
 """

@@ -7,7 +7,9 @@ read, the engine config built. The check, :func:`describe_load` and :func:`engin
 resolution, so a run reads each file once; scenarios are immutable so that it cannot go stale. Everything
 that relates one value to another -- whether links stay connected, a scheme's parameters, whether a load can
 be carried, whether a source can make a flow at all -- is decided by the engine's one check
-(``Config::check``), asked through ``_core.check_config``. Its errors (``dclb._core.ConfigError``) carry
+(``Config::check``), asked through ``_core.check_config``; after it, the run-size rules of
+:func:`dclb.preview.check_run_size` (clock range, work for every source, event limit). The engine's errors
+(``dclb._core.ConfigError``) carry
 the field as a path of keys and indices, which :meth:`Resolution.user_field` renames to what the user wrote:
 a single-source scenario's ``traffic.sources[0].load`` is ``traffic.load``, a listed flow its CSV file and
 line, a workload component its mixture key.

@@ -5,9 +5,11 @@ Pydantic checks syntax and types: unknown fields, wrong types, a value out of it
 strict where pydantic would convert: text or a boolean is never a number, a number never a boolean, a
 fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be finite
 and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole bits
-per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
-(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too,
-and, as the one relation checked here, an RTO cap below the minimum or initial RTO. Defaults are the
+per second), so no value the engine cannot parse ever reaches it. What the user wrote that would
+be ignored is refused here too: ``size_bytes`` with a ``workload``, a source field its pattern does not read
+(:data:`~dclb.scenario.schema.PATTERN_FIELDS`), a deadline field of another kind, a link property two
+overrides both set or that a failure or blackhole makes moot; and, as the one relation checked here, an RTO cap
+below the minimum or initial RTO. Defaults are the
 engine's own (``_core.default_config``), read once rather than repeated.
 
 :func:`validation_message` turns pydantic's first error into the user's line (``topology.spinez: unknown
