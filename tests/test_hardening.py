@@ -99,12 +99,29 @@ def test_a_source_that_would_start_no_flow_is_refused(tmp_path, text, overrides,
     _refused_load(tmp_path, text, overrides, field)
 
 
-def test_a_run_whose_source_started_no_flow_is_not_stored(tmp_path):
+def test_a_run_that_started_no_flow_is_not_stored(tmp_path):
     # About 1.5 flows expected (so the run may start), and with seed 1 the arrivals draw none.
     sc = _load(tmp_path, TINY, "traffic.duration_us=1300", "seed=1")
-    with pytest.raises(ScenarioError, match=r"^traffic: started no flow in this run \(seed 1; about 1.5 were expected\)"):
+    with pytest.raises(ScenarioError, match=r"^traffic: started no flow in this run \(seed 1; about 1.5 were expected\), nor did any other source"):
         dclb.run(sc, out=tmp_path / "store")
     assert not (tmp_path / "store" / "runs").exists() or not any((tmp_path / "store" / "runs").iterdir())
+
+
+def test_a_source_that_started_no_flow_is_a_warning_a_caller_can_make_an_error(tmp_path):
+    # Two sources; with seed 1 the second's arrivals (about 1.5 expected) fall outside its window.
+    text = TINY.replace("flows = 60", "flows = 60\n[[traffic.sources]]\nflows = 20\n[[traffic.sources]]\nduration_us = 1300")
+    sc = _load(tmp_path, text, "seed=1")
+    with pytest.warns(dclb.SourceWithoutFlows, match=r"^traffic.sources\[1\]: started no flow in this run"):
+        result = dclb.run(sc, out=None)
+    assert result.flows.num_rows == 20
+    shown = dclb_main("run", str(_write(tmp_path, text, "w.toml")), "--seed", "1", "--no-store", "-q")
+    assert shown.returncode == 0 and "warning: traffic.sources[1]: started no flow" in shown.stderr, shown.stderr
+    refused(dclb_main("run", str(tmp_path / "w.toml"), "--seed", "1", "--no-store", "-q", "--strict"), "traffic.sources[1]", "started no flow", "strict")
+    with warnings.catch_warnings(), pytest.raises(dclb.SourceWithoutFlows):
+        warnings.simplefilter("error", dclb.SourceWithoutFlows)
+        dclb.run(sc, out=None)
+    frame = dclb.sweep(tmp_path / "w.toml", seed=1, out=tmp_path / "s", jobs=1, strict=True)
+    assert frame["status"].tolist() == ["failed"] and "started no flow" in frame["error"][0]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -451,6 +468,9 @@ def test_the_python_api_takes_its_documented_shapes_and_refuses_others(tmp_path,
         (lambda: dclb.run(sc, overrides="lb.scheme=drb"), r"^overrides: expected a list .* write \['lb.scheme=drb'\]"),
         (lambda: dclb.load_scenario(None), "^path: expected the path of a scenario file"),
         (lambda: dclb.sweep(path, grid=5, out=tmp_path / "s"), "^grid: expected a dict"),
+        (lambda: dclb.sweep(path, out=5), "^out: expected a results directory"),
+        (lambda: dclb.sweep(path, out=tmp_path / "s", jobs="2"), "^jobs: expected a whole number"),
+        (lambda: dclb.sweep(path, overrides="lb.scheme=rps", out=tmp_path / "s"), "^overrides: expected a list"),
         (lambda: dclb.open_store(stored).table("nosuch"), "no table 'nosuch'.*flows, ports, switches, samples"),
     ]:
         with pytest.raises(UserError, match=match):

@@ -169,11 +169,12 @@ def cli() -> None:
 @click.option("--dry-run", is_flag=True, help="Validate and show what would run, without simulating.")
 @click.option("--dump-config", type=_NonEmptyPath(dir_okay=False), default=None, help="Write the resolved engine config (JSON) to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool) -> None:
+@click.option("--strict", is_flag=True, help="A source that started no flow (its random arrivals all fell outside its window) is an error, not a warning.")
+def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, strict: bool) -> None:
     """Run one scenario and print its summary."""
     stored: list[Any] = []  # the result, once the run is stored (folder and catalog row, as one step)
     try:
-        _run(scenario_file, overrides, seed, out, no_store, as_json, dry_run, dump_config, quiet, stored.append)
+        _run(scenario_file, overrides, seed, out, no_store, as_json, dry_run, dump_config, quiet, stored.append, strict)
     except KeyboardInterrupt as e:
         if no_store or dry_run:
             note = None
@@ -184,7 +185,7 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
         raise Interrupted(getattr(e, "signum", signal.SIGINT), note) from None
 
 
-def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any) -> None:
+def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any, strict: bool) -> None:
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
 
@@ -205,7 +206,7 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
         check_writable(out, "--out")  # before the work, not after it
     bar, update = _progress_bar(0, enabled=not quiet and not as_json)
     with bar:
-        result = run(sc, out=None if no_store else out, progress=update, on_stored=on_stored)
+        result = run(sc, out=None if no_store else out, progress=update, on_stored=on_stored, strict=strict)
     if as_json:
         # The summary keeps the engine's lists and objects (source_mean_bytes, scheme_counters) as JSON text,
         # as the catalog does; here they are JSON values again.
@@ -469,7 +470,8 @@ def _status_priority(statuses: "Any") -> tuple[list[str], list[str]]:
 @click.option("--dask", type=_TEXT, metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers.")
 @click.option("--dry-run", is_flag=True, help="List the points and which are already done; run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, seed: int | None, overrides: tuple[str, ...], out: Path, jobs: int | None, dask: str | None, dry_run: bool, quiet: bool) -> None:
+@click.option("--strict", is_flag=True, help="A run in which a source started no flow is a failed point, not a completed one with a note.")
+def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, seed: int | None, overrides: tuple[str, ...], out: Path, jobs: int | None, dask: str | None, dry_run: bool, quiet: bool, strict: bool) -> None:
     """Run a scenario over a grid of field values and seeds, in parallel, into a result store.
 
     Points already complete in the store are not run again, so re-running an interrupted or partly failed
@@ -515,7 +517,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
         err.print(text, highlight=False, soft_wrap=True, markup=False)
 
     try:
-        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started, notify=note)
+        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started, notify=note, strict=strict)
     except Interrupted as e:
         raise Interrupted(e.signum, f"{e.note}; run the same command again to do the rest" if e.note else None) from None
     info = frame.attrs["sweep"]

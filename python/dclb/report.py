@@ -259,8 +259,8 @@ def write_report(store: Any, out: str | Path | None = None, title: str | None = 
     path = Path(out) if out is not None else store.path / "report.html"
     if path.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"--out {path}: the report is an HTML page; give a file name ending in .html")
+    path.parent.mkdir(parents=True, exist_ok=True)  # an output that cannot be written fails before the work
     text = build_report(store, title)
-    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.part")
     temp.write_text(text, encoding="utf-8")
     temp.replace(path)

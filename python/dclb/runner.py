@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,10 +192,19 @@ def check_writable(out: Path, label: str = "out") -> None:
         raise UserError(f"{label}: cannot write results to {out}: {error.strerror or error}") from None
 
 
-def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float) -> None:
-    """A run in which some source started no flow is not a result: refused rather than stored (the count of a
-    poisson source bounded by time is random, so the check before the run, :mod:`dclb.preview`, can only
-    say that one is expected)."""
+class SourceWithoutFlows(UserError, UserWarning):
+    """A source started no flow in a run that other sources gave work (its poisson arrivals, drawn, fell
+    outside its window). Issued as a warning -- the run is still what the other sources made of it -- that a
+    caller turns into this error with ``strict=True`` (``--strict`` on the command line: one line, exit
+    status 2, nothing stored), or with a warnings filter (``warnings.simplefilter("error",
+    dclb.SourceWithoutFlows)``)."""
+
+
+def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float, strict: bool = False) -> None:
+    """What a run that some source started no flow in is: an error when no source started one (the run has
+    nothing to report: it is refused, not stored), else a :class:`SourceWithoutFlows` warning naming the
+    source. The check before the run (:mod:`dclb.preview`) makes sure each source is expected to start one;
+    a poisson count is random, so this is where a shortfall shows."""
     import numpy as np
 
     n_sources = len(sc.sources())
@@ -206,14 +216,22 @@ def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float) -> No
     source = flows.column("source").to_numpy()
     start = flows.column("start_us").to_numpy()
     started = np.bincount(source[start < sim_time_us] if np.isfinite(sim_time_us) else source, minlength=n_sources)
-    for i, count in enumerate(started[:n_sources]):
-        if count == 0:
-            field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
-            about = f"; about {expected[i]:.2g} were expected" if i in expected else ""
+    idle = [i for i, count in enumerate(started[:n_sources]) if count == 0]
+    for i in idle:
+        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
+        about = f"; about {expected[i]:.2g} were expected" if i in expected else ""
+        if len(idle) == n_sources:
             raise ScenarioError(
-                f"{field}: started no flow in this run (seed {sc.seed}{about}), so the run has nothing of it to report and is not stored; "
-                "give the source a longer arrival window, a higher load or an earlier start"
+                f"{field}: started no flow in this run (seed {sc.seed}{about}), nor did any other source, so the run "
+                "has nothing to report and is not stored; give the source a longer arrival window, a higher load or an earlier start"
             )
+        problem = SourceWithoutFlows(
+            f"{field}: started no flow in this run (seed {sc.seed}{about})"
+            + (", so the run is not stored (strict)" if strict else ": the results are those of the other sources alone")
+        )
+        if strict:
+            raise problem
+        warnings.warn(problem, stacklevel=3)
 
 
 def run(
@@ -226,6 +244,7 @@ def run(
     catalog: bool = True,
     config: Optional[dict[str, Any]] = None,
     on_stored: Optional[Callable[["RunResult"], None]] = None,
+    strict: bool = False,
 ) -> RunResult:
     """Simulates a scenario and, unless ``out`` is None, stores the run under ``out`` (folder + catalog row).
 
@@ -239,7 +258,10 @@ def run(
     coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`. ``on_stored`` is called
     once the run is stored, before a stop signal that arrived while it was being stored is delivered: the
     folder and the catalog row are written as one step that a signal does not cut, so a caller that is
-    interrupted there can say truthfully that the run was stored."""
+    interrupted there can say truthfully that the run was stored.
+
+    A run in which no source started a flow is an error; one in which some source started none is a
+    :class:`SourceWithoutFlows` warning, or with ``strict`` that error (nothing is stored)."""
     sc = scenario_from(scenario, overrides, seed)
     out_path = _check_out(out)
     if progress is not None and not callable(progress):
@@ -255,7 +277,7 @@ def run(
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
     flows = _table(raw["flows"])
-    _check_made_flows(sc, flows, float(stats.get("sim_time_us", float("inf"))))
+    _check_made_flows(sc, flows, float(stats.get("sim_time_us", float("inf"))), strict)
     stats.update(load_ratios(config, flows, float(stats.get("sim_time_us", float("nan")))))
     ports = _table(raw["ports"])
     switches = _table(raw["switches"])

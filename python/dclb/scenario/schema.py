@@ -259,7 +259,7 @@ class Deadline(_Strict):
             if getattr(self, name) is None:
                 raise ValueError(f"{name}: required for deadline kind '{self.kind}'")
         # A field of another kind would be ignored: refused instead.
-        for name in sorted(self.model_fields_set - {"kind", *_DEADLINE_FIELDS[self.kind]}):
+        for name in sorted(n for n in self.model_fields_set - {"kind", *_DEADLINE_FIELDS[self.kind]} if getattr(self, n) is not None):
             uses = ", ".join(_DEADLINE_FIELDS[self.kind]) or "no other field"
             raise ValueError(f"{name}: not used by deadline kind '{self.kind}' (it uses {uses}); remove it")
         return self
@@ -366,10 +366,13 @@ class Source(_Strict):
 
     def unused(self, names: Any) -> list[tuple[str, str]]:
         """(field, why) for each of ``names`` (fields given for this source) that it would ignore: a field
-        its pattern does not read (:data:`PATTERN_FIELDS`), ``udp_rate_gbps`` on a TCP source."""
+        its pattern does not read (:data:`PATTERN_FIELDS`), ``udp_rate_gbps`` on a TCP source. A field given
+        its default value is not one of them: read or not, the run is the same."""
         out = []
         reads = PATTERN_FIELDS[self.pattern]
         for name in names:
+            if name in type(self).model_fields and getattr(self, name) == type(self).model_fields[name].default:
+                continue  # its default: reading it or not makes the same run (a stored run's scenario has every field)
             if name not in reads:
                 if name in ("flows_csv", "flow_list"):
                     why = f'only a list source reads explicit flows (pattern = "list"), and this source\'s pattern is {self.pattern}'
