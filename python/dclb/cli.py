@@ -3,8 +3,13 @@
 Every command reports user mistakes as one line on stderr (``error: <field>: <what is wrong>``) and exits
 with status 2. An interrupt (Ctrl-C, SIGTERM, SIGHUP; :mod:`dclb.interrupts`) prints one line saying what was
 kept (``interrupted: 5 of 12 runs are complete in res; run the same command again to do the rest``) and exits
-with 130: ``dclb run`` stores nothing of an unfinished run, a sweep keeps every finished run and its catalog
+with 130: ``dclb run`` stores nothing of an unfinished run (an interrupt while it stores a finished one waits for
+the folder and catalog row, then says the run is stored), a sweep keeps every finished run and its catalog
 row. Tracebacks appear only for internal errors, and only with ``DCLB_DEBUG=1``.
+
+Nothing a user gives is ignored: options that a command would not use in a combination are declared so
+(:class:`_Option`: ``not_with``, ``only_when``) and refused, and an empty path or text is refused
+(:class:`_NonEmptyPath`, :class:`_NonEmptyText`).
 
 Output. Text a user wrote (scenario names and descriptions, paths, field values) is printed as written: the
 consoles interpret neither rich markup nor ``:emoji:`` codes, and the few styled words of dclb's own (bold
@@ -144,13 +149,6 @@ class _NonEmptyText(click.ParamType):
 
 
 _TEXT = _NonEmptyText()
-
-
-def _given(name: str) -> bool:
-    """Whether parameter ``name`` of the running command was given on the command line (not by default)."""
-    from click.core import ParameterSource
-
-    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -484,8 +482,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
         if key in grid:
             raise ScenarioError(f"--grid {key}: given twice; give every value of a field in one --grid (e.g. --grid {key}=A,B,C)")
         grid[key] = values
-    if jobs is not None and dask not in (None, "local"):
-        raise UserError(f"--jobs and --dask {dask} cannot be given together: a Dask cluster's workers decide how many runs go at once (--jobs sizes --dask local)")
+    _check_jobs_with_dask(jobs, dask)
     plan = plan_sweep(scenario_file, grid=grid, seeds=seeds, overrides=list(overrides), seed=seed, grid_label="--grid")
     dims = "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in plan.grid.items()) or "no grid"
     err.print(f"sweep {plan.name}: {dims}; seeds {', '.join(map(str, plan.seeds))} -> {len(plan.points)} points, store {out}", highlight=False, soft_wrap=True)
@@ -537,6 +534,13 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
     )
     if info["failed"]:
         sys.exit(1)
+
+
+def _check_jobs_with_dask(jobs: int | None, dask: str | None) -> None:
+    """``--jobs`` sizes the local pool or a ``--dask local`` cluster; a running cluster's workers decide for
+    themselves, so ``--jobs`` with a scheduler address would be ignored."""
+    if jobs is not None and dask not in (None, "local"):
+        raise UserError(f"--jobs and --dask {dask} cannot be given together: a running Dask cluster's workers decide how many runs go at once (--jobs sizes --dask local)")
 
 
 def _print_sweep_dry_run(plan: "Any", store_done: set[str]) -> None:
@@ -719,6 +723,8 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
     Runs already in the store are not run again: an interrupted reproduction resumes where it stopped."""
     from . import reproduce as rp
     from .reproduce.plan import plan_paper
+
+    _check_jobs_with_dask(jobs, dask)
 
     if list_only:
         keys = rp.available() if paper == "all" else [rp.get_paper(paper).key]
