@@ -29,6 +29,16 @@ flows = 60
 """
 
 
+#: TINY without its [traffic] table: the fabric and scheme, for tests that write a source of another pattern
+#: (a field a pattern does not use is an error, so the poisson source's fields cannot be carried along).
+TINY_FABRIC = TINY[: TINY.index("[traffic]")]
+
+
+def tiny_with(traffic: str) -> str:
+    """TINY with its [traffic] table replaced by ``traffic`` (TOML lines of that table)."""
+    return TINY_FABRIC + "[traffic]\n" + traffic.strip() + "\n"
+
+
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     path = tmp_path / "tiny.toml"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY, dclb_cli
+from conftest import TINY, dclb_cli, tiny_with
 
 
 def _check(result, *needles: str) -> None:
@@ -106,8 +106,8 @@ def test_failures_that_disconnect_the_fabric(tmp_path):
     assert "topology" in result.stderr
 
 
-def test_long_lived_without_horizon(tiny):
-    _check(dclb_cli("run", str(tiny), "--set", "traffic.pattern=\"long_lived\"", "--no-store"), "run.horizon_us")
+def test_long_lived_without_horizon(tmp_path):
+    _check(dclb_cli("run", str(_scenario(tmp_path, tiny_with('pattern = "long_lived"'))), "--no-store"), "run.horizon_us")
 
 
 def test_failed_run_leaves_store_untouched(tiny, tmp_path):
@@ -139,23 +139,24 @@ def test_dry_run_asks_the_engines_check(tiny):
     _check(dclb_cli("run", str(tiny), "--dry-run", "--set", "lb.scheme=drill", "--set", "lb.d=0"), "lb.d", "[1, 64]")
 
 
-@pytest.mark.parametrize("settings, needles", [
-    (["traffic.senders=3", "traffic.receivers=3", "traffic.inter_leaf_only=false"], ("traffic.receivers", "two different hosts")),
-    (["traffic.senders=\"leaf:1\"", "traffic.receivers=\"leaf:1\""], ("traffic.receivers", "on leaf 1", "inter_leaf_only = false")),
-    (["traffic.pattern=\"long_lived\"", "traffic.receivers=\"all\"", "run.horizon_us=100"], ("traffic.receivers", "paired with itself")),
-    (["traffic.pattern=\"incast\"", "traffic.senders=[2]", "traffic.receivers=[2]"], ("traffic.senders", "every sender is the receiver")),
-    (["traffic.deadline={kind=\"uniform\", lo_us=5, hi_us=2}"], ("traffic.deadline.hi_us", "at least lo_us")),
-    (["traffic.workload={websearch=1, datamining=-1}"], ("traffic.workload.datamining.weight", "positive")),
-    (["traffic.pattern=\"list\"", "traffic.flow_list=[{start_us=0, src=1, dst=99, size_bytes=5}]"], ("traffic.flow_list[0]", "host 99 does not exist")),
-    (["traffic.sources=[{}, {pattern=\"group\", flows=3, senders=[1], receivers=[1], inter_leaf_only=false}]"], ("traffic.sources[1].receivers", "two different hosts")),
+@pytest.mark.parametrize("traffic, settings, needles", [
+    (None, ["traffic.senders=3", "traffic.receivers=3", "traffic.inter_leaf_only=false"], ("traffic.receivers", "two different hosts")),
+    (None, ["traffic.senders=\"leaf:1\"", "traffic.receivers=\"leaf:1\""], ("traffic.receivers", "on leaf 1", "inter_leaf_only = false")),
+    ('pattern = "long_lived"', ["traffic.receivers=\"all\"", "run.horizon_us=100"], ("traffic.receivers", "paired with itself")),
+    ('pattern = "incast"\nworkload = "websearch"', ["traffic.senders=[2]", "traffic.receivers=[2]"], ("traffic.senders", "every sender is the receiver")),
+    (None, ["traffic.deadline={kind=\"uniform\", lo_us=5, hi_us=2}"], ("traffic.deadline.hi_us", "at least lo_us")),
+    (None, ["traffic.workload={websearch=1, datamining=-1}"], ("traffic.workload.datamining.weight", "positive")),
+    ('pattern = "list"', ["traffic.flow_list=[{start_us=0, src=1, dst=99, size_bytes=5}]"], ("traffic.flow_list[0]", "host 99 does not exist")),
+    (None, ["traffic.sources=[{}, {pattern=\"group\", flows=3, senders=[1], receivers=[1], inter_leaf_only=false}]"], ("traffic.sources[1].receivers", "two different hosts")),
 ])
-def test_impossible_traffic_names_the_users_field(tiny, settings, needles):
-    _check(dclb_cli("run", str(tiny), "--dry-run", *[a for s in settings for a in ("--set", s)]), *needles)
+def test_impossible_traffic_names_the_users_field(tiny, tmp_path, traffic, settings, needles):
+    path = tiny if traffic is None else _scenario(tmp_path, tiny_with(traffic))
+    _check(dclb_cli("run", str(path), "--dry-run", *[a for s in settings for a in ("--set", s)]), *needles)
 
 
 def test_a_flow_list_error_names_the_csv_line(tmp_path):
     (tmp_path / "flows.csv").write_text("start_us,src,dst,size_bytes\n0,1,5,1000\n\n5,2,2,1000\n")
-    text = TINY.replace('pattern = "poisson"', 'pattern = "list"\nflows_csv = "flows.csv"')
+    text = tiny_with('pattern = "list"\nflows_csv = "flows.csv"')
     _check(dclb_cli("run", str(_scenario(tmp_path, text)), "--dry-run"), "flows.csv:4", "same host")
 
 

@@ -21,7 +21,7 @@ SMALL = {
     "failed_and_slow_links.toml": ["traffic.flows=40"],
     "several_sources.toml": ["traffic.sources.0.flows=20", "traffic.sources.1.flows=4", "traffic.sources.2.flows=10"],
     "deadlines.toml": ["traffic.sources.0.flows=40", "traffic.sources.1.flows=4"],
-    "long_lived.toml": ["run.horizon_us=2000", "traffic.sources.1.duration_us=1000"],
+    "long_lived.toml": ["run.horizon_us=2000", "traffic.sources.1.duration_us=2000"],
 }
 
 

@@ -17,7 +17,7 @@ from unittest import mock
 
 import pytest
 
-from conftest import TINY, dclb_cli
+from conftest import TINY, dclb_cli, tiny_with
 
 
 def dclb_main(*args: str) -> subprocess.CompletedProcess:
@@ -101,7 +101,7 @@ def test_legitimate_values_still_work(tiny, settings):
 def test_a_flow_list_without_flows_is_refused(tmp_path):
     (tmp_path / "flows.csv").write_text("start_us,src,dst,size_bytes\n")
     path = tmp_path / "s.toml"
-    path.write_text(TINY.replace('pattern = "poisson"', 'pattern = "list"\nflows_csv = "flows.csv"').replace('workload = "websearch"\n', ""))
+    path.write_text(tiny_with('pattern = "list"\nflows_csv = "flows.csv"'))
     refused(dclb_main("run", str(path), "--dry-run"), "traffic.flows_csv", "no flows")
 
 
@@ -112,7 +112,7 @@ def test_a_flow_list_without_flows_is_refused(tmp_path):
 def test_a_flow_list_cell_is_not_truncated(tmp_path, cell, needles):
     (tmp_path / "flows.csv").write_text(f"start_us,src,dst,size_bytes\n0,1,5,{cell}\n")
     path = tmp_path / "s.toml"
-    path.write_text(TINY.replace('pattern = "poisson"', 'pattern = "list"\nflows_csv = "flows.csv"').replace('workload = "websearch"\n', ""))
+    path.write_text(tiny_with('pattern = "list"\nflows_csv = "flows.csv"'))
     refused(dclb_main("run", str(path), "--dry-run"), *needles)
 
 

@@ -25,6 +25,7 @@ _LAZY = {
     "UserError": ("dclb.errors", "UserError"),
     "run": ("dclb.runner", "run"),
     "RunResult": ("dclb.runner", "RunResult"),
+    "SourceWithoutFlows": ("dclb.runner", "SourceWithoutFlows"),
     "open_store": ("dclb.store", "open_store"),
     "sweep": ("dclb.sweeps", "sweep"),
     "summarize": ("dclb.summary", "summarize"),

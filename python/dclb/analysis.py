@@ -214,6 +214,9 @@ def load_runs(store: Any, where: str | None = None, completed: bool = True) -> p
     else:
         runs = store.runs()
     if completed:
+        damaged = runs[runs["status"] == "damaged"]
+        if len(damaged) and hasattr(store, "warn_damaged"):
+            store.warn_damaged(dict(zip(damaged["run_id"], damaged["error"])))  # left out, and named
         runs = runs[runs["status"] == "completed"]
     return runs.reset_index(drop=True)
 

@@ -105,6 +105,11 @@ def is_stale(claim: dict[str, Any]) -> bool:
     return False
 
 
+def process_gone(pid: int, host: str) -> bool:
+    """Whether process ``pid`` of ``host`` is known to be gone (only a process of this host can be known to)."""
+    return host == _HOST and not _pid_alive(pid)
+
+
 def describe(claim: dict[str, Any]) -> str:
     return f"process {claim.get('pid', '?')} on {claim.get('host', '?')} since {claim.get('since', '?')}"
 

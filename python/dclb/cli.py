@@ -3,8 +3,13 @@
 Every command reports user mistakes as one line on stderr (``error: <field>: <what is wrong>``) and exits
 with status 2. An interrupt (Ctrl-C, SIGTERM, SIGHUP; :mod:`dclb.interrupts`) prints one line saying what was
 kept (``interrupted: 5 of 12 runs are complete in res; run the same command again to do the rest``) and exits
-with 130: ``dclb run`` stores nothing of an unfinished run, a sweep keeps every finished run and its catalog
+with 130: ``dclb run`` stores nothing of an unfinished run (an interrupt while it stores a finished one waits for
+the folder and catalog row, then says the run is stored), a sweep keeps every finished run and its catalog
 row. Tracebacks appear only for internal errors, and only with ``DCLB_DEBUG=1``.
+
+Nothing a user gives is ignored: options that a command would not use in a combination are declared so
+(:class:`_Option`: ``not_with``, ``only_when``) and refused, and an empty path or text is refused
+(:class:`_NonEmptyPath`, :class:`_NonEmptyText`).
 
 Output. Text a user wrote (scenario names and descriptions, paths, field values) is printed as written: the
 consoles interpret neither rich markup nor ``:emoji:`` codes, and the few styled words of dclb's own (bold
@@ -77,6 +82,75 @@ def _summary_table(title: str, rows: list[tuple[str, str]]) -> Table:
     return table
 
 
+# --------------------------------------------------------------------------------------------------------
+# What a command does not use is an error: options that cannot go together are declared with the option
+
+
+def _flag_of(ctx: click.Context, name: str) -> str:
+    """The command-line spelling of parameter ``name`` (``--no-store``)."""
+    for param in ctx.command.params:
+        if param.name == name:
+            return param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+    return name
+
+
+class _Option(click.Option):
+    """A click option that declares when it would be ignored, so that giving it then is an error instead:
+
+    * ``not_with``: options (parameter names) that make this one meaningless; giving both is refused;
+    * ``only_when``: ``{parameter: values}``: this option is used only while that parameter (given or by its
+      default) has one of those values.
+
+    The error is a :class:`~dclb.errors.UserError`: one line, exit status 2."""
+
+    def __init__(self, *args: Any, not_with: tuple[str, ...] = (), only_when: dict[str, tuple[Any, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.not_with = not_with
+        self.only_when = only_when or {}
+
+    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> Any:
+        if self.name in opts:
+            for other in self.not_with:
+                if other in opts:
+                    raise UserError(f"{self.opts[0]} and {_flag_of(ctx, other)} cannot be given together: one of them would be ignored")
+            for other, allowed in self.only_when.items():
+                param = next(p for p in ctx.command.params if p.name == other)
+                value = opts.get(other, param.default)
+                if value not in allowed:
+                    raise UserError(f"{self.opts[0]}: not used with {_flag_of(ctx, other)} {value}, only with {_flag_of(ctx, other)} {' or '.join(map(str, allowed))}")
+        return super().handle_parse_result(ctx, opts, args)
+
+
+class _NonEmptyPath(click.Path):
+    """A path option or argument that refuses the empty text (which would otherwise mean the current
+    directory, or no file at all)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(path_type=Path, **kwargs)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            name = param.opts[0] if isinstance(param, click.Option) else (param.human_readable_name if param else "path")
+            raise UserError(f"{name}: empty path; give a file or directory name")
+        return super().convert(value, param, ctx)
+
+
+class _NonEmptyText(click.ParamType):
+    """Text an option needs (a condition, a query, a field name): the empty text would be ignored, so it is
+    refused."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            name = param.opts[0] if param is not None else "option"
+            raise UserError(f"{name}: empty; give {param.metavar or 'a value'}" if param is not None else f"{name}: empty")
+        return value
+
+
+_TEXT = _NonEmptyText()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="dclb")
 def cli() -> None:
@@ -84,30 +158,32 @@ def cli() -> None:
 
 
 @cli.command("run")
-@click.argument("scenario_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario_file", type=_NonEmptyPath(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override any scenario field, e.g. --set lb.scheme=rps --set traffic.load=0.7 (repeatable).")
 @click.option("--seed", type=int, default=None, help="Override the scenario seed.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("dclb-results"), show_default=True, help="Results directory (run folders + catalog).")
-@click.option("--no-store", is_flag=True, help="Do not write results; just print the summary.")
+@click.option("--out", type=_NonEmptyPath(file_okay=False), default=Path("dclb-results"), show_default=True, help="Results directory (run folders + catalog).")
+@click.option("--no-store", is_flag=True, cls=_Option, not_with=("out",), help="Do not write results; just print the summary.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("--dry-run", is_flag=True, help="Validate and show what would run, without simulating.")
-@click.option("--dump-config", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write the resolved engine config (JSON) to this file.")
+@click.option("--dump-config", type=_NonEmptyPath(dir_okay=False), default=None, help="Write the resolved engine config (JSON) to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool) -> None:
+@click.option("--strict", is_flag=True, help="A source that started no flow (its random arrivals all fell outside its window) is an error, not a warning.")
+def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, strict: bool) -> None:
     """Run one scenario and print its summary."""
-    stored = False
-
-    def on_stored() -> None:
-        nonlocal stored
-        stored = True
-
+    stored: list[Any] = []  # the result, once the run is stored (folder and catalog row, as one step)
     try:
-        _run(scenario_file, overrides, seed, out, no_store, as_json, dry_run, dump_config, quiet, on_stored)
-    except KeyboardInterrupt as e:  # the store is written only once the run has finished
-        raise Interrupted(getattr(e, "signum", signal.SIGINT), None if no_store or stored else "nothing was stored") from None
+        _run(scenario_file, overrides, seed, out, no_store, as_json, dry_run, dump_config, quiet, stored.append, strict)
+    except KeyboardInterrupt as e:
+        if no_store or dry_run:
+            note = None
+        elif stored:
+            note = f"the run had finished and is stored: {stored[0].path} (catalog: {stored[0].path.parent.parent / 'catalog.duckdb'})"
+        else:
+            note = "nothing was stored"
+        raise Interrupted(getattr(e, "signum", signal.SIGINT), note) from None
 
 
-def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any) -> None:
+def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any, strict: bool) -> None:
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
 
@@ -122,10 +198,13 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
     if dry_run:
         _print_dry_run(sc, None if no_store else out, as_json)
         return
+    if not no_store:
+        from .runner import check_writable
+
+        check_writable(out, "--out")  # before the work, not after it
     bar, update = _progress_bar(0, enabled=not quiet and not as_json)
     with bar:
-        result = run(sc, out=None if no_store else out, progress=update)
-    on_stored()
+        result = run(sc, out=None if no_store else out, progress=update, on_stored=on_stored, strict=strict)
     if as_json:
         # The summary keeps the engine's lists and objects (source_mean_bytes, scheme_counters) as JSON text,
         # as the catalog does; here they are JSON values again.
@@ -379,17 +458,18 @@ def _status_priority(statuses: "Any") -> tuple[list[str], list[str]]:
 
 
 @cli.command("sweep")
-@click.argument("scenario_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario_file", type=_NonEmptyPath(dir_okay=False))
 @click.option("--grid", "grids", multiple=True, metavar="FIELD=VALUES", help="A grid dimension: comma list and/or START:STOP:STEP ranges, e.g. --grid lb.scheme=ecmp,rps --grid traffic.load=0.2:0.8:0.2 (repeatable; replaces the [sweep] table's entry for that field).")
 @click.option("--seeds", type=int, default=None, help="Seeds per grid point: seed, seed+1, ... (default: the [sweep] table's `seeds`, else 1).")
 @click.option("--seed", type=int, default=None, help="Base seed (default: the scenario's seed).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override a scenario field for every point (repeatable).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("dclb-results"), show_default=True, help="Result store (run folders + catalog).")
+@click.option("--out", type=_NonEmptyPath(file_okay=False), default=Path("dclb-results"), show_default=True, help="Result store (run folders + catalog).")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel runs (default: one per core).")
-@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers.")
+@click.option("--dask", type=_TEXT, metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers.")
 @click.option("--dry-run", is_flag=True, help="List the points and which are already done; run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, seed: int | None, overrides: tuple[str, ...], out: Path, jobs: int | None, dask: str | None, dry_run: bool, quiet: bool) -> None:
+@click.option("--strict", is_flag=True, help="A run in which a source started no flow is a failed point, not a completed one with a note.")
+def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, seed: int | None, overrides: tuple[str, ...], out: Path, jobs: int | None, dask: str | None, dry_run: bool, quiet: bool, strict: bool) -> None:
     """Run a scenario over a grid of field values and seeds, in parallel, into a result store.
 
     Points already complete in the store are not run again, so re-running an interrupted or partly failed
@@ -399,7 +479,10 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
     grid: dict[str, Any] = {}
     for text in grids:
         key, values = parse_grid_option(text)
+        if key in grid:
+            raise ScenarioError(f"--grid {key}: given twice; give every value of a field in one --grid (e.g. --grid {key}=A,B,C)")
         grid[key] = values
+    _check_jobs_with_dask(jobs, dask)
     plan = plan_sweep(scenario_file, grid=grid, seeds=seeds, overrides=list(overrides), seed=seed, grid_label="--grid")
     dims = "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in plan.grid.items()) or "no grid"
     err.print(f"sweep {plan.name}: {dims}; seeds {', '.join(map(str, plan.seeds))} -> {len(plan.points)} points, store {out}", highlight=False, soft_wrap=True)
@@ -431,7 +514,7 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
         err.print(text, highlight=False, soft_wrap=True, markup=False)
 
     try:
-        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started, notify=note)
+        frame = execute(plan, out=out, jobs=jobs, dask=dask, progress=not quiet, on_start=started, notify=note, strict=strict)
     except Interrupted as e:
         raise Interrupted(e.signum, f"{e.note}; run the same command again to do the rest" if e.note else None) from None
     info = frame.attrs["sweep"]
@@ -451,6 +534,13 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
     )
     if info["failed"]:
         sys.exit(1)
+
+
+def _check_jobs_with_dask(jobs: int | None, dask: str | None) -> None:
+    """``--jobs`` sizes the local pool or a ``--dask local`` cluster; a running cluster's workers decide for
+    themselves, so ``--jobs`` with a scheduler address would be ignored."""
+    if jobs is not None and dask not in (None, "local"):
+        raise UserError(f"--jobs and --dask {dask} cannot be given together: a running Dask cluster's workers decide how many runs go at once (--jobs sizes --dask local)")
 
 
 def _print_sweep_dry_run(plan: "Any", store_done: set[str]) -> None:
@@ -475,10 +565,10 @@ def _print_sweep_dry_run(plan: "Any", store_done: set[str]) -> None:
 
 
 @cli.command("results")
-@click.argument("store_dir", type=click.Path(path_type=Path))
-@click.option("--columns", default=None, metavar="A,B,...", help="Columns to show after run_id (catalog column names; default: varying fields, seed, status, headline metrics).")
-@click.option("--where", default=None, metavar="CONDITION", help="SQL condition on the catalog, e.g. \"traffic.load >= 0.4\".")
-@click.option("--sql", "query", default=None, metavar="QUERY", help="Run a query (tables: runs, flows, ports, switches, samples) and print its result.")
+@click.argument("store_dir", type=_NonEmptyPath())
+@click.option("--columns", type=_TEXT, default=None, metavar="A,B,...", help="Columns to show after run_id (catalog column names; default: varying fields, seed, status, headline metrics).")
+@click.option("--where", type=_TEXT, default=None, metavar="CONDITION", help="SQL condition on the catalog, e.g. \"traffic.load >= 0.4\".")
+@click.option("--sql", "query", type=_TEXT, default=None, metavar="QUERY", cls=_Option, not_with=("where", "columns"), help="Run a query (tables: runs, flows, ports, switches, samples) and print its result.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: str | None, fmt: str) -> None:
     """Summarise a result store: one row per run, or the result of a SQL query."""
@@ -486,19 +576,24 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
     from .store import open_store
 
     store = open_store(store_dir)
-    if query:
+    if query is not None:
         _render_frame(store.sql(query), fmt)
         return
     runs = load_runs(store, where, completed=False)
     required = optional = None
-    if columns:
+    if columns is not None:
         chosen = [c.strip() for c in columns.split(",") if c.strip() and c.strip() != "run_id"]
+        if not chosen:
+            raise UserError(f"--columns {columns!r}: no column named; give catalog column names separated by commas, e.g. --columns traffic.load,short_afct_us")
         require_columns(runs, chosen, "column")
+    elif fmt != "table":
+        # CSV and JSON are for programs: every column of the catalog.
+        chosen = [c for c in runs.columns if c != "run_id"]
     else:
         # By default: the fields that tell the runs apart, then as many headline metrics as the width allows.
         varying = varying_fields(runs)
         metrics = [m for m in COMPARISON if m in runs.columns]
-        failed = bool((runs["status"] == "failed").any())
+        failed = bool(runs["status"].isin(["failed", "damaged"]).any())
         chosen = [*varying, "seed", "status", *metrics, *(["error"] if failed else [])]
         first, last = _status_priority(runs["status"])
         required, optional = [*varying, "seed"], ["run_id", *first, *metrics, *(["error"] if failed else []), *last]
@@ -506,13 +601,19 @@ def results_cmd(store_dir: Path, columns: str | None, where: str | None, query: 
     left_out = _render_frame(runs[["run_id", *chosen]], fmt, required=required, optional=optional)
     if fmt == "table":
         if "error" in left_out:
-            for row in runs[runs["status"] == "failed"].itertuples():
-                _wide_console().print(f"failed {row.run_id}: {row.error}")
+            for row in runs[runs["status"].isin(["failed", "damaged"])].itertuples():
+                _wide_console().print(f"{row.status} {row.run_id}: {row.error}")
             left_out.remove("error")
         _left_out_note(left_out, "--columns A,B,... picks the columns; --format csv shows them all.")
         counts = runs["status"].value_counts().to_dict()
         console.print(f"{len(runs)} run{'' if len(runs) == 1 else 's'}" + "".join(f"{': ' if i == 0 else ', '}{n} {s}" for i, (s, n) in enumerate(sorted(counts.items()))), highlight=False)
     _note_catalog_drift(store)
+    if (runs["status"] == "damaged").any():
+        n = int((runs["status"] == "damaged").sum())
+        err.print(
+            f"note: {n} run{'s are' if n != 1 else ' is'} damaged (files missing or not as written): `dclb store check {store.path}` says more, `dclb store repair {store.path}` sets them aside",
+            highlight=False, soft_wrap=True, markup=False,
+        )
 
 
 def _note_catalog_drift(store: Any) -> None:
@@ -533,7 +634,7 @@ def store_group() -> None:
 
 
 @store_group.command("check")
-@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.argument("store_dir", type=_NonEmptyPath())
 @click.option("--deep", is_flag=True, help="Also compare every file with the SHA-256 recorded when it was written (reads everything).")
 def store_check_cmd(store_dir: Path, deep: bool) -> None:
     """Say what is wrong with a store, one line per problem, and exit with 1 if anything is.
@@ -549,8 +650,8 @@ def store_check_cmd(store_dir: Path, deep: bool) -> None:
 
 
 @store_group.command("repair")
-@click.argument("store_dir", type=click.Path(path_type=Path))
-@click.option("--deep", is_flag=True, help="Verify with SHA-256 sums as `check --deep` does.")
+@click.argument("store_dir", type=_NonEmptyPath())
+@click.option("--deep", is_flag=True, help="Verify with SHA-256 sums as `check --deep` does (needed to fix what only `check --deep` finds).")
 def store_repair_cmd(store_dir: Path, deep: bool) -> None:
     """Fix what `dclb store check` finds and say what was done, one line per problem.
 
@@ -566,16 +667,16 @@ def store_repair_cmd(store_dir: Path, deep: bool) -> None:
 
 
 @cli.command("plot")
-@click.argument("store_dir", type=click.Path(path_type=Path))
+@click.argument("store_dir", type=_NonEmptyPath())
 @click.option("--kind", type=click.Choice(["line", "cdf", "bins", "timeseries"]), default="line", show_default=True, help="line: metric vs field; cdf: per-flow CDF; bins: per size bin; timeseries: sampler series.")
-@click.option("--x", "x", default=None, metavar="FIELD", help="x axis of the line kind, a scenario field (e.g. traffic.load).")
-@click.option("--y", "y", default=None, metavar="NAME", help="line: a summary metric (short_afct_us); cdf/bins: a flows column (fct_us, slowdown); timeseries: queue_bytes, throughput_gbps or bytes.")
-@click.option("--hue", default=None, metavar="FIELD", help="One line per value of this field (e.g. lb.scheme).")
-@click.option("--facet", default=None, metavar="FIELD", help="One panel per value of this field.")
-@click.option("--normalize-to", "normalize_to", default=None, metavar="FIELD=VALUE", help="Divide by the run with FIELD=VALUE and otherwise the same fields and seed (line, bins).")
-@click.option("--where", default=None, metavar="CONDITION", help="SQL condition on the catalog selecting the runs.")
-@click.option("--stat", default=None, help="bins: mean or p99; timeseries: mean, max or sum over ports/flows.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Output file (.png, .svg or .pdf; default DIR/figures/<kind>-<y>[-vs-<x>].png).")
+@click.option("--x", "x", type=_TEXT, default=None, metavar="FIELD", cls=_Option, only_when={"kind": ("line",)}, help="x axis of the line kind, a scenario field (e.g. traffic.load).")
+@click.option("--y", "y", type=_TEXT, default=None, metavar="NAME", help="line: a summary metric (short_afct_us); cdf/bins: a flows column (fct_us, slowdown); timeseries: queue_bytes, throughput_gbps or bytes.")
+@click.option("--hue", type=_TEXT, default=None, metavar="FIELD", help="One line per value of this field (e.g. lb.scheme).")
+@click.option("--facet", type=_TEXT, default=None, metavar="FIELD", help="One panel per value of this field.")
+@click.option("--normalize-to", "normalize_to", type=_TEXT, default=None, metavar="FIELD=VALUE", cls=_Option, only_when={"kind": ("line", "bins")}, help="Divide by the run with FIELD=VALUE and otherwise the same fields and seed (line, bins).")
+@click.option("--where", type=_TEXT, default=None, metavar="CONDITION", help="SQL condition on the catalog selecting the runs.")
+@click.option("--stat", default=None, cls=_Option, only_when={"kind": ("bins", "timeseries")}, help="bins: mean or p99; timeseries: mean, max or sum over ports/flows.")
+@click.option("--out", type=_NonEmptyPath(dir_okay=False), default=None, help="Output file (.png, .svg or .pdf; default DIR/figures/<kind>-<y>[-vs-<x>].png).")
 def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str | None, facet: str | None, normalize_to: str | None, where: str | None, stat: str | None, out: Path | None) -> None:
     """Draw a figure from a result store."""
     from .plots import make_figure, save
@@ -594,9 +695,9 @@ def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str 
 
 
 @cli.command("report")
-@click.argument("store_dir", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Output HTML file (default DIR/report.html).")
-@click.option("--title", default=None, help="Page title.")
+@click.argument("store_dir", type=_NonEmptyPath())
+@click.option("--out", type=_NonEmptyPath(dir_okay=False), default=None, help="Output HTML file (default DIR/report.html).")
+@click.option("--title", type=_TEXT, default=None, help="Page title.")
 def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
     """Write one self-contained HTML page: the grid, summary tables and figures."""
     from .report import write_report
@@ -610,10 +711,10 @@ def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
 @click.argument("paper", metavar="PAPER")
 @click.option("--figure", "figures", multiple=True, metavar="N", help="Only this figure (repeatable); see --list.")
 @click.option("--scale", type=click.Choice(["quick", "paper", "ci"]), default="quick", show_default=True, help="paper: the paper's flow counts and seeds; quick: every setting, fewer flows (minutes); ci: the least that draws every figure.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output directory (default reproduce-SCALE): store/, one folder per paper with figures, data and report.html.")
+@click.option("--out", type=_NonEmptyPath(file_okay=False), default=None, help="Output directory (default reproduce-SCALE): store/, one folder per paper with figures, data and report.html.")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel runs (default: one per core).")
-@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
-@click.option("--list", "list_only", is_flag=True, help="List the paper's figures, their runs at --scale and their scenario files; run nothing.")
+@click.option("--dask", type=_TEXT, metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
+@click.option("--list", "list_only", is_flag=True, cls=_Option, not_with=("jobs", "dask", "out", "quiet"), help="List the paper's figures, their runs at --scale and their scenario files; run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | None, jobs: int | None, dask: str | None, list_only: bool, quiet: bool) -> None:
     """Re-run a paper's evaluation (lbt, tam, tr, dar, mdtlb or all): every figure's runs, the figures as the
@@ -622,6 +723,8 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
     Runs already in the store are not run again: an interrupted reproduction resumes where it stopped."""
     from . import reproduce as rp
     from .reproduce.plan import plan_paper
+
+    _check_jobs_with_dask(jobs, dask)
 
     if list_only:
         keys = rp.available() if paper == "all" else [rp.get_paper(paper).key]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -95,10 +96,55 @@ class _Styles:
         return self.known[label]
 
 
+#: Most lines (or CDF curves) one panel may have: beyond, the legend would dwarf the figure.
+MAX_LINES = 20
+
+
 def _split_fields(runs: pd.DataFrame, used: Sequence[str | None], hue: str | None) -> list[str]:
-    """Fields that tell the lines apart: the hue first, then any other varying field not otherwise used."""
+    """Fields that tell the lines apart: the hue first, then any other varying field not otherwise used.
+
+    Runs that differ in more than their seed are never averaged together, so every such field splits the
+    lines; when that makes more than :data:`MAX_LINES` lines (a store of several scenarios), the figure is
+    refused, naming the fields, rather than drawn with a legend larger than its panels."""
     rest = [f for f in varying_fields(runs) if f not in used and f != hue]
-    return ([hue] if hue else []) + rest
+    split = ([hue] if hue else []) + rest
+    lines = len(runs.groupby(split, dropna=False)) if split else 1
+    if lines > MAX_LINES:
+        fields = ", ".join(split)
+        raise UserError(
+            f"the selected runs differ in {len(split)} field{'s' if len(split) != 1 else ''} besides the axes ({fields}), "
+            f"which makes {lines} lines (at most {MAX_LINES}); select runs with --where, or draw one of them as --hue or --facet"
+        )
+    return split
+
+
+class RunsLeftOut(UserWarning):
+    """Some selected runs were left out of a figure (the text says which and why)."""
+
+
+def _with_values(runs: pd.DataFrame, axes: dict[str, str], store: Any) -> pd.DataFrame:
+    """``runs`` without those that have no value on one of ``axes`` (option -> column: ``--x`` on runs of a
+    scenario without that field, a metric that is n/a in a run), named in a warning; a UserError if no run
+    is left."""
+    names = list(axes.values())
+    keep = runs[names].notna().all(axis=1)
+    if keep.all():
+        return runs
+    if not keep.any():
+        option, name = next(((o, n) for o, n in axes.items() if runs[n].isna().all()), next(iter(axes.items())))
+        raise UserError(
+            f"{option} {name}: no selected run of {store.path} has a value for it "
+            "(n/a in every run, or a field their scenarios do not have)"
+        )
+    left = runs.loc[~keep, "run_id"].tolist()
+    missing = [n for n in names if runs.loc[~keep, n].isna().any()]
+    warnings.warn(
+        f"{len(left)} run{'s' if len(left) != 1 else ''} left out: no value for {', '.join(missing)} "
+        f"({', '.join(left[:3])}{', ...' if len(left) > 3 else ''})",
+        RunsLeftOut,
+        stacklevel=3,
+    )
+    return runs[keep].reset_index(drop=True)
 
 
 def _facets(frame: pd.DataFrame, facet: str | None) -> list[tuple[Any, pd.DataFrame]]:
@@ -203,6 +249,7 @@ def plot_line(store: Any, x: str, y: str, hue: str | None = None, facet: str | N
     if runs.empty:
         raise UserError(f"{store.path}: no completed runs to plot")
     require_columns(runs, [x, y, hue, facet])
+    runs = _with_values(runs, {"--x": x, "--y": y}, store)
     if not is_numeric(runs[y]):
         raise UserError(f"--y {y}: not a numeric metric")
     if normalize_to:

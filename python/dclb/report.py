@@ -25,6 +25,7 @@ import base64
 import datetime as _dt
 import html
 import math
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -107,9 +108,14 @@ def build_report(store: Any, title: str | None = None) -> str:
     """The report page of ``store`` as HTML text."""
     from . import plots
 
-    all_runs = store.runs()
-    if all_runs.empty:
+    everything = store.runs()
+    if everything.empty:
         raise UserError(f"{store.path}: the store has no runs to report on")
+    # Damaged runs (a table missing or truncated) are left out of everything below and listed on their own.
+    damaged = everything[everything["status"] == "damaged"].reset_index(drop=True)
+    all_runs = everything[everything["status"] != "damaged"].reset_index(drop=True)
+    if all_runs.empty:
+        raise UserError(f"{store.path}: every run of the store is damaged; `dclb store check {store.path}` says how")
     runs = all_runs[all_runs["status"] == "completed"].reset_index(drop=True)
     failed = all_runs[all_runs["status"] == "failed"].reset_index(drop=True)
     varying = varying_fields(all_runs)
@@ -122,9 +128,17 @@ def build_report(store: Any, title: str | None = None) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_esc(title)}</h1>",
-        f'<p class="muted">Store <code>{_esc(store.path.resolve())}</code>: {len(runs)} completed run(s), {len(failed)} failed. '
-        f"Generated {_esc(_dt.datetime.now().isoformat(timespec='seconds'))} by dclb {_esc(__version__)}.</p>",
+        f'<p class="muted">Store <code>{_esc(store.path.resolve())}</code>: {len(runs)} completed run(s), {len(failed)} failed'
+        + (f", {len(damaged)} damaged (left out, listed below)" if len(damaged) else "")
+        + f". Generated {_esc(_dt.datetime.now().isoformat(timespec='seconds'))} by dclb {_esc(__version__)}.</p>",
     ]
+    if len(damaged):
+        out.append(f'<h2 class="error">Damaged runs ({len(damaged)}), left out of this page</h2>')
+        out.append(
+            f'<p>Their files are missing or not as written. <code>dclb store check {_esc(store.path)}</code> lists what is wrong; '
+            f"<code>dclb store repair {_esc(store.path)}</code> sets them aside, and the next sweep runs them again.</p>"
+        )
+        out.append(_table(damaged[["run_id", "error"]].rename(columns={"error": "problem"}), text_columns=["run_id", "problem"]))
 
     # The grid
     out.append("<h2>Scenario grid</h2>")
@@ -178,29 +192,54 @@ def build_report(store: Any, title: str | None = None) -> str:
         x, hue, facet = choose_axes(runs)
         if x is None and hue is not None:
             x, hue = hue, None  # only categorical fields vary: one point per value
+        seeds_caption = _seeds_caption(runs, varying)
         if x is not None:
             out.append('<div class="figures">')
             for m in metrics:
                 if not is_numeric(runs[m]):
                     continue
-                fig = plots.plot_line(store, x, m, hue=hue, facet=facet)
-                out.append(_img(plots.png_bytes(fig), f"{m} vs {x}", f"{label_of(m)} against {x}" + (f", per {hue}" if hue else "") + (f", one panel per {facet}" if facet else "") + "; mean over seeds with 95% CI."))
+                out.append(_figure(lambda: plots.plot_line(store, x, m, hue=hue, facet=facet), f"{m} vs {x}", f"{label_of(m)} against {x}" + (f", per {hue}" if hue else "") + (f", one panel per {facet}" if facet else "") + f"; {seeds_caption}."))
             out.append("</div>")
         cdf_facet = x if x is not None and is_numeric(runs[x]) and len(field_values(runs, [x])[x]) <= MAX_CDF_PANELS else facet
         per = (f", per {hue}" if hue else "") + (f", one panel per {cdf_facet}" if cdf_facet else "")
         out.append('<div class="figures">')
-        fig = plots.plot_cdf(store, "fct_us", hue=hue, facet=cdf_facet)
-        out.append(_img(plots.png_bytes(fig), "FCT CDF", "CDF of the flow completion time of completed TCP flows" + per + "; seeds pooled."))
-        fig = plots.plot_bins(store, "slowdown", hue=hue, facet=cdf_facet)
-        out.append(_img(plots.png_bytes(fig), "slowdown per flow-size bin", "Mean slowdown (FCT / ideal FCT) of completed TCP flows per flow-size bin" + per + "; mean over seeds."))
+        out.append(_figure(lambda: plots.plot_cdf(store, "fct_us", hue=hue, facet=cdf_facet), "FCT CDF", "CDF of the flow completion time of completed TCP flows" + per + "; seeds pooled."))
+        out.append(_figure(lambda: plots.plot_bins(store, "slowdown", hue=hue, facet=cdf_facet), "slowdown per flow-size bin", "Mean slowdown (FCT / ideal FCT) of completed TCP flows per flow-size bin" + per + f"; {seeds_caption}."))
         if _has_samples(store, runs):
-            fig = plots.plot_timeseries(store, "queue_bytes", hue=hue, facet=cdf_facet)
-            out.append(_img(plots.png_bytes(fig), "queue length over time", "Queue length over time, mean over the sampled switch ports" + per + "; mean over seeds."))
+            out.append(_figure(lambda: plots.plot_timeseries(store, "queue_bytes", hue=hue, facet=cdf_facet), "queue length over time", "Queue length over time, mean over the sampled switch ports" + per + "; mean over seeds."))
         else:
             out.append('<p class="muted">No time series: the runs recorded no sampler series (add <code>[run.sampler]</code> to the scenario).</p>')
         out.append("</div>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def _seeds_caption(runs: pd.DataFrame, varying: Sequence[str]) -> str:
+    """What a figure's points are: the mean over how many seeds, and whether they carry a confidence interval
+    (only from ``MIN_SEEDS_FOR_CI`` seeds on)."""
+    keys = [f for f in varying if f in runs.columns]
+    counts = runs.groupby(keys, dropna=False).size() if keys else pd.Series([len(runs)])
+    lo, hi = int(counts.min()), int(counts.max())
+    seeds = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    if hi < MIN_SEEDS_FOR_CI:
+        return f"mean over {seeds} seed{'s' if hi != 1 else ''} per point, no confidence interval (fewer than {MIN_SEEDS_FOR_CI} seeds)"
+    if lo < MIN_SEEDS_FOR_CI:
+        return f"mean over {seeds} seeds per point, with a 95% confidence interval where there are at least {MIN_SEEDS_FOR_CI}"
+    return f"mean over {seeds} seeds per point with a 95% confidence interval"
+
+
+def _figure(draw: Any, alt: str, caption: str) -> str:
+    """A figure drawn by ``draw()``, or a line saying why it could not be (the rest of the page is kept)."""
+    from . import plots
+
+    try:
+        with warnings.catch_warnings():
+            # A metric that is n/a in some runs leaves them out of its figure, which its points show.
+            warnings.simplefilter("ignore", plots.RunsLeftOut)
+            fig = draw()
+    except UserError as error:
+        return f'<figure><p class="muted">{_esc(alt)}: not drawn: {_esc(error)}</p></figure>'
+    return _img(plots.png_bytes(fig), alt, caption)
 
 
 def _has_samples(store: Any, runs: pd.DataFrame) -> bool:
@@ -215,9 +254,13 @@ def _has_samples(store: Any, runs: pd.DataFrame) -> bool:
 
 
 def write_report(store: Any, out: str | Path | None = None, title: str | None = None) -> Path:
+    """Writes the report page of ``store`` to ``out`` (default ``DIR/report.html``); the file name must end in
+    ``.html`` or ``.htm``, since the page is HTML (``r.pdf`` would hold HTML under a PDF's name)."""
     path = Path(out) if out is not None else store.path / "report.html"
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise UserError(f"--out {path}: the report is an HTML page; give a file name ending in .html")
+    path.parent.mkdir(parents=True, exist_ok=True)  # an output that cannot be written fails before the work
     text = build_report(store, title)
-    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.part")
     temp.write_text(text, encoding="utf-8")
     temp.replace(path)

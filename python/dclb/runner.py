@@ -4,23 +4,28 @@
 config, and drives the engine in chunks of events with the GIL released, updating a progress bar between
 chunks. The engine's tables come back as Arrow record batches (units in column names) and its statistics
 as JSON.
-The run is written to the result store only when it has finished: a failed or interrupted run leaves the
-store as it was.
+The run is written to the result store only when it has finished: a failed run, or one interrupted before it
+is stored, leaves the store as it was. Storing it (the run folder and its catalog row) is one step that a stop
+signal waits for, so an interrupt leaves either nothing of the run or all of it, and the caller learns which
+(``on_stored``). The output is checked before the simulation starts, so that a results directory that cannot
+be written costs no simulation.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from typing import TYPE_CHECKING
-
-from .errors import ScenarioError
+from . import interrupts
+from .errors import ScenarioError, UserError
 from .memory import memory_limit
-from .scenario import Scenario, engine_config
+from .scenario import Scenario, engine_config, scenario_from
 
 # pyarrow, pandas (summary) and DuckDB (store) are imported when a run's results come back, not before: the
 # process stays small while the engine runs and a short run does not wait for them to load (issue #12).
@@ -160,18 +165,117 @@ def load_ratios(config: dict[str, Any], flows: pa.Table, sim_time_us: float) -> 
     }
 
 
+def _check_out(out: Any) -> Path | None:
+    """``out`` as a path, or None (store nothing); anything else is a UserError saying what is accepted."""
+    if out is None:
+        return None
+    if isinstance(out, (str, os.PathLike)) and str(out):
+        return Path(out)
+    shown = "the empty text" if out == "" else f"{type(out).__name__} {out!r}"
+    raise UserError(f"out: expected a results directory (a str or os.PathLike path), or None to store nothing; got {shown}")
+
+
+def check_writable(out: Path, label: str = "out") -> None:
+    """Raises UserError unless the results directory ``out`` can be written (or created): checked before the
+    run, so that an output that cannot be written costs no simulation. Nothing is created here (a run that
+    fails leaves no new directory): an existing ``out`` gets a probe file written and removed, a missing one
+    needs its nearest existing parent to be a directory this process may write in. Only the standard library
+    is used: the store's modules (DuckDB, pyarrow) load after the engine has run."""
+    import tempfile
+
+    existing = out
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UserError(f"{label}: cannot write results to {out}: {existing} is not a directory")
+    if existing != out:
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise UserError(f"{label}: cannot write results to {out}: cannot create it in {existing} (permission denied or read-only)")
+        return
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".dclb-write-check-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as error:
+        raise UserError(f"{label}: cannot write results to {out}: {error.strerror or error}") from None
+
+
+class SourceWithoutFlows(UserError, UserWarning):
+    """A source started no flow in a run that other sources gave work (its poisson arrivals, drawn, fell
+    outside its window). Issued as a warning -- the run is still what the other sources made of it -- that a
+    caller turns into this error with ``strict=True`` (``--strict`` on the command line: one line, exit
+    status 2, nothing stored), or with a warnings filter (``warnings.simplefilter("error",
+    dclb.SourceWithoutFlows)``)."""
+
+
+def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float, strict: bool = False) -> None:
+    """What a run that some source started no flow in is: an error when no source started one (the run has
+    nothing to report: it is refused, not stored), else a :class:`SourceWithoutFlows` warning naming the
+    source. The check before the run (:mod:`dclb.preview`) makes sure each source is expected to start one;
+    a poisson count is random, so this is where a shortfall shows."""
+    import numpy as np
+
+    n_sources = len(sc.sources())
+    expected = {}
+    if sc._resolution is not None:
+        from .preview import estimate
+
+        expected = {i: e.started for i, e in enumerate(estimate(sc, sc._resolution).sources)}
+    source = flows.column("source").to_numpy()
+    start = flows.column("start_us").to_numpy()
+    started = np.bincount(source[start < sim_time_us] if np.isfinite(sim_time_us) else source, minlength=n_sources)
+    idle = [i for i, count in enumerate(started[:n_sources]) if count == 0]
+    for i in idle:
+        field = "traffic" if not sc.traffic.sources else f"traffic.sources[{i}]"
+        about = f"; about {expected[i]:.2g} were expected" if i in expected else ""
+        if len(idle) == n_sources:
+            raise ScenarioError(
+                f"{field}: started no flow in this run (seed {sc.seed}{about}), nor did any other source, so the run "
+                "has nothing to report and is not stored; give the source a longer arrival window, a higher load or an earlier start"
+            )
+        problem = SourceWithoutFlows(
+            f"{field}: started no flow in this run (seed {sc.seed}{about})"
+            + (", so the run is not stored (strict)" if strict else ": the results are those of the other sources alone")
+        )
+        if strict:
+            raise problem
+        warnings.warn(problem, stacklevel=3)
+
+
 def run(
-    sc: Scenario,
-    out: str | Path | None = "dclb-results",
+    scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any],
+    out: str | os.PathLike[str] | None = "dclb-results",
     progress: Optional[Callable[[float, int, int, int], None]] = None,
     *,
+    overrides: Sequence[str] | None = None,
+    seed: int | None = None,
     catalog: bool = True,
     config: Optional[dict[str, Any]] = None,
+    on_stored: Optional[Callable[["RunResult"], None]] = None,
+    strict: bool = False,
 ) -> RunResult:
-    """Simulates ``sc`` and, unless ``out`` is None, stores the run under ``out`` (folder + catalog row).
+    """Simulates a scenario and, unless ``out`` is None, stores the run under ``out`` (folder + catalog row).
+
+    ``scenario``: a :class:`~dclb.scenario.Scenario`, the path of a scenario file, or raw scenario data (a
+    dict of tables); ``overrides`` (``["lb.scheme=rps"]``, as ``--set`` takes them) and ``seed`` are applied
+    to it. ``out`` is checked before anything is simulated (an output that cannot be written is found before
+    the work). ``progress`` is called between chunks of engine events with (simulated time in us, events,
+    flows ended, flows in all).
 
     With ``catalog=False`` only the run folder is written (sweep workers do this; the process that
-    coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`."""
+    coordinates the sweep records the catalog rows). ``config``: see :func:`simulate`. ``on_stored`` is called
+    once the run is stored, before a stop signal that arrived while it was being stored is delivered: the
+    folder and the catalog row are written as one step that a signal does not cut, so a caller that is
+    interrupted there can say truthfully that the run was stored.
+
+    A run in which no source started a flow is an error; one in which some source started none is a
+    :class:`SourceWithoutFlows` warning, or with ``strict`` that error (nothing is stored)."""
+    sc = scenario_from(scenario, overrides, seed)
+    out_path = _check_out(out)
+    if progress is not None and not callable(progress):
+        raise UserError(f"progress: expected a callable or None, got {type(progress).__name__}")
+    if out_path is not None:
+        check_writable(out_path)
     started = time.time()
     config = config if config is not None else engine_config(sc)
     raw, wall = simulate(sc, progress, config)
@@ -181,6 +285,7 @@ def run(
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
     flows = _table(raw["flows"])
+    _check_made_flows(sc, flows, float(stats.get("sim_time_us", float("inf"))), strict)
     stats.update(load_ratios(config, flows, float(stats.get("sim_time_us", float("nan")))))
     ports = _table(raw["ports"])
     switches = _table(raw["switches"])
@@ -191,12 +296,17 @@ def run(
         summary=summary, started_at=utc_now(started), wall_s=wall,
     )
     result = RunResult(record.run_id, sc, flows, ports, switches, samples, stats, summary, record)
-    if out is not None:
-        store: Store = open_store(out, create=True)
+    if out_path is not None:
+        store: Store = open_store(out_path, create=True)
         tables = {"flows": flows, "ports": ports, "switches": switches}
         if samples.num_rows:
             tables["samples"] = samples
-        result.path = store.write_run(result.run_id, result.record, tables)
-        if catalog:
-            store.record_in_catalog(result.record)
+        # The folder and its catalog row are one step: a stop signal waits until both are written (and
+        # on_stored has heard of it), then is delivered as it would have been.
+        with interrupts.deferred():
+            result.path = store.write_run(result.run_id, result.record, tables)
+            if catalog:
+                store.record_in_catalog(result.record)
+            if on_stored is not None:
+                on_stored(result)
     return result

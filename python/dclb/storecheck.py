@@ -18,8 +18,12 @@ each with what repair does about it; :func:`check` only reports, :func:`repair` 
   also replaces a catalog DuckDB cannot open.
 * **Leftovers.** Claims of processes that are gone (:mod:`dclb.claims`) are deleted. Hidden staging
   (``runs/.tmp-*``) and retired (``runs/.old-*``) folders, left when a writer was killed in the middle of
-  publishing, and the stop files of interrupted Dask sweeps (``claims/stop-*``) are deleted once they are
-  :data:`LEFTOVER_AGE_S` old (a younger one may still be in use).
+  publishing, are deleted at once when their name's writer (``-p<pid>@<host>``) is a process of this host
+  that is gone, else once they are :data:`LEFTOVER_AGE_S` old (a younger one may still be in use, on
+  another host); so are the stop files of interrupted Dask sweeps (``claims/stop-*``) of that age.
+
+What only a deep check finds (a checksum) only a deep repair finds again: ``check --deep`` names
+``repair --deep`` in its last line.
 
 Reading every folder's footers keeps a check of a 1,000-run store to a second or two; ``--deep`` reads all.
 """
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import claims
+from .store.files import hidden_owner
 from .store import (
     COMPLETE_FILE,
     RETIRED_PREFIX,
@@ -145,12 +150,20 @@ def inspect(store: Store, deep: bool = False) -> Inspection:
                 )
     if store.runs_path.is_dir():
         for entry in sorted(store.runs_path.iterdir()):
-            if entry.name.startswith((STAGING_PREFIX, RETIRED_PREFIX)) and _age_s(entry) > LEFTOVER_AGE_S:
-                kind = "half-written copy of a run" if entry.name.startswith(STAGING_PREFIX) else "replaced run"
-                out.findings.append(
-                    Finding(f"runs/{entry.name}", f"{kind} left by an interrupted writer", "delete it",
-                            lambda e=entry: (shutil.rmtree(e, ignore_errors=True), "deleted")[1])
-                )
+            if not entry.name.startswith((STAGING_PREFIX, RETIRED_PREFIX)):
+                continue
+            kind = "half-written copy of a run" if entry.name.startswith(STAGING_PREFIX) else "replaced run"
+            owner = hidden_owner(entry.name)
+            if owner is not None and claims.process_gone(*owner):
+                why = f"left by process {owner[0]}, which is gone (killed while writing)"
+            elif _age_s(entry) > LEFTOVER_AGE_S:
+                why = "left by an interrupted writer"
+            else:
+                continue  # may belong to a writer that is still at work
+            out.findings.append(
+                Finding(f"runs/{entry.name}", f"{kind} {why}", "delete it",
+                        lambda e=entry: (shutil.rmtree(e, ignore_errors=True), "deleted")[1])
+            )
     return out
 
 
@@ -188,7 +201,9 @@ def check(store: Store, deep: bool = False, echo: Callable[[str], None] = print)
     found = inspect(store, deep)
     for finding in found.findings:
         echo(finding.line())
-    echo(_total(found) + (f"; `dclb store repair {store.path}` fixes them" if found.findings else ""))
+    # A problem only a deep check finds (a checksum) is found again only by a deep repair: say so.
+    repair_command = f"dclb store repair {'--deep ' if deep else ''}{store.path}"
+    echo(_total(found) + (f"; `{repair_command}` fixes them" if found.findings else ""))
     return len(found.findings)
 
 

@@ -15,12 +15,14 @@ Shipped workloads (``dclb workloads`` lists them with their means and sources): 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from . import _core
 from .errors import ScenarioError
+from .textfiles import read_text
 
 MAIN_WORKLOADS = ("websearch", "datamining", "cachefollower", "webserver", "hadoop")
 
@@ -67,6 +69,10 @@ def parse_cdf(text: str, origin: str) -> tuple[tuple[float, float], ...]:
             size, prob = float(parts[0]), float(parts[-1])
         except ValueError:
             raise ScenarioError(f"{origin}:{lineno}: not a number in {raw.strip()!r}") from None
+        if not (math.isfinite(size) and math.isfinite(prob)):
+            # Python reads "nan" and "inf" as numbers; in a CDF they are mistakes, named here at their line
+            # rather than as the comparison with a neighbour that they break.
+            raise ScenarioError(f"{origin}:{lineno}: sizes and probabilities must be finite numbers, got {raw.strip()!r}")
         rows.append((size, prob, lineno))
     if rows and rows[-1][1] == 100.0:
         rows = [(s, p / 100.0, n) for s, p, n in rows]
@@ -76,6 +82,12 @@ def parse_cdf(text: str, origin: str) -> tuple[tuple[float, float], ...]:
         index, what = problem
         where = f"{origin}:{rows[index][2]}" if index is not None else origin
         raise ScenarioError(f"{where}: {what}")
+    mean = _core.cdf_mean(list(points))
+    if mean < 1.0:
+        # A drawn size is at least 1 byte, and load is calibrated with the CDF's mean: with a mean below one
+        # byte (an all-zero CDF has 0) the arrival rate would be wrong or infinite, and the error would
+        # blame the load. Sizes are in bytes.
+        raise ScenarioError(f"{origin}: the sizes' mean is {mean:g} bytes; a flow is at least 1 byte (sizes are in bytes), so the CDF needs a mean of at least 1")
     return points
 
 
@@ -95,13 +107,10 @@ def load(spec: str, base_dir: Path | None = None, field: str = "traffic.workload
         path = Path(spec).expanduser()
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
-        if not path.is_file():
+        if not path.exists():
             names = ", ".join(MAIN_WORKLOADS)
             raise ScenarioError(f"{field}: '{spec}' is neither a shipped workload ({names}, or see `dclb workloads`) nor an existing file")
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{field}: cannot read {path}: {e.strerror}") from None
+    text = read_text(path, "workload CDF", field)
     points = parse_cdf(text, str(path) if spec not in builtins else spec)
     description, source = _header(text)
     return Workload(spec if spec in builtins else path.stem, path, points, description, source)

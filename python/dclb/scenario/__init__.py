@@ -15,13 +15,18 @@ of its own range) and the files a scenario names are read (CDFs, flow-list CSVs,
 messages). Types are strict where pydantic would convert: text or a boolean is never a number, a number never
 a boolean, a fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be
 finite and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole
-bits per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
-(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too, and,
-as the one relation checked here, an RTO cap below the minimum or initial RTO. Everything else that relates
+bits per second), so no value the engine cannot parse ever reaches it. What the user wrote that would
+be ignored is refused here too: ``size_bytes`` with a ``workload``, a source field its pattern does not read
+(:data:`~dclb.scenario.schema.PATTERN_FIELDS`), a deadline field of another kind, a link property two
+overrides both set or that a failure or blackhole makes moot; and, as the one relation checked here, an RTO cap
+below the minimum or initial RTO. Everything else that relates
 one value to another -- whether links stay connected, a scheme's parameters, whether a load can be carried,
 whether a source can make a flow at all -- is decided by the engine's one check (``Config::check``), asked
-through ``_core.check_config``. Both raise :class:`~dclb.errors.ScenarioError` with one line that names the
-field as the user wrote it.
+through ``_core.check_config``. Then three rules about the run as a whole that the front decides from its
+estimate of the run (:func:`dclb.preview.check_run_size`, until the engine owns them): its times within the
+engine's clock, work for every source, a size within the event limit. All raise
+:class:`~dclb.errors.ScenarioError` with one line that names the field as the user wrote it. Every file a
+scenario names is read through :func:`dclb.textfiles.read_text`, which names the file and field on any failure.
 
 A validated scenario is resolved once (:func:`resolve`): host sets expanded (a long-lived source without
 ``receivers`` pairs each sender with the host at its position on the next leaf), workloads and flow lists
@@ -39,10 +44,14 @@ tables, their types, ranges and defaults, and the one-line message of a violatio
 
 from __future__ import annotations
 
-from .loading import apply_overrides, field_path, from_dict, load_scenario, parse_override, read_scenario_file, set_field
+from .loading import (
+    apply_overrides, check_overrides, check_seed, field_path, from_dict, load_scenario, parse_override, read_scenario_file, scenario_from,
+    set_field,
+)
 from .resolution import Resolution, ResolvedSource, describe_load, engine_config, resolve
 from .schema import (
     MAX_GBPS,
+    MAX_SWEEP_RUNS,
     MAX_US,
     MIN_GBPS,
     U32,
@@ -67,6 +76,9 @@ from .schema import (
 
 __all__ = [
     "load_scenario",
+    "scenario_from",
+    "check_overrides",
+    "check_seed",
     "from_dict",
     "read_scenario_file",
     "apply_overrides",
@@ -96,6 +108,7 @@ __all__ = [
     "U32",
     "U64",
     "MAX_US",
+    "MAX_SWEEP_RUNS",
     "MIN_GBPS",
     "MAX_GBPS",
     "validation_message",

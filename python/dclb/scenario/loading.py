@@ -9,13 +9,16 @@ is where the engine's one check runs: a scenario that loads is a scenario that c
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ScenarioError
+from ..textfiles import read_text
 from .resolution import resolve
 from .schema import Scenario, validation_message
 
@@ -90,22 +93,77 @@ def from_dict(raw: dict[str, Any], base_dir: Path = Path("."), name: str = "scen
 
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
     """The raw TOML of a scenario file; a missing, unreadable or malformed file is a one-line ScenarioError."""
-    p = Path(path)
-    if not p.is_file():
-        raise ScenarioError(f"{path}: no such scenario file")
+    text = read_text(path, "scenario file")
     try:
-        return tomllib.loads(p.read_text())
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: not valid TOML: {e}") from None
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
 
 
-def load_scenario(path: str | Path, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
-    """Reads, overrides and validates a scenario file."""
-    p = Path(path)
+def check_overrides(overrides: Any, label: str = "overrides") -> list[str]:
+    """``overrides`` as a list of ``FIELD=VALUE`` texts: None and any sequence of texts are accepted; a single
+    text (a common slip for a list of one) or anything else is a ScenarioError naming ``label``."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, str):
+        raise ScenarioError(f"{label}: expected a list of 'FIELD=VALUE' texts, got the text {overrides!r}; write [{overrides!r}]")
+    if not isinstance(overrides, (list, tuple)):
+        raise ScenarioError(f"{label}: expected a list of 'FIELD=VALUE' texts, got {type(overrides).__name__} {overrides!r}")
+    for item in overrides:
+        if not isinstance(item, str):
+            raise ScenarioError(f"{label}: expected 'FIELD=VALUE' texts such as 'lb.scheme=rps', got {type(item).__name__} {item!r}")
+    return list(overrides)
+
+
+def check_seed(seed: Any, label: str = "seed") -> int | None:
+    """``seed`` if it is None or a whole number >= 0, else a ScenarioError naming ``label``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ScenarioError(f"{label}: expected a whole number >= 0 or None, got {seed!r}")
+    return seed
+
+
+def _check_path(path: Any, label: str) -> Path:
+    if isinstance(path, (str, os.PathLike)) and str(path):
+        return Path(path)
+    raise ScenarioError(f"{label}: expected the path of a scenario file (str or os.PathLike), got {type(path).__name__} {path!r}")
+
+
+def load_scenario(path: str | os.PathLike[str], overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
+    """Reads, overrides (``["lb.scheme=rps", ...]``, as ``--set`` takes them) and validates a scenario file."""
+    p = _check_path(path, "path")
+    overrides = check_overrides(overrides)
+    seed = check_seed(seed)
     raw = read_scenario_file(p)
-    raw = apply_overrides(raw, overrides or [])
+    raw = apply_overrides(raw, overrides)
     if seed is not None:
         raw["seed"] = seed
     return from_dict(raw, base_dir=p.parent.resolve(), name=p.stem)
+
+
+def scenario_from(scenario: Any, overrides: Any = None, seed: Any = None, label: str = "scenario") -> Scenario:
+    """A validated scenario from what a Python caller may pass for one: a :class:`Scenario`, the path of a
+    scenario file (str or os.PathLike), or raw scenario data (a mapping of tables, relative file names
+    resolved from the working directory); ``overrides`` and ``seed`` are applied as :func:`load_scenario`
+    applies them. Anything else is a ScenarioError naming ``label`` and the accepted forms."""
+    overrides = check_overrides(overrides)
+    seed = check_seed(seed)
+    if isinstance(scenario, Scenario):
+        if not overrides and seed is None:
+            return scenario
+        raw = scenario.model_dump(mode="json", exclude_unset=True)
+        raw = apply_overrides(raw, overrides)
+        if seed is not None:
+            raw["seed"] = seed
+        return from_dict(raw, base_dir=scenario._base_dir, name=scenario.name)
+    if isinstance(scenario, (str, os.PathLike)):
+        return load_scenario(_check_path(scenario, label), overrides, seed)
+    if isinstance(scenario, Mapping):
+        raw = apply_overrides(dict(scenario), overrides)
+        if seed is not None:
+            raw["seed"] = seed
+        return from_dict(raw, base_dir=Path.cwd())
+    raise ScenarioError(
+        f"{label}: expected a dclb.Scenario, the path of a scenario file or a dict of scenario tables, got {type(scenario).__name__} {scenario!r}"
+    )

@@ -7,7 +7,9 @@ read, the engine config built. The check, :func:`describe_load` and :func:`engin
 resolution, so a run reads each file once; scenarios are immutable so that it cannot go stale. Everything
 that relates one value to another -- whether links stay connected, a scheme's parameters, whether a load can
 be carried, whether a source can make a flow at all -- is decided by the engine's one check
-(``Config::check``), asked through ``_core.check_config``. Its errors (``dclb._core.ConfigError``) carry
+(``Config::check``), asked through ``_core.check_config``; after it, the run-size rules of
+:func:`dclb.preview.check_run_size` (clock range, work for every source, event limit). The engine's errors
+(``dclb._core.ConfigError``) carry
 the field as a path of keys and indices, which :meth:`Resolution.user_field` renames to what the user wrote:
 a single-source scenario's ``traffic.sources[0].load`` is ``traffic.load``, a listed flow its CSV file and
 line, a workload component its mixture key.
@@ -16,6 +18,7 @@ line, a workload component its mixture key.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from array import array
 from collections.abc import Sequence
@@ -30,6 +33,7 @@ from .. import workloads as wl
 from ..errors import ScenarioError
 from ..hosts import host_set_size, parse_hosts
 from ..memory import check_before_expanding, memory_limit
+from ..textfiles import read_text
 from .schema import ListedFlow, Scenario, Source, Topology, validation_message
 
 @dataclass(frozen=True)
@@ -130,6 +134,11 @@ def resolve(sc: Scenario) -> Resolution:
             _core.check_config(json.dumps(resolution.config), memory_limit())
         except _core.ConfigError as e:
             raise resolution.user_error(e) from None
+        # The rules about the run as a whole that the front decides from its estimate: times within the
+        # clock's range, work for every source, a size within the event limit (dclb.preview).
+        from ..preview import check_run_size
+
+        check_run_size(sc, resolution)
         sc._resolution = resolution
     return sc._resolution
 
@@ -225,32 +234,56 @@ def _csv_number(name: str, text: Optional[str]) -> int | float:
         raise ValueError(f"{name}: not a number: {text.strip()!r}") from None
 
 
+#: The columns of a flow-list CSV: the required ones, then the optional one.
+CSV_REQUIRED = ("start_us", "src", "dst", "size_bytes")
+CSV_OPTIONAL = ("deadline_us",)
+
+
 def _read_flow_csv(spec: str, base_dir: Path, field: str) -> tuple[Path, list[dict[str, Any]], array]:
-    """The flows of a CSV list (header ``start_us,src,dst,size_bytes[,deadline_us]``) and their file lines."""
+    """The flows of a CSV list (header ``start_us,src,dst,size_bytes[,deadline_us]``) and their file lines.
+
+    Every column must be one of those (a column dclb would not read is an error, not dropped) and every row
+    must have as many cells as the header; a blank line is skipped."""
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = base_dir / path
-    if not path.is_file():
-        raise ScenarioError(f"{field}: no such file {path}")
+    text = read_text(path, "flow list", field)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next((row for row in reader if any(cell.strip() for cell in row)), None)
+    allowed = (*CSV_REQUIRED, *CSV_OPTIONAL)
+    wanted = f"a header with columns {', '.join(CSV_REQUIRED)} ({', '.join(CSV_OPTIONAL)} optional)"
+    if header is None:
+        raise ScenarioError(f"{field}: {path} is empty; a flow list needs {wanted} and at least one row")
+    names = [cell.strip() for cell in header]
+    unknown = [name for name in names if name not in allowed]
+    if unknown:
+        raise ScenarioError(f"{path}:{reader.line_num}: unknown column {', '.join(map(repr, unknown))}; a flow list has {wanted}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ScenarioError(f"{path}:{reader.line_num}: column {', '.join(repeated)} appears twice in the header")
+    missing = [name for name in CSV_REQUIRED if name not in names]
+    if missing:
+        raise ScenarioError(f"{field}: {path} needs {wanted}; missing: {', '.join(missing)}")
     rows, lines = [], array("L")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        need = {"start_us", "src", "dst", "size_bytes"}
-        if not reader.fieldnames or not need.issubset(reader.fieldnames):
-            raise ScenarioError(f"{field}: {path} needs a header with columns start_us, src, dst, size_bytes (deadline_us optional)")
-        for row in reader:
-            # Each cell is read as a number (an int when it is one), then checked by ListedFlow like an inline
-            # flow: "1000.7" bytes or "inf" are refused, never truncated.
-            cells = {name: row.get(name) for name in ("start_us", "src", "dst", "size_bytes", "deadline_us")}
-            if cells["deadline_us"] in (None, ""):
-                del cells["deadline_us"]
-            try:
-                flow = ListedFlow(**{name: _csv_number(name, text) for name, text in cells.items()})
-            except ValueError as e:
-                detail = validation_message(e, model=ListedFlow) if isinstance(e, ValidationError) else str(e)
-                raise ScenarioError(f"{path}:{reader.line_num}: bad flow row ({detail})") from None
-            rows.append(flow.model_dump())
-            lines.append(reader.line_num)
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(names):
+            raise ScenarioError(
+                f"{path}:{reader.line_num}: bad flow row (it has {len(row)} cell{'s' if len(row) != 1 else ''}, the header {len(names)}: {', '.join(names)})"
+            )
+        # Each cell is read as a number (an int when it is one), then checked by ListedFlow like an inline
+        # flow: "1000.7" bytes or "inf" are refused, never truncated. An empty optional cell means none.
+        cells = dict(zip(names, row))
+        if not (cells.get("deadline_us") or "").strip():
+            cells.pop("deadline_us", None)
+        try:
+            flow = ListedFlow(**{name: _csv_number(name, text) for name, text in cells.items()})
+        except ValueError as e:
+            detail = validation_message(e, model=ListedFlow) if isinstance(e, ValidationError) else str(e)
+            raise ScenarioError(f"{path}:{reader.line_num}: bad flow row ({detail})") from None
+        rows.append(flow.model_dump())
+        lines.append(reader.line_num)
     if not rows:
         raise ScenarioError(f"{field}: {path} has a header but no flows; a flow list needs at least one row")
     return path, rows, lines

@@ -5,9 +5,11 @@ Pydantic checks syntax and types: unknown fields, wrong types, a value out of it
 strict where pydantic would convert: text or a boolean is never a number, a number never a boolean, a
 fraction never a whole number (:data:`Int`, :data:`Float`, ``StrictBool``), and a number must be finite
 and fit how the engine holds it (u32 counts and indices, u64 bytes, a 64-bit picosecond clock, whole bits
-per second), so no value the engine cannot parse ever reaches it. Conflicts in what the user wrote
-(``size_bytes`` with a ``workload``, a flow list on a pattern that would ignore it) are refused here too,
-and, as the one relation checked here, an RTO cap below the minimum or initial RTO. Defaults are the
+per second), so no value the engine cannot parse ever reaches it. What the user wrote that would
+be ignored is refused here too: ``size_bytes`` with a ``workload``, a source field its pattern does not read
+(:data:`~dclb.scenario.schema.PATTERN_FIELDS`), a deadline field of another kind, a link property two
+overrides both set or that a failure or blackhole makes moot; and, as the one relation checked here, an RTO cap
+below the minimum or initial RTO. Defaults are the
 engine's own (``_core.default_config``), read once rather than repeated.
 
 :func:`validation_message` turns pydantic's first error into the user's line (``topology.spinez: unknown
@@ -116,6 +118,42 @@ class LinkOverride(_Strict):
     loss_rate: Float = Field(0.0, ge=0, le=1)
     direction: Literal["both", "up", "down"] = "both"
 
+    @model_validator(mode="after")
+    def _consistent(self) -> "LinkOverride":
+        # A failed link is out of routing and carries nothing; a blackhole loses every packet. A way of losing
+        # packets given with either would be ignored, so it is refused. (A failed link keeps its rate and
+        # delay: a sweep over `failed` on a slow link is a natural experiment, and they are properties of the
+        # link rather than of its state.)
+        if self.failed:
+            for name in ("blackhole", "loss_rate"):
+                if name in self.changes():
+                    raise ValueError(f"{name}: a failed link carries nothing, so its {name} would never be used; give one or the other")
+        if self.blackhole and "loss_rate" in self.changes():
+            raise ValueError("loss_rate: a blackhole loses every packet, so a loss_rate would never be used; give one or the other")
+        return self
+
+    def changes(self) -> set[str]:
+        """The properties this override sets (a false switch and a zero loss rate set nothing)."""
+        out = {name for name in ("rate_gbps", "delay_us") if getattr(self, name) is not None}
+        out |= {name for name in ("failed", "blackhole") if getattr(self, name)}
+        if self.loss_rate > 0:
+            out.add("loss_rate")
+        return out
+
+    def overlaps(self, other: "LinkOverride") -> bool:
+        """Whether the two overrides change a port in common (same leaf and spine, a common parallel link and
+        direction)."""
+        return (
+            (self.leaf, self.spine) == (other.leaf, other.spine)
+            and (self.link is None or other.link is None or self.link == other.link)
+            and (self.direction == "both" or other.direction == "both" or self.direction == other.direction)
+        )
+
+    def describe(self) -> str:
+        link = "" if self.link is None else f" link {self.link}"
+        way = "" if self.direction == "both" else f" ({self.direction})"
+        return f"leaf {self.leaf}-spine {self.spine}{link}{way}"
+
 
 class Topology(_Strict):
     leaves: Int = Field(_TOPOLOGY["leaves"], ge=1, le=U32)
@@ -133,6 +171,32 @@ class Topology(_Strict):
     ecn_k_packets: Optional[Float] = Field(_TOPOLOGY["ecn_k_packets"], ge=0)
     ecn_k_by_role: dict[Literal["host_up", "leaf_up", "leaf_down", "spine_down"], Float] = {}
     links: list[LinkOverride] = []
+
+    @model_validator(mode="after")
+    def _links_apply_once(self) -> "Topology":
+        # The engine applies overrides in order, each setting what it gives: a property two overrides of one
+        # link both set keeps the later value, and anything set on a failed link is never used. Either way one
+        # of the values would be ignored, so it is refused.
+        for j, later in enumerate(self.links):
+            for i, earlier in enumerate(self.links[:j]):
+                if not earlier.overlaps(later):
+                    continue
+                both = earlier.changes() & later.changes()
+                if both:
+                    name = sorted(both)[0]
+                    raise ValueError(
+                        f"links[{j}].{name}: link {later.describe()} already has its {name} set by topology.links[{i}]; "
+                        "the later override would silently replace it: give each link's changes once"
+                    )
+                union = earlier.changes() | later.changes()
+                if "failed" in union and union & {"blackhole", "loss_rate"}:
+                    other = sorted(union & {"blackhole", "loss_rate"})[0]
+                    where = j if other in later.changes() else i
+                    raise ValueError(f"links[{where}].{other}: link {later.describe()} is failed (topology.links[{i if where == j else j}]), so its {other} would never be used; remove it")
+                if {"blackhole", "loss_rate"} <= union:
+                    where = j if "loss_rate" in later.changes() else i
+                    raise ValueError(f"links[{where}].loss_rate: link {later.describe()} is a blackhole, which loses every packet, so its loss_rate would never be used; remove it")
+        return self
 
     @property
     def hosts(self) -> int:
@@ -194,6 +258,10 @@ class Deadline(_Strict):
         for name in _DEADLINE_FIELDS[self.kind]:
             if getattr(self, name) is None:
                 raise ValueError(f"{name}: required for deadline kind '{self.kind}'")
+        # A field of another kind would be ignored: refused instead.
+        for name in sorted(n for n in self.model_fields_set - {"kind", *_DEADLINE_FIELDS[self.kind]} if getattr(self, n) is not None):
+            uses = ", ".join(_DEADLINE_FIELDS[self.kind]) or "no other field"
+            raise ValueError(f"{name}: not used by deadline kind '{self.kind}' (it uses {uses}); remove it")
         return self
 
     def engine(self) -> dict[str, Any]:
@@ -240,6 +308,19 @@ HostSet = Annotated[Union[str, int, list[Union[int, str]]], BeforeValidator(_hos
 EngineId = Annotated[Int, Field(ge=0, le=U32)]
 
 
+#: The source fields each pattern reads (the engine's traffic generator, ``crates/dclb-core/src/traffic``);
+#: a field given for a source whose pattern does not read it would be ignored, so it is an error instead.
+#: ``udp_rate_gbps`` is read only by a UDP source.
+_EVERY_PATTERN = ("pattern", "transport", "udp_rate_gbps", "best_effort")
+PATTERN_FIELDS: dict[str, frozenset[str]] = {
+    "poisson": frozenset((*_EVERY_PATTERN, "workload", "size_bytes", "load", "load_basis", "flows", "duration_us", "senders", "receivers", "start_us", "deadline", "inter_leaf_only")),
+    "group": frozenset((*_EVERY_PATTERN, "workload", "size_bytes", "flows", "senders", "receivers", "start_us", "spread_us", "deadline", "inter_leaf_only")),
+    "incast": frozenset((*_EVERY_PATTERN, "workload", "size_bytes", "senders", "receivers", "start_us", "rounds", "period_us", "deadline")),
+    "long_lived": frozenset((*_EVERY_PATTERN, "size_bytes", "senders", "receivers", "start_us", "deadline")),
+    "list": frozenset((*_EVERY_PATTERN, "flows_csv", "flow_list")),
+}
+
+
 class Source(_Strict):
     """One traffic source. Patterns: poisson (at a load), group (N flows between two sets), incast (N-to-1),
     long_lived (one unbounded flow per sender), list (explicit flows, inline or from ``flows_csv``).
@@ -281,13 +362,27 @@ class Source(_Strict):
             raise ValueError(
                 "size_bytes: give either size_bytes (one size for every flow) or workload (sizes drawn from a CDF), not both"
             )
-        # Only a list source reads explicit flows; any other pattern would ignore them.
-        for name in ("flows_csv", "flow_list"):
-            if getattr(self, name) and self.pattern != "list":
-                raise ValueError(
-                    f'{name}: only a list source reads explicit flows (pattern = "list"), and this source\'s pattern is {self.pattern}'
-                )
         return self
+
+    def unused(self, names: Any) -> list[tuple[str, str]]:
+        """(field, why) for each of ``names`` (fields given for this source) that it would ignore: a field
+        its pattern does not read (:data:`PATTERN_FIELDS`), ``udp_rate_gbps`` on a TCP source. A field given
+        its default value is not one of them: read or not, the run is the same."""
+        out = []
+        reads = PATTERN_FIELDS[self.pattern]
+        for name in names:
+            if name in type(self).model_fields and getattr(self, name) == type(self).model_fields[name].default:
+                continue  # its default: reading it or not makes the same run (a stored run's scenario has every field)
+            if name not in reads:
+                if name in ("flows_csv", "flow_list"):
+                    why = f'only a list source reads explicit flows (pattern = "list"), and this source\'s pattern is {self.pattern}'
+                else:
+                    users = [p for p, fields in PATTERN_FIELDS.items() if name in fields]
+                    why = f"a {self.pattern} source does not use it (only {', '.join(users)} sources do); remove it"
+                out.append((name, why))
+            elif name == "udp_rate_gbps" and self.transport != "udp":
+                out.append((name, f"only a UDP source (transport = \"udp\") sends at a rate, and this source's transport is {self.transport}; remove it"))
+        return out
 
 
 class Traffic(Source):
@@ -339,6 +434,12 @@ class Lb(BaseModel):
         return dict(self.model_extra or {})
 
 
+#: Most runs one sweep may have (grid points times seeds), wherever the grid and the seed count come from: the
+#: ``[sweep]`` table, ``--grid`` and ``--seeds``, or Python (:func:`dclb.sweeps.plan_sweep` checks it before
+#: validating any point, which would take minutes at this size already).
+MAX_SWEEP_RUNS = 100_000
+
+
 class Sweep(_Strict):
     """The optional ``[sweep]`` table: a grid of overrides and a seed count (see :mod:`dclb.sweeps`).
 
@@ -349,7 +450,7 @@ class Sweep(_Strict):
     """
 
     grid: dict[str, Union[list[Any], str, int, float, bool]] = {}
-    seeds: Int = Field(1, ge=1, le=100_000)
+    seeds: Int = Field(1, ge=1, le=MAX_SWEEP_RUNS)
 
     @field_validator("grid")
     @classmethod
@@ -381,12 +482,16 @@ class Scenario(_Strict):
 
     def sources(self) -> list[Source]:
         """The traffic sources, each with the ``[traffic]`` defaults filled in."""
+        defaults = self.traffic.model_dump(exclude={"sources"}, exclude_unset=True)
         if not self.traffic.sources:
             # exclude_unset keeps track of what the user gave (a long-lived source pairs by default only
             # when `receivers` is not given); the values are the same, both tables share their defaults.
-            return [Source.model_validate(self.traffic.model_dump(exclude={"sources"}, exclude_unset=True))]
-        defaults = self.traffic.model_dump(exclude={"sources"}, exclude_unset=True)
+            source = Source.model_validate(defaults)
+            for name, why in source.unused(defaults):
+                raise ScenarioError(f"traffic.{name}: {why}")
+            return [source]
         out = []
+        inheritors: dict[str, list[Source]] = {name: [] for name in defaults}  # default -> sources that take it
         for i, raw in enumerate(self.traffic.sources):
             inherited = dict(defaults)
             # A source that sets its size model replaces the inherited one rather than conflicting with it.
@@ -394,9 +499,26 @@ class Scenario(_Strict):
                 if own in raw:
                     inherited.pop(other, None)
             try:
-                out.append(Source.model_validate({**inherited, **raw}))
+                source = Source.model_validate({**inherited, **raw})
             except ValidationError as e:
                 raise ScenarioError(validation_message(e, prefix=f"traffic.sources[{i}]")) from None
+            for name, why in source.unused(raw):
+                raise ScenarioError(f"traffic.sources[{i}].{name}: {why}")
+            for name in inherited:
+                if name not in raw:
+                    inheritors[name].append(source)
+            out.append(source)
+        # A default of [traffic] must be read by some source that inherits it. (A default that every source
+        # sets for itself is allowed: the reproduction of DAR labels its runs with such a traffic.load.)
+        for name, takers in inheritors.items():
+            if takers and all(source.unused([name]) for source in takers):
+                if name == "udp_rate_gbps":
+                    why = "none of the sources that inherit it uses UDP (transport = \"udp\")"
+                else:
+                    readers = [p for p, fields in PATTERN_FIELDS.items() if name in fields]
+                    kinds = sorted({source.pattern for source in takers})
+                    why = f"the sources that inherit it are {' and '.join(kinds)} sources, and only {', '.join(readers)} sources read it"
+                raise ScenarioError(f"traffic.{name}: no source uses this default: {why}; remove it")
         return out
 
     def resolved(self) -> dict[str, Any]:

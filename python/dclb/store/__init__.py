@@ -43,11 +43,13 @@ Folders written before manifests (``COMPLETE`` holding only the run id) stay
 valid; they are checked by what can be read without a manifest.
 
 **Crash safety.**  A run is first written into a hidden sibling folder
-``runs/.tmp-<run_id>-<random>``; every file in it goes to a temporary name and
-is moved into place with :func:`os.replace`, ``COMPLETE`` last.  The folder is
-then published by renaming: an existing ``runs/<run_id>`` is first renamed
-away to ``runs/.old-<run_id>-<random>``, the new folder is renamed in, and the
-old one deleted.  Killing the process at any instant therefore leaves
+``runs/.tmp-<run_id>-<random>-p<pid>@<host>`` (named for its writer, so that
+``dclb store check`` can tell the leftover of a killed writer at once); every
+file in it goes to a temporary name and is moved into place with
+:func:`os.replace`, ``COMPLETE`` last.  The folder is then published by
+renaming: an existing ``runs/<run_id>`` is first renamed away to
+``runs/.old-<run_id>-<random>-p<pid>@<host>``, the new folder is renamed in,
+and the old one deleted.  Killing the process at any instant therefore leaves
 ``runs/<run_id>`` either absent, or a complete old run, or a complete new run,
 never a folder with ``COMPLETE`` but missing or mixed files.  Hidden (dot)
 folders are never read; a kill may leave one behind, which ``dclb store
@@ -57,6 +59,13 @@ it does for a catalog write.  (This guards against a killed process, not
 against power loss: nothing is fsync'ed.)  Two processes writing one run id
 at once still leave one whole run; sweeps avoid the wasted work by claiming
 points first (:mod:`dclb.claims`).
+
+**Damaged runs.**  Every read compares each complete run's files with the
+sizes its manifest recorded (:meth:`Store.damaged`: stats only).  A damaged
+run is marked ``damaged`` in :meth:`Store.runs` and the ``runs`` view, left out
+of the tables and the other views, and named in a :class:`DamagedRunsWarning`
+(a file whose size is right but that cannot be read is left out and named the
+same way when it is read); only asking for that one run is an error.
 
 **The run record** (:class:`RunRecord`) is the one definition of what a
 run leaves behind: ``dclb run`` and sweep workers both build one, it is
@@ -144,12 +153,13 @@ from .records import (
     scenario_hash,
     utc_now,
 )
-from .store import LOCK_TIMEOUT_S, QUERYABLE_TABLES, Store, open_store
+from .store import LOCK_TIMEOUT_S, QUERYABLE_TABLES, DamagedRunsWarning, Store, open_store
 
 __all__ = [
     "RunRecord",
     "Store",
     "StoreError",
+    "DamagedRunsWarning",
     "open_store",
     "scenario_hash",
     "run_id_of",

@@ -14,7 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +32,26 @@ RECORD_FILE = "run.json"
 COMPLETE_FILE = "COMPLETE"
 STAGING_PREFIX = ".tmp-"
 RETIRED_PREFIX = ".old-"
+#: The end of a hidden (staging or retired) folder's name: the process that made it, so that a folder left
+#: by a writer that was killed can be told from one still being written (``dclb store check``).
+_OWNER = re.compile(r"-p(\d+)@([^@/]*)$")
 #: Version of the manifest a ``COMPLETE`` marker holds (before manifests, the marker held the run id).
 MANIFEST_VERSION = 1
 
 #: A table to write: a pyarrow.Table, or a pandas DataFrame (pandas is never imported to write a run).
 TableLike = "pa.Table | pd.DataFrame"
+
+
+def hidden_name(prefix: str, run_id: str) -> str:
+    """The name of a hidden folder of run ``run_id`` made by this process: ``prefix``, the run id, a random
+    part and the owner (``-p<pid>@<host>``)."""
+    return f"{prefix}{run_id}-{secrets.token_hex(4)}-p{os.getpid()}@{socket.gethostname()}"
+
+
+def hidden_owner(name: str) -> tuple[int, str] | None:
+    """(process id, host) of the process that made hidden folder ``name``; None for a name without one."""
+    match = _OWNER.search(name)
+    return (int(match.group(1)), match.group(2)) if match else None
 
 
 def atomic_write(target: Path, write: Callable[[Path], None]) -> None:
@@ -202,3 +219,34 @@ def verify_folder(folder: Path, run_id: str, deep: bool = False) -> RunCheck:
             if path.name == "flows.parquet" and rows is not None and isinstance(expected, int) and rows != expected:
                 problems.append(f"flows.parquet has {rows:,} rows, but the run's summary counts {expected:,} flows")
     return RunCheck(run_id, problems, record if not problems else None)
+
+
+def size_problems(folder: Path, run_id: str) -> list[str]:
+    """What a glance finds wrong with a complete run folder: its manifest's files missing or not of the size
+    written (a truncated table, a deleted file). Only stats, no file opened but the marker, so that every
+    read of a store can afford it; :func:`verify_folder` checks more. A folder written before manifests
+    gives nothing to compare with (no problems)."""
+    try:
+        text = (folder / COMPLETE_FILE).read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        return [f"its COMPLETE marker cannot be read ({short_error(error)})"]
+    if text.strip() == run_id:
+        return []
+    try:
+        manifest = json.loads(text)
+    except ValueError:
+        manifest = None
+    if not (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)):
+        return ["its COMPLETE marker is damaged"]
+    problems = []
+    for name, facts in sorted(manifest["files"].items()):
+        if not (isinstance(name, str) and "/" not in name and isinstance(facts, dict)):
+            continue
+        try:
+            size = (folder / name).stat().st_size
+        except OSError:
+            problems.append(f"{name} is missing")
+            continue
+        if size != facts.get("bytes"):
+            problems.append(f"{name} has {size:,} bytes, {facts.get('bytes', 0):,} when written (truncated or changed)")
+    return problems

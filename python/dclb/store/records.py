@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,15 @@ def scenario_hash(scenario: Mapping[str, Any]) -> str:
 
 
 def _safe_name(name: Any) -> str:
-    return "".join(c if c.isalnum() or c in "_-." else "_" for c in str(name))[:60] or "run"
+    """``name`` as the start of a run id (a folder name): accents dropped (``café`` -> ``cafe``), any other
+    character but ASCII letters, digits, ``_``, ``-`` and ``.`` replaced by ``_``, a leading ``.`` or ``-``
+    too (a hidden folder, an option), cut to 60 characters. A name that is already safe is kept as it is."""
+    plain = unicodedata.normalize("NFKD", str(name))
+    plain = "".join(c for c in plain if not unicodedata.combining(c))
+    safe = "".join(c if (c.isascii() and c.isalnum()) or c in "_-." else "_" for c in plain)[:60]
+    if safe[:1] in (".", "-"):
+        safe = "_" + safe[1:]
+    return safe or "run"
 
 
 def run_id_of(name: Any, scenario: Mapping[str, Any], valid: bool = True) -> str:

@@ -35,8 +35,10 @@ from .files import (
     RunCheck,
     TableLike,
     file_facts,
+    hidden_name,
     read_json,
     short_error,
+    size_problems,
     verify_folder,
     write_json,
     write_marker,
@@ -68,6 +70,10 @@ def _tagged_table(run_id: str, path: Path, columns: Sequence[str] | None) -> pa.
     return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
 
 
+class DamagedRunsWarning(UserWarning):
+    """Damaged runs were left out of what a store read returned (their ids and problems are in the text)."""
+
+
 class Store:
     """A results directory; see :mod:`dclb.store` for the layout.
 
@@ -80,6 +86,7 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
         self._file_lock: filelock.FileLock | None = None
+        self._named_damaged: set[str] = set()  # damaged runs already named in a warning by this object
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -145,7 +152,7 @@ class Store:
     def _publish(self, run_id: str, fill: Callable[[Path], None]) -> Path:
         self._prepare_for_writing()
         final = self.run_path(run_id)
-        staging = self.runs_path / f"{STAGING_PREFIX}{run_id}-{secrets.token_hex(4)}"
+        staging = self.runs_path / hidden_name(STAGING_PREFIX, run_id)
         # A stop signal waits until the folder is published (or its staging copy removed): between the two
         # renames of _swap_in the run would have no folder at all.
         with interrupts.deferred():
@@ -161,7 +168,7 @@ class Store:
     def _retire(self, run_id: str) -> None:
         """Removes a run folder: renamed away first (one atomic step), then deleted."""
         folder = self.run_path(run_id)
-        retired = self.runs_path / f"{RETIRED_PREFIX}{run_id}-{secrets.token_hex(4)}"
+        retired = self.runs_path / hidden_name(RETIRED_PREFIX, run_id)
         with interrupts.deferred():
             try:
                 os.replace(folder, retired)
@@ -172,7 +179,7 @@ class Store:
     def _swap_in(self, staging: Path, final: Path) -> None:
         retired = None
         if final.exists() or final.is_symlink():
-            retired = self.runs_path / f"{RETIRED_PREFIX}{final.name}-{secrets.token_hex(4)}"
+            retired = self.runs_path / hidden_name(RETIRED_PREFIX, final.name)
             os.replace(final, retired)
         try:
             os.replace(staging, final)
@@ -187,7 +194,10 @@ class Store:
     def _prepare_for_writing(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"cannot use {self.path} as a result store: it is not a directory")
-        self.runs_path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs_path.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"cannot write results to {self.path}: {error.strerror or error}") from None
 
     # ---- inspecting run folders ------------------------------------------
 
@@ -238,6 +248,35 @@ class Store:
             entry
             for entry in self.runs_path.iterdir()
             if entry.is_dir() and not entry.name.startswith(".")
+        )
+
+    def damaged(self, run_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Complete runs (all, or those of ``run_ids``) whose folders a glance finds damaged: a file of the
+        manifest missing or not of the size written (:func:`~dclb.store.files.size_problems`; only stats).
+        Run id -> what is wrong. The readers leave these runs out and name them (``runs`` marks their status
+        ``damaged``); ``dclb store check`` checks more, and ``repair`` sets them aside."""
+        folders = self._run_folders() if run_ids is None else [self.runs_path / r for r in run_ids]
+        out = {}
+        for folder in folders:
+            if (folder / COMPLETE_FILE).is_file():
+                problems = size_problems(folder, folder.name)
+                if problems:
+                    out[folder.name] = "; ".join(problems)
+        return out
+
+    def warn_damaged(self, damaged: Mapping[str, str]) -> None:
+        """A warning naming the damaged runs a read left out (each run once per Store object)."""
+        new = {run_id: problem for run_id, problem in sorted(damaged.items()) if run_id not in self._named_damaged}
+        if not new:
+            return
+        self._named_damaged |= set(new)
+        shown = "; ".join(f"{run_id} ({problem})" for run_id, problem in list(new.items())[:5])
+        more = f"; and {len(new) - 5} more" if len(new) > 5 else ""
+        warnings.warn(
+            f"{len(new)} damaged run{'s' if len(new) != 1 else ''} left out: {shown}{more}; "
+            f"`dclb store check {self.path}` lists them and `dclb store repair {self.path}` sets them aside",
+            DamagedRunsWarning,
+            stacklevel=3,
         )
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -380,6 +419,11 @@ class Store:
         stale = set(self._unbacked(zip(frame["run_id"], frame["status"])))
         if stale:
             frame = frame[~frame["run_id"].isin(stale)].reset_index(drop=True)
+        damaged = self.damaged()
+        if damaged:
+            hit = frame["run_id"].isin(list(damaged))
+            frame["status"] = frame["status"].astype(object).where(~hit, "damaged")
+            frame["error"] = frame["error"].astype(object).where(~hit, frame["run_id"].map(damaged))
         return frame
 
     def _folder_states(self) -> dict[str, bool]:
@@ -421,15 +465,30 @@ class Store:
         columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """The ``<name>.parquet`` tables of complete runs, concatenated, with
-        a leading ``run_id`` column.  ``run_ids=None`` means every complete
-        run; naming a run that is not complete raises StoreError.  Runs
-        without that table are skipped.  ``columns`` reads only those
+        a leading ``run_id`` column.  ``name`` is one of ``flows``,
+        ``ports``, ``switches``, ``samples``.  ``run_ids=None`` means every
+        complete run; naming a run that is not complete raises StoreError.
+        Runs without that table are skipped.  Damaged runs (a table missing,
+        truncated or unreadable) are left out and named in a
+        :class:`DamagedRunsWarning`, except when ``run_ids`` is the one run
+        asked for, which raises StoreError.  ``columns`` reads only those
         columns (a run whose table lacks one gets nulls); a column that no
         selected run has raises StoreError listing the columns there are."""
-        if not _TABLE_NAME.fullmatch(name):
-            raise ValueError(f"invalid table name {name!r}")
+        if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name) or name not in QUERYABLE_TABLES:
+            raise StoreError(f"no table {name!r} in a run; the tables are {', '.join(QUERYABLE_TABLES)}")
+        if columns is not None and (isinstance(columns, str) or not all(isinstance(c, str) for c in columns)):
+            raise StoreError(f"columns: expected a list of column names, got {columns!r}")
         files = self._table_files(name, run_ids)
-        parts = [_tagged_table(run_id, path, columns) for run_id, path in files]
+        parts, unreadable = [], {}
+        for run_id, path in files:
+            try:
+                parts.append(_tagged_table(run_id, path, columns))
+            except StoreError:
+                if isinstance(run_ids, str):
+                    raise  # the one run asked for
+                # Damaged in a way sizes do not show: left out and named.
+                unreadable[run_id] = f"{path.name} cannot be read"
+        self.warn_damaged(unreadable)
         if not parts:
             import pandas as pd
 
@@ -464,11 +523,20 @@ class Store:
         if run_ids is None:
             chosen = complete
         else:
+            if not isinstance(run_ids, str) and not all(isinstance(r, str) for r in run_ids):
+                raise StoreError(f"run_ids: expected a run id or a list of them, got {run_ids!r}")
             chosen = [run_ids] if isinstance(run_ids, str) else list(run_ids)
             missing = sorted(set(chosen) - set(complete))
             if missing:
                 raise StoreError(f"no complete run {missing} in {self.path}")
-        files = [(run_id, self.runs_path / run_id / f"{name}.parquet") for run_id in chosen]
+        damaged = self.damaged(chosen)
+        if damaged and isinstance(run_ids, str):
+            raise StoreError(
+                f"cannot read run {run_ids}: {damaged[run_ids]} (`dclb store check {self.path}` lists damaged runs; "
+                "`dclb store repair` sets them aside so that a sweep runs them again)"
+            )
+        self.warn_damaged(damaged)
+        files = [(run_id, self.runs_path / run_id / f"{name}.parquet") for run_id in chosen if run_id not in damaged]
         return [(run_id, path) for run_id, path in files if path.is_file()]
 
     # ---- SQL -----------------------------------------------------------------
@@ -494,10 +562,23 @@ class Store:
         con.execute(f"ATTACH {sql_text(str(self.catalog_path))} AS catalog (READ_ONLY)")
         stale = self._unbacked(con.execute("SELECT run_id, status FROM catalog.main.runs").fetchall())
         hidden = f" WHERE run_id NOT IN ({', '.join(sql_text(run_id) for run_id in stale)})" if stale else ""
-        con.execute(f"CREATE VIEW runs AS SELECT * FROM catalog.main.runs{hidden}")
+        # Damaged runs stay in the runs view, as status 'damaged', and their tables are left out of the others.
+        damaged = dict(self.damaged())
+        for name in QUERYABLE_TABLES:
+            for run_id, path in self._table_files(name):
+                try:
+                    pq.read_metadata(path)
+                except (pa.ArrowException, OSError) as error:
+                    damaged[run_id] = f"{path.name} is not a readable Parquet file ({short_error(error)})"
+        self.warn_damaged(damaged)
+        status = "*"
+        if damaged:
+            ids = ", ".join(sql_text(run_id) for run_id in sorted(damaged))
+            status = f"* REPLACE (CASE WHEN run_id IN ({ids}) THEN 'damaged' ELSE status END AS status)"
+        con.execute(f"CREATE VIEW runs AS SELECT {status} FROM catalog.main.runs{hidden}")
         folder_of_file = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
         for name in QUERYABLE_TABLES:
-            files = [path.as_posix() for _, path in self._table_files(name)]
+            files = [path.as_posix() for run_id, path in self._table_files(name) if run_id not in damaged]
             if not files:
                 continue
             file_list = "[" + ", ".join(sql_text(file) for file in files) + "]"

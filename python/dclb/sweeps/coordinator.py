@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -137,9 +138,9 @@ class _RichProgress:
 # Running a sweep
 
 
-def _task(store: Any, p: Point) -> dict[str, Any]:
+def _task(store: Any, p: Point, strict: bool = False) -> dict[str, Any]:
     """What a worker needs to run point ``p`` (a valid one) into ``store``."""
-    return {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw}
+    return {"store": str(store.path), "run_id": p.run_id, "seed": p.seed, "scenario": p.scenario, "config": p.config, "raw": p.raw, "strict": strict}
 
 
 def _reply_of(future: Any, p: Point, store: Any) -> dict[str, Any]:
@@ -166,6 +167,8 @@ def _run_points(
     state: SweepState,
     report: Callable[[SweepState], None] | None,
     on_reply: Callable[[dict[str, Any]], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+    strict: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Submits every point, then records each one in the catalog as its future completes (the coordinator
     blocks on the futures, it never polls); returns the replies by run id.
@@ -174,8 +177,14 @@ def _run_points(
     to wait for that sweep to finish it."""
     from ..interrupts import children_ignore_sigint
 
+    def _notify(text: str) -> None:
+        if notify is not None:
+            notify(text)
+        else:
+            warnings.warn(text, stacklevel=4)
+
     with children_ignore_sigint():  # the local pool starts its processes as tasks are submitted
-        pending = {executor.submit(_task(store, p)): p for p in todo}
+        pending = {executor.submit(_task(store, p, strict)): p for p in todo}
     replies: dict[str, dict[str, Any]] = {}
     while pending:
         for future in executor.wait_any(list(pending)):
@@ -183,12 +192,14 @@ def _run_points(
             reply = _reply_of(future, p, store)
             if reply["status"] == "busy":
                 with children_ignore_sigint():
-                    pending[executor.submit({**_task(store, p), "wait": True})] = p
+                    pending[executor.submit({**_task(store, p, strict), "wait": True})] = p
                 continue
             if reply["status"] == "interrupted":  # only while stopping; nothing was written
                 continue
             if reply.get("record") is not None:
                 store.record_in_catalog(reply["record"])
+            for text in reply.get("warnings") or ():
+                _notify(f"run {p.run_id}: {text}")
             replies[p.run_id] = reply
             state.count(reply)
             state.running = executor.running(pending)
@@ -214,6 +225,7 @@ def execute(
     on_start: Callable[[int, int, str], None] | None = None,
     on_reply: Callable[[dict[str, Any]], None] | None = None,
     notify: Callable[[str], None] | None = None,
+    strict: bool = False,
 ) -> "pd.DataFrame":  # noqa: F821
     """Runs the points of ``plan`` that are not complete in the store ``out``; returns the summary frame.
 
@@ -222,7 +234,8 @@ def execute(
     anything else, a damaged folder included, is run again. ``notify`` gets a line for each such point.
 
     ``on_reply`` is called in the coordinating process with each point's reply (``run_id``, ``status``,
-    ``reused``, ...) as it is known, reused points first.
+    ``reused``, ...) as it is known, reused points first. A run in which a source started no flow is noted
+    through ``notify`` (:class:`dclb.SourceWithoutFlows`), or with ``strict`` stored as failed.
 
     An interrupt (Ctrl-C, SIGTERM through :func:`dclb.interrupts.install`, or a KeyboardInterrupt) stops the
     workers (the points they were running are given up, writing nothing), records in the catalog every run
@@ -233,6 +246,10 @@ def execute(
     from .. import interrupts
     from ..store import open_store
 
+    if not isinstance(out, (str, os.PathLike)) or not str(out):
+        raise UserError(f"out: expected a results directory (a str or os.PathLike path), got {type(out).__name__} {out!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
+        raise UserError(f"jobs: expected a whole number of parallel runs or None, got {type(jobs).__name__} {jobs!r}")
     store = open_store(out, create=True)
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
@@ -281,7 +298,7 @@ def execute(
         if report is not None:
             report(state)
         if executor is not None:
-            replies.update(_run_points(executor, to_run, store, state, report, on_reply))
+            replies.update(_run_points(executor, to_run, store, state, report, on_reply, notify, strict))
     except KeyboardInterrupt as error:
         # Stop in order, whatever further signals arrive: workers give up their points (writing nothing),
         # then every run that did finish gets its catalog row.
@@ -339,6 +356,7 @@ def sweep(
     overrides: Sequence[str] = (),
     seed: int | None = None,
     progress: bool | Callable[[SweepState], None] = False,
+    strict: bool = False,
 ) -> "pd.DataFrame":  # noqa: F821
     """Runs a scenario over a grid of values and seeds into the store ``out``; returns one row per point.
 
@@ -347,11 +365,12 @@ def sweep(
     ``[sweep]`` grid); ``seeds``: how many seeds per grid point (``seed, seed + 1, ...``); ``jobs``: local
     processes (default: every core); ``dask``: ``None`` (local pool), ``"local"`` (a LocalCluster of
     ``jobs`` workers), a scheduler address, or a ``distributed.Client``. ``overrides`` are ``--set`` texts
-    applied to the scenario before the grid, ``seed`` the base seed.
+    applied to the scenario before the grid, ``seed`` the base seed. ``strict``: a run in which some source
+    started no flow is a failed point rather than a completed one with a note.
 
     The frame has ``run_id``, one column per grid field, ``seed``, ``status`` ("completed"/"failed"),
     ``reused`` (already complete in the store, not run again), the headline metrics, ``sim_s`` (engine
     time), ``worker_s`` (time in the worker incl. storing) and ``error``; ``frame.attrs["sweep"]`` holds
     totals (wall time, points run, failures)."""
     plan = plan_sweep(scenario_or_path, grid=grid, seeds=seeds, overrides=overrides, seed=seed)
-    return execute(plan, out=out, jobs=jobs, dask=dask, progress=progress)
+    return execute(plan, out=out, jobs=jobs, dask=dask, progress=progress, strict=strict)

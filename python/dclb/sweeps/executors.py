@@ -94,8 +94,11 @@ class _DaskCluster:
         elif isinstance(dask, str) and dask:
             try:
                 self.client = Client(dask, timeout="20s")
-            except (OSError, TimeoutError) as e:
-                raise UserError(f"--dask {dask}: cannot reach the Dask scheduler ({one_line(e, name_type=True)})") from None
+            except (OSError, TimeoutError, ValueError, TypeError) as e:
+                raise UserError(
+                    f"--dask {dask}: cannot reach a Dask scheduler there ({one_line(e, name_type=True)}); "
+                    "give 'local', or a running scheduler's address such as tcp://host:8786"
+                ) from None
             where = f"Dask cluster {dask}"
         else:
             raise UserError(f"--dask: expected 'local', a scheduler address such as tcp://host:8786, or a distributed.Client; got {dask!r}")

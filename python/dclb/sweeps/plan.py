@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -45,7 +47,9 @@ class Plan:
 
 def _base_from(scenario_or_path: Any, overrides: Sequence[str]) -> tuple[dict[str, Any], Path, str]:
     """Raw scenario data (overrides applied), base directory and default name."""
-    from ..scenario import Scenario, apply_overrides, read_scenario_file
+    from ..scenario import Scenario, apply_overrides, check_overrides, read_scenario_file
+
+    overrides = check_overrides(overrides)
 
     if isinstance(scenario_or_path, Scenario):
         raw = scenario_or_path.model_dump(mode="json", exclude_unset=True)
@@ -54,10 +58,14 @@ def _base_from(scenario_or_path: Any, overrides: Sequence[str]) -> tuple[dict[st
         base_dir, name = scenario_or_path._base_dir, scenario_or_path.name
     elif isinstance(scenario_or_path, Mapping):
         raw, base_dir, name = copy.deepcopy(dict(scenario_or_path)), Path("."), "scenario"
-    else:
+    elif isinstance(scenario_or_path, (str, os.PathLike)) and str(scenario_or_path):
         path = Path(scenario_or_path)
         raw = read_scenario_file(path)
         base_dir, name = path.parent.resolve(), path.stem
+    else:
+        raise ScenarioError(
+            f"scenario: expected a dclb.Scenario, the path of a scenario file or a dict of scenario tables, got {type(scenario_or_path).__name__} {scenario_or_path!r}"
+        )
     return apply_overrides(raw, list(overrides)), base_dir, name
 
 
@@ -73,7 +81,7 @@ def plan_sweep(
     from pydantic import ValidationError
 
     from ..runner import run_id_for
-    from ..scenario import Sweep, validation_message, engine_config, from_dict
+    from ..scenario import MAX_SWEEP_RUNS, Sweep, engine_config, from_dict, validation_message
     from ..store import run_id_of
 
     raw, base_dir, name = _base_from(scenario_or_path, overrides)
@@ -83,10 +91,17 @@ def plan_sweep(
     except ValidationError as e:
         raise ScenarioError(validation_message(e, prefix="sweep", model=Sweep)) from None
     full = normalize_grid(table.grid, "sweep.grid")
+    if grid is not None and not isinstance(grid, Mapping):
+        raise ScenarioError(f"grid: expected a dict of field -> values, such as {{'lb.scheme': ['ecmp', 'rps']}}, got {type(grid).__name__} {grid!r}")
     full.update(normalize_grid(grid or {}, grid_label))
+    seeds_label = "--seeds" if grid_label.startswith("--") else "seeds"
     n_seeds = seeds if seeds is not None else table.seeds
-    if not isinstance(n_seeds, int) or n_seeds < 1:
-        raise ScenarioError(f"seeds: must be a whole number of at least 1, got {n_seeds!r}")
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or not 1 <= n_seeds <= MAX_SWEEP_RUNS:
+        raise ScenarioError(f"{seeds_label}: must be a whole number from 1 to {MAX_SWEEP_RUNS:,}, got {n_seeds!r}")
+    runs = n_seeds * math.prod(len(values) for values in full.values())
+    if runs > MAX_SWEEP_RUNS:
+        sizes = " x ".join([*(f"{len(v)} {k}" for k, v in full.items()), f"{n_seeds} seeds"])
+        raise ScenarioError(f"{grid_label if full else seeds_label}: the sweep would have {runs:,} runs ({sizes}), more than the {MAX_SWEEP_RUNS:,} one sweep may have")
     if seed is not None:
         raw["seed"] = seed
     base_seed = raw.get("seed", 1)

@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +79,7 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
     cannot be written at all propagates."""
     from .. import claims
     from ..interrupts import Interrupted
-    from ..runner import run
+    from ..runner import SourceWithoutFlows, run
     from ..store import Store, utc_now
 
     t0 = time.perf_counter()
@@ -111,8 +112,12 @@ def run_point(task: Mapping[str, Any]) -> dict[str, Any]:
         if found.ok:
             return done(status="completed", reused=True, record=found.record)
         try:
-            result = run(task["scenario"], out=store.path, catalog=False, config=task["config"], progress=_check_stop)
-            return done(status="completed", record=result.record.as_dict(), sim_s=float(result.stats.get("wall_s", 0.0)))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SourceWithoutFlows)
+                result = run(task["scenario"], out=store.path, catalog=False, config=task["config"], progress=_check_stop, strict=bool(task.get("strict")))
+            # The coordinator says what the run warned of (a worker's own output is not seen).
+            notes = [str(w.message) for w in caught if issubclass(w.category, SourceWithoutFlows)]
+            return done(status="completed", record=result.record.as_dict(), sim_s=float(result.stats.get("wall_s", 0.0)), warnings=notes)
         except Interrupted:
             if _stop_requested():
                 return done(status="interrupted")
