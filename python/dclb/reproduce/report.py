@@ -3,6 +3,10 @@ for each claim a verdict and its reason computed from the data. One self-contain
 embedded) with a summary table of every claim, ``summary.csv`` beside it (one row per claim), and for ``all`` an
 index page and a ``summary.csv`` over the five papers.
 
+With ``--sensitivity`` the report adds a section on the headline claims under other settings and readings
+(:mod:`dclb.reproduce.sensitivity`, which writes it and ``sensitivity.csv``), kept for later invocations at the
+same scale; the summary tags the headline claims in any case.
+
 Every report states the verdict rule (:data:`dclb.reproduce.verdict.RULE`) and what each outcome and reason means,
 so that a verdict can be read without the code.
 

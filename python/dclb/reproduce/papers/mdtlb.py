@@ -351,7 +351,7 @@ SENSITIVITY = Sensitivity(
             group="load basis",
         ),
         not_applicable("hosts per leaf", "stated by the paper (Table 5: 8 per leaf)", group="hosts per leaf"),
-        reading("lb.ecn_mode=rtt_only", only=(MDTLB,), group="ECN rule", note="judge paths by RTT alone; the same runs as the series 'MDTLB (RTT only)'"),
+        reading("lb.ecn_mode=rtt_only", only=(MDTLB,), group="ECN rule", note="judge paths by RTT alone: MDTLB's runs become those of dclb's series 'MDTLB (RTT only)', which is left out of Fig. 15's ranking under this reading"),
         reading("lb.judge=literal", only=(MDTLB,), group="judging", note="PC1's thresholds as printed (docs/assumptions.md, MDTLB)"),
     ),
 )
