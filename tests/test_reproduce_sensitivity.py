@@ -206,6 +206,31 @@ def test_sensitivity_end_to_end_at_ci_scale(tmp_path):
     assert later.sensitivity is None and "drawn by an earlier <code>--sensitivity</code> invocation" in later.report.read_text()
 
 
+@pytest.mark.parametrize("key", [k for k in rp.PAPERS if k != "dar"])
+def test_each_paper_s_headline_runs_and_judges_at_ci_scale(key, tmp_path):
+    """The other papers at ci, with one setting and one reading of their own (the whole list costs 30-80 s a paper;
+    it is what the planning test above checks): runs complete, every claim is judged under each, both the short-
+    and the long-flow comparison have a value."""
+    from dataclasses import replace
+
+    paper = rp.get_paper(key)
+    sens = sv.of_paper(key)
+    runnable = [v for v in sens.variants if not v.skip]
+    pick = (next(v for v in runnable if v.kind == sv.SETTING), next(v for v in runnable if v.kind == sv.READING))
+    splan = sv.plan_sensitivity(paper, replace(sens, variants=pick), "ci")
+    result = sv.run_sensitivity(splan, tmp_path, jobs=2, progress=False, log=lambda _: None)
+    assert result.failed == 0 and result.ran == result.runs == len(splan.plan.points)
+    assert len(result.claims) == sum(len(h.claims) for h in sens.headlines)
+    for cs in result.claims:
+        assert [c.label for c in cs.cells] == [sv.SHIPPED, *(v.label for v in pick)]
+        for c in cs.cells:
+            if c.status == sv.NOT_APPLICABLE:
+                continue
+            assert c.status == sv.JUDGED and c.verdict.outcome is Outcome.CANNOT_TELL and "noise unknown with 1 seed" in c.verdict.text
+            assert c.short.effect is not None and c.short.effect.n == 1 and c.long.effect is not None and c.long.effect.n == 1
+        assert cs.judgement.reason is Reason.NOISE_UNKNOWN
+
+
 def test_cli_lists_the_variants_and_rejects_a_bad_scale():
     r = dclb_cli("reproduce", "dar", "--list", "--sensitivity", "--scale", "ci")
     assert r.returncode == 0, r.stderr
