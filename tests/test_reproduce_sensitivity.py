@@ -19,6 +19,7 @@ from conftest import dclb_cli
 from dclb import reproduce as rp
 from dclb.errors import ScenarioError
 from dclb.reproduce import sensitivity as sv
+from dclb.reproduce import sensitivity_report as sr
 from dclb.reproduce.claims import FrameData, compare, level, rank, trend
 from dclb.reproduce.run import run_paper
 from dclb.reproduce.spec import Metric
@@ -69,6 +70,7 @@ def test_only_the_points_and_series_the_headline_claims_read_are_planned():
     assert {e.values["traffic.load"] for e in splan.shipped.entries} == {0.3, 0.5}
     mdtlb = sv.plan_sensitivity(rp.get_paper("mdtlb"), sv.of_paper("mdtlb"), "ci")
     fig10 = next(h for h in mdtlb.headlines if h.figure.id == "10")
+    assert [sw.series[0].label for sw in fig10.derived.sweeps] and not fig10.derived.panels
     # "beats Clove and Hermes at 0.9" and "below ECMP at every load" read 4 of the 10 series, never DRB or Presto
     read = {(e.series, e.values["traffic.load"]) for e in mdtlb.shipped.entries if e.figure == "10"}
     assert {s for s, _ in read} == {"MDTLB", "ECMP", "Clove", "Hermes"}
@@ -157,9 +159,9 @@ def test_a_variant_that_flips_a_claim_makes_it_setting_dependent(tmp_path):
     j = judge_claim(miss.claim, FrameData(shipped), settings("4", miss.claim))
     assert j.reason is Reason.SETTING and "transport.init_cwnd_packets=2" in j.detail
     # the table and the CSV: a row per claim and variant, skipped and not-applicable ones with why
-    rows = sv.csv_rows(result)
+    rows = sr.csv_rows(result)
     assert len(rows) == len(result.claims) * (len(splan.variants) + 1)
-    table = sv.section_html(result)
+    table = sr.section_html(result)
     for vp in splan.variants:
         assert html_lib.escape(vp.variant.label) in table
     skipped = [r for r in rows if r["variant"] == "B = unsent bytes (DAR)"]
@@ -180,7 +182,7 @@ def test_sensitivity_end_to_end_at_ci_scale(tmp_path):
     sens = sv.of_paper("dar")
     n_claims = sum(len(h.claims) for h in sens.headlines)
     table = pd.read_csv(result.out / "sensitivity.csv")
-    assert list(table.columns) == list(sv.CSV_COLUMNS)
+    assert list(table.columns) == list(sr.CSV_COLUMNS)
     assert len(table) == n_claims * (len(sens.variants) + 1)
     assert set(table["variant"]) == {sv.SHIPPED, *(v.label for v in sens.variants)}
     judged = table[table["status"] == sv.JUDGED]

@@ -637,8 +637,9 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
             if sensitivity:
                 from .reproduce.sensitivity import describe, of_paper, plan_sensitivity
 
-                splan = plan_sensitivity(p, of_paper(key), scale, figures)
-                for line in describe(splan, {pt.run_id for pt in pp.plan.points}, events=True):
+                sens = of_paper(key)
+                lines = describe(plan_sensitivity(p, sens, scale, figures), {pt.run_id for pt in pp.plan.points}, events=True) if sens else ["no sensitivity declared"]
+                for line in lines:
                     console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
         return
     try:

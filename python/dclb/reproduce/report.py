@@ -347,7 +347,7 @@ def build_report(result: "PaperResult", pp: "PaperPlan", sections: Sequence[Sect
 def _sensitivity_part(result: "PaperResult") -> str:
     """The sensitivity section: this invocation's (written beside the report with ``sensitivity.csv``), or the one
     an earlier ``--sensitivity`` invocation at the same scale left in the directory, marked as such."""
-    from .sensitivity import SavedSection, write_outputs
+    from .sensitivity_report import SavedSection, write_outputs
 
     if getattr(result, "sensitivity", None) is not None:
         return write_outputs(result.sensitivity, result.out).html
