@@ -716,7 +716,8 @@ def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
 @click.option("--dask", type=_TEXT, metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @click.option("--list", "list_only", is_flag=True, cls=_Option, not_with=("jobs", "dask", "out", "quiet"), help="List the paper's figures, their runs at --scale and their scenario files; run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | None, jobs: int | None, dask: str | None, list_only: bool, quiet: bool) -> None:
+@click.option("--sensitivity", is_flag=True, help="Also judge the headline claims under the settings the paper does not state and other readings of its scheme (their runs go into the same store); with --list, list the variants and their runs.")
+def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | None, jobs: int | None, dask: str | None, list_only: bool, quiet: bool, sensitivity: bool) -> None:
     """Re-run a paper's evaluation (lbt, tam, tr, dar, mdtlb or all): every figure's runs, the figures as the
     paper draws them, and an HTML report of its claims beside dclb's results.
 
@@ -736,9 +737,16 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
                 files = ", ".join(dict.fromkeys(sw.scenario for sw in f.sweeps))
                 console.print(f"  Fig. {f.id:<5} {f.title} ({len(pp.runs_of(f.id))} runs; {len(f.claims)} claims; {files})", highlight=False, soft_wrap=True, markup=False)
             console.print(f"  scenario files in {p.scenario_path('')}", highlight=False, soft_wrap=True, markup=False)
+            if sensitivity:
+                from .reproduce.sensitivity import describe, of_paper, plan_sensitivity
+
+                sens = of_paper(key)
+                lines = describe(plan_sensitivity(p, sens, scale, figures), {pt.run_id for pt in pp.plan.points}, events=True) if sens else ["no sensitivity declared"]
+                for line in lines:
+                    console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
         return
     try:
-        results = rp.reproduce(paper, scale, figures, out, jobs, dask, progress=not quiet, log=lambda t: err.print(t, highlight=False))
+        results = rp.reproduce(paper, scale, figures, out, jobs, dask, progress=not quiet, log=lambda t: err.print(t, highlight=False), sensitivity=sensitivity)
     except KeyboardInterrupt as e:
         where = f"{out or f'reproduce-{scale}'}/store"
         note = getattr(e, "note", None) or f"finished runs are stored in {where}"
@@ -761,6 +769,13 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
                 err.print(f"  Fig. {f.figure.id} could not be drawn: {f.error}", highlight=False, soft_wrap=True, markup=False)
                 failed = True
         failed |= r.failed > 0
+        if r.sensitivity is not None:
+            s = r.sensitivity
+            console.print(f"  sensitivity: {s.runs} runs ({s.ran} run now, {s.failed} failed) in {s.wall_s:.0f} s; table in {r.out / 'sensitivity.csv'}", highlight=False, soft_wrap=True, markup=False)
+            for c in s.claims:
+                held, n = c.holds_under
+                console.print(f"  Fig. {c.figure} (headline): {c.claim.text}: as shipped {c.judgement.outcome.value} ({c.judgement.reason_text}); reproduced under {held} of {n} variants", highlight=False, soft_wrap=True, markup=False)
+            failed |= s.failed > 0
     if failed:
         sys.exit(1)
 

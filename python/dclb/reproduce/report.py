@@ -3,6 +3,10 @@ for each claim a verdict and its reason computed from the data. One self-contain
 embedded) with a summary table of every claim, ``summary.csv`` beside it (one row per claim), and for ``all`` an
 index page and a ``summary.csv`` over the five papers.
 
+With ``--sensitivity`` the report adds a section on the headline claims under other settings and readings
+(:mod:`dclb.reproduce.sensitivity`, which writes it and ``sensitivity.csv``), kept for later invocations at the
+same scale; the summary tags the headline claims in any case.
+
 Every report states the verdict rule (:data:`dclb.reproduce.verdict.RULE`) and what each outcome and reason means,
 so that a verdict can be read without the code.
 
@@ -36,6 +40,8 @@ th{background:#f4f4f4;text-align:left} .reproduced{color:#1a7f37;font-weight:bol
 .smaller{color:#b54708;font-weight:bold} .indistinguishable{color:#6941c6;font-weight:bold} .unknown{color:#777}
 img{max-width:100%} .note{color:#555;font-size:.92em} code{background:#f4f4f4;padding:0 .2em} .header{background:#f8f8f8;padding:.5em}
 .concession{font-size:.8em;color:#b54708;border:1px solid #b54708;border-radius:3px;padding:0 .3em;margin-left:.3em}
+.headline{font-size:.8em;color:#175cd3;border:1px solid #175cd3;border-radius:3px;padding:0 .3em;margin-left:.3em}
+h3{font-size:1.05em;margin-top:1.5em}
 td.num{text-align:right;white-space:nowrap}
 """
 
@@ -93,7 +99,9 @@ def rule_html() -> str:
         "<table><tr><th>verdict</th><th>means</th></tr>" + outcomes + "</table>"
         "<table><tr><th>reason</th><th>means</th></tr>" + reasons + "</table>"
         "<p class='note'>A claim marked <span class='concession'>concession</span> is one the paper concedes (a weakness of "
-        "its scheme or a limit of its result). The rule and its tolerances: <code>python/dclb/reproduce/verdict.py</code>; "
+        "its scheme or a limit of its result); one marked <span class='headline'>headline</span> carries the paper's result, and "
+        "<code>--sensitivity</code> judges it under the settings the paper does not state and other readings of its scheme. "
+        "The rule and its tolerances: <code>python/dclb/reproduce/verdict.py</code>; "
         "docs/reproduce.md.</p>"
     )
 
@@ -199,7 +207,7 @@ class Section:
         return sec if ok else None
 
 
-def _rows(fr: "FigureResult", paper_key: str) -> list[dict[str, Any]]:
+def _rows(fr: "FigureResult", paper_key: str, headline: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     out = []
     for j in fr.judgements:
         row = j.row()
@@ -208,6 +216,7 @@ def _rows(fr: "FigureResult", paper_key: str) -> list[dict[str, Any]]:
                 "paper": paper_key,
                 "figure": fr.figure.id,
                 **{k: row[k] for k in ("claim", "concession", "verdict", "reason", "reason_detail")},
+                "headline": row["claim"] in headline,
                 "paper_number": row["paper"],
                 **{k: row[k] for k in ("dclb_effect", "dclb_low", "dclb_high", "effect_unit", "seeds", "points", "line")},
                 "holds": row["holds"],
@@ -220,12 +229,15 @@ def _rows(fr: "FigureResult", paper_key: str) -> list[dict[str, Any]]:
 def report_sections(result: "PaperResult", pp: "PaperPlan") -> tuple[list[Section], list[str]]:
     """The report's figures, in the paper's order: those drawn now, and those an earlier invocation drew at the
     same scale into the same directory (``--figure`` draws only some). Also the ids of figures not drawn yet."""
+    from .sensitivity import headline_texts
+
     now = time.strftime("%Y-%m-%d %H:%M:%S")
     fresh = {}
+    headlines = headline_texts(result.paper.key)
     for fr in result.figures:
         if fr.earlier:
             continue
-        sec = Section(fr.figure.id, result.scale, figure_section(fr, pp), _rows(fr, result.paper.key), now)
+        sec = Section(fr.figure.id, result.scale, figure_section(fr, pp), _rows(fr, result.paper.key, frozenset(headlines.get(fr.figure.id, ()))), now)
         sec.save(result.out, fr.figure.slug)
         fresh[fr.figure.id] = sec
     sections, missing = [], []
@@ -270,6 +282,7 @@ def summary_table(rows: Sequence[dict[str, Any]], with_paper: bool = False) -> s
     body = []
     for r in rows:
         tag = " <span class='concession'>concession</span>" if r.get("concession") else ""
+        tag += " <span class='headline'>headline</span>" if r.get("headline") else ""
         link = f"<a href='#fig{''.join(c if c.isalnum() else '_' for c in str(r['figure']))}'>{_esc(r['figure'])}</a>" if not with_paper else _esc(r["figure"])
         reason = _esc(r["reason"]) + (f": {_esc(r['reason_detail'])}" if r.get("reason_detail") else "")
         body.append(
@@ -320,6 +333,7 @@ def build_report(result: "PaperResult", pp: "PaperPlan", sections: Sequence[Sect
         "<p class='note'>One row per claim; <code>summary.csv</code> beside this page has the same rows. dclb's effect is that of "
         "the deciding comparison (the single one, the pair that misses by most, or the paper's best case), with its interval.</p>",
         summary_table(rows),
+        _sensitivity_part(result),
         rule_html(),
         f"<h2>Setup</h2><p>{_esc(paper.setup)}</p><p><b>Transport.</b> {_esc(paper.transport)}</p>",
         f"<p class='note'>Scenario files: <code>{_esc(paper.scenario_path(''))}</code> (readable TOML; each runs with "
@@ -328,6 +342,19 @@ def build_report(result: "PaperResult", pp: "PaperPlan", sections: Sequence[Sect
     parts += [sec.html for sec in sections]
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _sensitivity_part(result: "PaperResult") -> str:
+    """The sensitivity section: this invocation's (written beside the report with ``sensitivity.csv``), or the one
+    an earlier ``--sensitivity`` invocation at the same scale left in the directory, marked as such."""
+    from .sensitivity_report import SavedSection, write_outputs
+
+    if getattr(result, "sensitivity", None) is not None:
+        return write_outputs(result.sensitivity, result.out).html
+    saved = SavedSection.load(result.out)
+    if saved is None or saved.scale != result.scale:
+        return ""
+    return f"<p class='note'>The sensitivity section below was drawn by an earlier <code>--sensitivity</code> invocation ({_esc(saved.drawn)}).</p>" + saved.html
 
 
 def write_report(result: "PaperResult", pp: "PaperPlan") -> Path:

@@ -8,12 +8,18 @@ Layout of the output directory (``--out``, default ``reproduce-<scale>``)::
     <out>/<paper>/figN.section.json  the figure's part of the report, so ``--figure`` keeps the others
     <out>/<paper>/report.html    claims beside figures, with a verdict and its reason computed from the data
     <out>/<paper>/summary.csv    one row per claim: figure, claim, verdict, reason, the paper's number, dclb's effect
+    <out>/<paper>/sensitivity.csv  with ``--sensitivity``: one row per headline claim and variant
+    <out>/<paper>/sensitivity.section.json  the report's sensitivity section, kept for later invocations
     <out>/index.html, summary.csv  with ``all``: the five papers' summaries together
 
 Runs go through :func:`dclb.sweeps.execute`, so they run on local cores or a Dask cluster, every run is stored
 as it finishes, and a second invocation runs only what is missing or failed. On a terminal, progress shows one
 bar per figure and one for the whole paper with an estimate of the time left; otherwise (a log file, CI) it is
 one line per figure whose runs are done and one per figure drawn.
+
+With ``--sensitivity`` the headline claims' runs under every variant the paper declares follow, through the same
+machinery into the same store (:mod:`dclb.reproduce.sensitivity`), before anything is judged: their verdicts are
+the alternatives those claims' reasons weigh.
 
 Each figure is judged claim by claim (:func:`dclb.reproduce.verdict.judge_claim`), and its report header states
 what was run (:class:`Header`): the flows per run and the seeds as the runs' records have them, the load the
@@ -103,6 +109,8 @@ class PaperResult:
     report: Optional[Path] = None
     #: One summary row per claim of the report (:data:`dclb.reproduce.report.SUMMARY_COLUMNS`), earlier figures' too.
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: With ``--sensitivity``: the headline claims under every variant (:mod:`dclb.reproduce.sensitivity`).
+    sensitivity: Any = None
 
 
 class _Progress:
@@ -172,13 +180,17 @@ def run_paper(
     dask: Any = None,
     progress: bool = True,
     log: Callable[[str], None] = print,
+    sensitivity: bool = False,
 ) -> PaperResult:
-    """Runs and draws ``paper`` (its ``figure_ids``, default all) at ``scale`` into ``out``."""
+    """Runs and draws ``paper`` (its ``figure_ids``, default all) at ``scale`` into ``out``; with ``sensitivity``,
+    also its headline claims under every variant it declares (:mod:`dclb.reproduce.sensitivity`), whose verdicts
+    enter those claims' reasons."""
     from ..store import open_store
     from ..sweeps import execute
 
     out = Path(out if out is not None else f"reproduce-{scale}")
     pp = plan_paper(paper, scale, figure_ids)
+    splan = _sensitivity_plan(paper, scale, figure_ids) if sensitivity else None
     store_dir = out / "store"
     result = PaperResult(paper=paper, scale=scale, out=out / paper.key, runs=len(pp.plan.points))
     t0 = time.perf_counter()
@@ -202,12 +214,18 @@ def run_paper(
     result.wall_s = time.perf_counter() - t0
     result.ran = int((~frame["reused"]).sum()) if len(frame) else 0
     result.failed = int((frame["status"] == "failed").sum()) if len(frame) else 0
+    settings = None
+    if splan is not None:
+        from .sensitivity import run_sensitivity
+
+        result.sensitivity = run_sensitivity(splan, out, jobs, dask, progress, log, terminal=bars)
+        settings = result.sensitivity.settings_for
     store = open_store(store_dir)
     reader = RunReader(store)
     result.out.mkdir(parents=True, exist_ok=True)
     costs = _CostModel(pp, reader, out)
     for fig in pp.figures:
-        fr = _draw_and_judge(pp, fig, reader, result.out)
+        fr = _draw_and_judge(pp, fig, reader, result.out, settings)
         fr.header = header_of(pp, fig, fr, reader, costs)
         result.figures.append(fr)
         if progress and not bars:
@@ -226,7 +244,18 @@ def _counts(judgements: Sequence[Judgement]) -> str:
     return ", ".join(f"{n} {o}" for o, n in seen.items())
 
 
-def _draw_and_judge(pp: PaperPlan, fig: Figure, reader: RunReader, where: Path) -> FigureResult:
+def _sensitivity_plan(paper: Paper, scale: str, figure_ids: Sequence[str]) -> Any:
+    """The paper's sensitivity plan at ``scale``, planned before anything runs so that a declaration that no
+    longer fits its paper stops the invocation with one line."""
+    from .sensitivity import of_paper, plan_sensitivity
+
+    sens = of_paper(paper.key)
+    if sens is None:
+        raise ScenarioError(f"--sensitivity: paper {paper.key} declares no headline claims or variants (SENSITIVITY in its module)")
+    return plan_sensitivity(paper, sens, scale, figure_ids)
+
+
+def _draw_and_judge(pp: PaperPlan, fig: Figure, reader: RunReader, where: Path, settings: Optional[Callable[[str, Any], Any]] = None) -> FigureResult:
     from ..plots import save
     from .claims import FrameData
     from .draw import draw_figure
@@ -241,7 +270,7 @@ def _draw_and_judge(pp: PaperPlan, fig: Figure, reader: RunReader, where: Path) 
     judgements: list[Judgement] = []
     for claim in fig.claims:
         try:
-            judgements.append(judge_claim(claim, indexed))
+            judgements.append(judge_claim(claim, indexed, settings(fig.id, claim) if settings is not None else ()))
         except Exception as e:  # a verdict that cannot be computed must not lose the figure
             v = Verdict(Outcome.CANNOT_TELL, f"verdict could not be computed: {type(e).__name__}: {e}")
             judgements.append(Judgement(claim, v, (), Reason.NO_DATA, "the verdict failed"))
@@ -363,8 +392,10 @@ def reproduce(
     dask: Any = None,
     progress: bool = True,
     log: Callable[[str], None] = print,
+    sensitivity: bool = False,
 ) -> list[PaperResult]:
-    """``paper_key`` one of the registered papers, or ``all``."""
+    """``paper_key`` one of the registered papers, or ``all``; ``sensitivity``: also each paper's headline claims
+    under its variants."""
     from . import PAPERS, get_paper
 
     if paper_key == "all":
@@ -373,7 +404,7 @@ def reproduce(
         keys = list(PAPERS)
     else:
         keys = [get_paper(paper_key).key]
-    results = [run_paper(get_paper(k), scale, figure_ids, out, jobs, dask, progress, log) for k in keys]
+    results = [run_paper(get_paper(k), scale, figure_ids, out, jobs, dask, progress, log, sensitivity) for k in keys]
     if paper_key == "all":
         from .report import write_index
 

@@ -513,3 +513,64 @@ PAPER = Paper(
         "ci": Scale(seeds=1, trim=True),
     },
 )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Sensitivity (issue #23 items 3-4; dclb.reproduce.sensitivity): the headline claims, re-judged under the settings
+# the paper does not state and under the other readings of LBT's rules. Kept apart from the claims above.
+
+from ..sensitivity import Headline, Sensitivity, around, needs_engine, not_applicable, reading, setting  # noqa: E402
+
+#: 16 hosts per leaf instead of 9 [G]: 15 normal senders and the last host best-effort on every leaf, as the shipped
+#: file has 8 and 1 (its sources name hosts by number, so the variant renames them).
+_HOSTS16 = (
+    "topology.hosts_per_leaf=16",
+    "traffic.sources.0.senders=[" + ", ".join(f'"{16 * leaf}-{16 * leaf + 14}"' for leaf in range(8)) + "]",
+    "traffic.sources.1.senders=[" + ", ".join(str(16 * leaf + 15) for leaf in range(8)) + "]",
+)
+
+SENSITIVITY = Sensitivity(
+    headlines=(
+        Headline(
+            "10",
+            (
+                "headline: LBT cuts short AFCT by",
+                "(a) LBT's short AFCT is about a third of the others'",
+                "(b) LBT has the smallest 99th-pct FCT at load 0.3",
+            ),
+            scheme=LBT,
+            baseline="ECMP",
+            short=SHORT_AFCT,
+            long=LONG_TPUT,
+            at=_wl("datamining", **{LOAD: 0.5}),
+            why="the paper's one number (abstract L22, contributions L59, conclusion L383): short AFCT -55.9% to -65.4% "
+            "against all five baselines at data mining 0.5, with its restatement (L338) and the tail at 0.3 (L347).",
+        ),
+    ),
+    variants=(
+        *around("lbt", ["main.toml"], notes={"minimum RTO": "1 ms; 200 ms is ns-2's default minrto_"}),
+        setting("16 hosts per leaf", *_HOSTS16, group="hosts per leaf", note="9 per leaf is a guess (1:1 at 9 spines); 16 gives 16:9 oversubscription, so load 0.5 of the host links is 0.89 of the uplinks"),
+        not_applicable(
+            "load basis: fabric",
+            "with 9 hosts per leaf and 9 spines of the same rate the host links and the leaf uplinks have the same capacity "
+            "(dclb run --dry-run: access load 0.50 = fabric load 0.50 summed over the two sources), so the two bases are the same "
+            "load at Fig. 10; they differ only in the paths figures (5, 7, 9)",
+            group="load basis",
+        ),
+        not_applicable("deadline model", "no run of LBT's carries deadlines: Fig. 3's are a metric on the flow tables (2 x ideal FCT), and Fig. 3 is no headline", group="deadlines"),
+        reading("lb.long_mode=per_packet", only=(LBT,), group="long-flow mode", note="Algorithm 1's literal loop: every long and BE packet placed afresh"),
+        reading("lb.threshold_model=paper", only=(LBT,), group="threshold model", note="eqs 8-11 after dclb's repairs (docs/assumptions.md, LBT 14)"),
+        reading("lb.short_granularity=packet", only=(LBT,), group="short-flow granularity", note="every short packet to the shortest queue"),
+        reading(
+            "lb.long_mode=per_packet",
+            "lb.short_granularity=packet",
+            "lb.threshold_model=paper",
+            only=(LBT,),
+            label="Algorithm 1 as printed (LBT)",
+            group="literal Algorithm 1",
+            note="the three literal readings together: per packet for every class, thresholds from eqs 8-11",
+        ),
+        needs_engine("strict priority for short flows (LBT)", "a strict-priority class for short packets at switch ports (L200, L271: short flows 'take priority')", group="priority"),
+        needs_engine("short flows placed at their first data packet (LBT)", "an LBT option to place a flow at its first data packet instead of its SYN", group="placement"),
+    ),
+)

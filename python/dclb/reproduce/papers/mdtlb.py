@@ -311,3 +311,47 @@ PAPER = Paper(
         "ci": Scale(seeds=1, trim=True),
     },
 )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sensitivity (issue #23 items 3-4; dclb.reproduce.sensitivity): the headline claims, re-judged under the settings
+# the paper does not state and under other readings of MDTLB's rules. Kept apart from the claims above.
+
+from ..sensitivity import Headline, Sensitivity, around, not_applicable, reading  # noqa: E402
+
+SENSITIVITY = Sensitivity(
+    headlines=(
+        Headline(
+            "10",
+            ("at 80-90% load MDTLB beats Clove and Hermes", "MDTLB has a lower FCT than ECMP at every load"),
+            scheme=MDTLB,
+            baseline="Hermes",
+            short=SHORT,
+            long=LONG,
+            at={LOAD: 0.9},
+            why="MDTLB against Hermes, the scheme it extends (L317), and against ECMP at every load: the general workload's two ordinal claims.",
+        ),
+        Headline(
+            "15",
+            ("data mining: MDTLB has the highest throughput",),
+            scheme=MDTLB,
+            baseline="Hermes",
+            short=SHORT,
+            long=LONG,
+            at={LOAD: 0.9},
+            why="the claim the conclusion repeats (L329, L369): the highest throughput under data mining.",
+        ),
+    ),
+    variants=(
+        *around("mdtlb", ["main.toml"], dctcp_k=65, notes={"transport": "DCTCP with marking at 65 packets (DCTCP's 10 Gbps value): the only variant in which MDTLB's and Hermes' ECN signal exists", "minimum RTO": "1 ms; 200 ms is Linux's and ns-3's usual minimum"}),
+        not_applicable("ECN K", "marking is off as shipped (ns-3 TCP without RED/ECN, Table 5); the DCTCP variant turns it on", group="ECN K"),
+        not_applicable(
+            "load basis: access",
+            "8 hosts per leaf on 4 uplinks of the same rate (2:1): load 0.9 of the host links offers 1.8 times what the uplinks carry, which the engine refuses",
+            group="load basis",
+        ),
+        not_applicable("hosts per leaf", "stated by the paper (Table 5: 8 per leaf)", group="hosts per leaf"),
+        reading("lb.ecn_mode=rtt_only", only=(MDTLB,), group="ECN rule", note="judge paths by RTT alone: MDTLB's runs become those of dclb's series 'MDTLB (RTT only)', which is left out of Fig. 15's ranking under this reading"),
+        reading("lb.judge=literal", only=(MDTLB,), group="judging", note="PC1's thresholds as printed (docs/assumptions.md, MDTLB)"),
+    ),
+)
