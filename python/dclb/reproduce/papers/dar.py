@@ -182,7 +182,7 @@ def _panels(workload: str) -> tuple[Panel, ...]:
         Panel(f"(b) AFCT, {w}", AFCT, x=LOAD, xlabel="load"),
         Panel(f"(c) 99th-percentile FCT, {w}", P99, x=LOAD, xlabel="load"),
         Panel("[dclb] (a) as counts: missed deadline flows per run", MISSES, x=LOAD, xlabel="load"),
-        Panel(f"[dclb] (a) read late only: {LATE_WORDS.split(', ', 1)[1]}", LATE, x=LOAD, xlabel="load"),
+        Panel(f"[dclb] (a) read as {LATE_WORDS}", LATE, x=LOAD, xlabel="load"),
         Panel("[dclb] deadline flows DAR cancels", CANCELLED, x=LOAD, xlabel="load"),
         Panel("[dclb] AFCT of non-deadline flows (> 100 KB)", LONG, x=LOAD, xlabel="load"),
     )
