@@ -61,10 +61,11 @@ storage, which dclb cannot test).
 
 **Not reproduced.** Nothing is left out. Limits: Table 1's W = 64 KB enters only LBT's model (dclb's senders
 have no window cap); the paper's flow counts and seeds are not given (paper scale: 10,000 flows per point and 5
-seeds [G]). The paper's absolute numbers (LBT's short AFCT about 1 ms at 7 paths and the others' about twice
-that, L292; below and above 1 ms at 9 paths, L294; ECMP's miss probability about 90%, L98) are claims beside
-dclb's at the same point, read within a factor 2 (:func:`.common.paper_number`); they depend on the load the paths
-figures ran at and on the deadlines, neither of which is given, so a large gap in a baseline points at the setup.
+seeds [G]). The paper's absolute numbers are claims beside dclb's at the same point: LBT's short AFCT about 1 ms
+at 7 paths and the others' about twice that (L292), read within a factor 2 (:func:`.common.paper_number`); below
+and above 1 ms at 9 paths (L294); ECMP's miss probability about 90% (L98), read as at least 75%. They depend on
+the load the paths figures ran at and on the deadlines, neither of which is given, so a large gap in a baseline
+points at the setup (their verdict lines say so).
 """
 
 from __future__ import annotations

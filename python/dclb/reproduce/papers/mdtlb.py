@@ -93,9 +93,9 @@ LOAD = "traffic.load"
 # seeds 2% (general) and 5% (data mining) of the scheme pairs' all-flow FCTs were significant one way or the
 # other, with 10 seeds 46% and 33%; 3 times the arrival window with 3 seeds (the same CPU time as 10 seeds) only
 # 12% (general). Seeds resolve far more per CPU-second than longer windows, so the scales add seeds: 20 at quick
-# (projected from the 10-seed spreads: about 60% of the pairs resolved on every flow class) and 50 at paper (about
-# 75-85%); web search resolves with fewer (5 seeds: 77% of the all-flow pairs). docs/reproduce.md gives the
-# numbers and the cost.
+# (measured on Fig. 10: 58% of the all-flow pairs, 68% of the short-flow and 46% of the long-flow ones) and 50 at
+# paper (projected from those spreads: 74%, 78%, 66%); web search resolves with fewer (5 seeds: 77% of the
+# all-flow pairs). docs/reproduce.md gives the numbers and the cost.
 SEEDS = {
     "general": {"quick": 20, "paper": 50},
     "web search": {"quick": 5, "paper": 20},

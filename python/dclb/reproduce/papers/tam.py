@@ -57,7 +57,7 @@ delay, when every uplink is idle at 1 Gbps) and moves it only at a flowlet gap, 
 1 Gbps never leaves: two long flows that start on one uplink stay there. (4) The same holds at 40 Gbps, where it is
 measured: with a 9 us round trip and no drop or timeout in these runs, no long flow leaves a 500 us gap, so the
 counters of every switch show 0 flowlet starts and 0 moves of long flows (``tam_long_flowlets``,
-``tam_long_moves``; 2,000 mixed flows at loads 0.2 and 0.8). Every long-flow claim of Figs. 11 and 12 says so in
+``tam_long_moves``; the 12 TAM runs of Fig. 12 at quick scale, 2,000 mixed flows each at loads 0.2-0.8). Every long-flow claim of Figs. 11 and 12 says so in
 its verdict: TAM's long flows stay where their first packet went, and only that placement and TAM's marking
 act on them.
 
@@ -281,7 +281,7 @@ NAMES = [s.label for s in ALL]
 NO_FLOWLETS = (
     "TAM's 500 us flowlet timeout never fires at 40 Gbps: a DCTCP flow with a 9 us round trip leaves no 500 us gap "
     "unless it times out, and these runs neither drop nor time out (measured: 0 flowlet starts and 0 moves of long "
-    "flows on every switch, 2,000 mixed flows at loads 0.2 and 0.8), so TAM's long flows stay on the uplink their "
+    "flows on every switch in the 12 TAM runs of Fig. 12 at quick scale, 2,000 mixed flows each, loads 0.2-0.8), so TAM's long flows stay on the uplink their "
     "first packet took; what TAM does for them here is that placement and its marking, not flowlet rerouting"
 )
 
