@@ -91,5 +91,11 @@ def test_a_sweep_can_have_its_own_seed_count_at_a_scale():
     pp = plan_paper(paper, "quick", ["6", "12"])
     assert {f: {e.seed for e in pp.entries if e.figure == f} for f in ("6", "12")} == {"6": {1, 2, 3}, "12": {1}}
     assert {e.seed for e in plan_paper(paper, "paper", ["12"]).entries} == {1, 2, 3, 4, 5}
+    # MDTLB's main figures use it: their few flows per run need many seeds (20 at quick, 50 at paper); its
+    # motivation figures keep the scale's.
     mdtlb = get_paper("mdtlb")
-    assert {e.seed for e in plan_paper(mdtlb, "quick", ["13"]).entries} == set(range(1, mdtlb.scales["quick"].seeds + 1))
+    assert {e.seed for e in plan_paper(mdtlb, "quick", ["13"]).entries} == set(range(1, 21))
+    assert {e.seed for e in plan_paper(mdtlb, "quick", ["14"]).entries} == set(range(1, 6))
+    assert {e.seed for e in plan_paper(mdtlb, "paper", ["15"]).entries} == set(range(1, 51))
+    assert {e.seed for e in plan_paper(mdtlb, "quick", ["2"]).entries} == set(range(1, mdtlb.scales["quick"].seeds + 1))
+    assert {e.seed for e in plan_paper(mdtlb, "ci", ["13"]).entries} == {1}

@@ -7,6 +7,13 @@ scale bins (0, 100 KB], (100 KB, 1 MB], (1 MB, ∞)), so a class says which. A f
 :func:`flows_of`: its size class, TCP only (UDP flows have no FCT), completed flows for anything that reads an FCT,
 and optionally without best-effort flows (LBT leaves them out of every number).
 
+Where a paper leaves a metric undefined, both readings are defined here and a claim reads one and declares the
+other as an alternative (``Reading(..., kind="metric")``; docs/reproduce.md § Undefined metrics): a deadline miss
+rate that counts flows the network cancelled as misses (:data:`DEADLINE_MISS`) or leaves them out
+(:func:`deadline_late_rate`); "overall performance" as the AFCT of all flows (:data:`OVERALL_AFCT`) or their mean
+slowdown (:data:`MEAN_SLOWDOWN`). A miss rate has its counts beside it (:data:`DEADLINE_MISSES`,
+:func:`deadline_count`, :func:`slack_miss_count`): a rate over a handful of flows says little on its own.
+
 Units: FCTs in milliseconds, rates in Gbps, queueing in µs. A metric's key is its CSV column and names that unit
 (``short_afct_ms``, never ``_us`` over values in ms).
 """
@@ -95,7 +102,16 @@ LONG_AFCT = summary("long_afct_us", "long-flow AFCT (ms)", "ms")
 OVERALL_AFCT = summary("overall_afct_us", "AFCT (ms)", "ms")
 OVERALL_P99 = summary("overall_p99_fct_us", "99th-percentile FCT (ms)", "ms")
 LONG_GOODPUT = summary("long_goodput_gbps", "long-flow goodput (Gbps)")
+#: Missed deadline flows over deadline flows; a flow the network cancelled (DAR's Level III) or that did not finish
+#: is a miss (the engine's ``deadline_met``). The other reading is :data:`DEADLINE_MISS_LATE`.
 DEADLINE_MISS = summary("deadline_miss_rate", "deadline miss rate", scale="difference")
+#: How many deadline flows missed (cancelled ones included): the count behind :data:`DEADLINE_MISS`.
+DEADLINE_MISSES = summary("deadline_misses", "missed deadline flows (count)", scale="difference")
+#: Mean over completed flows of FCT / ideal FCT (each at least 1): every flow weighs the same, whatever its size,
+#: where the AFCT of all flows is dominated by the largest flows.
+MEAN_SLOWDOWN = summary("mean_slowdown", "mean slowdown (FCT / ideal FCT)")
+#: Packets dropped anywhere (buffer overflow, failed links).
+DROPS = summary("drops", "packets dropped", scale="difference")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -172,6 +188,60 @@ def slack_miss_rate(sizes: Sizes, factor: float, label: str, *, key: str = "", b
         return float(1.0 - met.mean())
 
     return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_rate", label=label, flows=f, scale="difference")
+
+
+def slack_miss_count(sizes: Sizes, factor: float, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
+    """How many flows of ``sizes`` miss a deadline of ``factor`` times their ideal FCT (the count behind
+    :func:`slack_miss_rate`)."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = flows_of(flows, sizes, completed=False, best_effort=best_effort)
+        met = (d["state"] == "completed") & (d["fct_us"] <= factor * d["ideal_fct_us"])
+        return float((~met).sum())
+
+    return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_flows", label=label, flows=f, scale="difference")
+
+
+def _deadline_flows(flows: pd.DataFrame) -> pd.DataFrame:
+    return flows[flows["deadline_us"].notna()] if "deadline_us" in flows.columns else flows.iloc[:0]
+
+
+def _missed(d: pd.DataFrame) -> pd.Series:
+    """Deadline flows that did not meet their deadline: ``deadline_met`` false (a cancelled or unfinished flow has
+    it false too)."""
+    return ~d["deadline_met"].fillna(False).astype(bool)
+
+
+def deadline_late_rate(label: str = "deadline miss rate, late only (cancelled flows left out)", *, key: str = "deadline_late_rate") -> Metric:
+    """The deadline miss rate with cancelled flows left out of both counts: deadline flows that missed (finished
+    late, or did not finish) over deadline flows the network did not cancel.
+
+    The other reading of a paper's "miss rate" beside :data:`DEADLINE_MISS`, which counts a cancelled flow as a
+    miss. It is the rate a flow log that records only delivered flows would give (a flow the network gave up on
+    never finishes, so it leaves no record); it flatters a scheme that cancels (DAR) and equals
+    :data:`DEADLINE_MISS` for one that never does."""
+
+    def f(flows: pd.DataFrame) -> float:
+        d = _deadline_flows(flows)
+        d = d[d["state"] != "cancelled"]
+        return float(_missed(d).mean()) if len(d) else math.nan
+
+    return Metric(key=key, label=label, flows=f, scale="difference")
+
+
+def deadline_count(which: str, label: str, *, key: str = "") -> Metric:
+    """How many deadline flows: ``"late"`` missed without being cancelled (finished late, or did not finish);
+    ``"cancelled"`` cancelled by the network (each a miss under :data:`DEADLINE_MISS`). With
+    :data:`DEADLINE_MISSES` (their sum) the counts behind the two miss rates."""
+    if which not in ("late", "cancelled"):
+        raise ValueError(f"deadline_count: which must be 'late' or 'cancelled', not {which!r}")
+
+    def f(flows: pd.DataFrame) -> float:
+        d = _deadline_flows(flows)
+        cancelled = d["state"] == "cancelled"
+        return float(cancelled.sum() if which == "cancelled" else (_missed(d) & ~cancelled).sum())
+
+    return Metric(key=key or f"deadline_{which}_flows", label=label, flows=f, scale="difference")
 
 
 def _ratio(num: float, den: float) -> float:
