@@ -24,6 +24,7 @@ use crate::config::{Direction, QueueUnit, TopologyConfig, TransportConfig};
 use crate::ids::{HostId, LeafId, NodeId, PortId, SpineId, SwitchIndex};
 use crate::packet::PacketKind;
 use crate::units::{Bytes, Rate, Time};
+use crate::transport::alone::Hop;
 pub use crate::port::{Buffer, Port, PortLink, PortRole, Threshold, WireFault};
 use crate::rng::{Rng, Stream};
 
@@ -786,6 +787,34 @@ impl Fabric {
         self.best_chain(src, dst, small, small) + self.best_chain(dst, src, small, small) + data
     }
 
+    /// The links of the path [`Fabric::ideal_fct`] finds best for `size` payload bytes from `src` to `dst`
+    /// (first the sender's NIC, last the receiving leaf's down-link), for a flow alone on the fabric
+    /// ([`crate::transport::alone`]).
+    pub fn best_hops(&self, src: HostId, dst: HostId, size: u64, tp: &crate::transport::TcpParams) -> Vec<Hop> {
+        let pkts = size.div_ceil(tp.mss).max(1);
+        let (wire_total, first) = (size + pkts * tp.header as u64, size.min(tp.mss) + tp.header as u64);
+        let hop = |p: &Port| Hop { rate: p.rate, delay: p.delay };
+        let nic = self.port(self.host_nic(src));
+        let down = self.port(self.leaf_down_port(dst));
+        let (sl, dl) = (self.facts.leaf_of_host(src), self.facts.leaf_of_host(dst));
+        if sl == dl {
+            return vec![hop(nic), hop(down)];
+        }
+        let mut best: Option<(Time, Vec<Hop>)> = None;
+        for &up in self.leaf_candidates(sl, dl) {
+            let upp = self.port(up);
+            let spine = self.facts.spine_at(upp.peer);
+            for &sd in self.spine_candidates(spine, dl) {
+                let hops = vec![hop(nic), hop(upp), hop(self.port(sd)), hop(down)];
+                let t = chain_time(&hops, wire_total, first);
+                if best.as_ref().is_none_or(|(b, _)| t < *b) {
+                    best = Some((t, hops));
+                }
+            }
+        }
+        best.map(|(_, h)| h).unwrap_or_default()
+    }
+
     /// Shortest time to deliver `wire_total` bytes from `src` to `dst` in an idle fabric, the first packet
     /// (`first` bytes) store-and-forward on every link and the rest at the bottleneck rate behind it.
     fn best_chain(&self, src: HostId, dst: HostId, wire_total: u64, first: u64) -> Time {
@@ -814,6 +843,18 @@ impl Fabric {
         }
         best
     }
+}
+
+/// [`Fabric::ideal_fct`]'s pipelining over `hops`: the first packet (`first` bytes) store-and-forward on every
+/// link, the rest of `wire_total` at the bottleneck rate behind it.
+fn chain_time(hops: &[Hop], wire_total: u64, first: u64) -> Time {
+    let mut t = Time::ZERO;
+    let mut bottleneck = Rate(u64::MAX);
+    for h in hops {
+        t += h.delay + h.rate.tx_time(Bytes(first));
+        bottleneck = bottleneck.min(h.rate);
+    }
+    t + bottleneck.tx_time(Bytes(wire_total - first))
 }
 
 #[cfg(test)]

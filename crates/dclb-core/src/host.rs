@@ -223,6 +223,34 @@ impl Hosts {
         }
     }
 
+    /// Each flow's FCT alone on the fabric, over its best path with the engine's own sender
+    /// ([`crate::transport::alone`]): the floor no load balancer can go below. `None` for UDP sources and
+    /// flows without an end. Flows of the same size, transport and path share one computation.
+    pub(crate) fn alone_fcts(&self, fabric: &crate::fabric::Fabric) -> Vec<Option<Time>> {
+        use crate::transport::alone::{alone_fct, AloneParams, Hop};
+        let mut seen: std::collections::HashMap<(Vec<Hop>, Vec<Hop>, u64, bool), Time> = Default::default();
+        self.flows
+            .iter()
+            .map(|f| {
+                let s = &f.spec;
+                if s.transport == TransportKind::Udp || s.size >= crate::traffic::UNBOUNDED {
+                    return None;
+                }
+                let dctcp = s.transport == TransportKind::Dctcp;
+                let data = fabric.best_hops(s.src, s.dst, s.size, &self.tp);
+                let acks = fabric.best_hops(s.dst, s.src, 1, &self.tp);
+                let p = AloneParams { tcp: self.tp.clone(), dctcp, handshake: self.params.handshake, nic_limit: self.params.queue_limit };
+                let key = (data, acks, s.size, dctcp);
+                if let Some(t) = seen.get(&key) {
+                    return Some(*t);
+                }
+                let t = alone_fct(s.size, &key.0, &key.1, &p);
+                seen.insert(key, t);
+                Some(t)
+            })
+            .collect()
+    }
+
     pub fn flows(&self) -> &[Flow] {
         &self.flows
     }

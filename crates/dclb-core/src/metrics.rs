@@ -245,7 +245,7 @@ fn transport_name(t: TransportKind) -> &'static str {
 }
 
 /// The per-flow table.
-fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
+fn flow_table(flows: &[Flow], alone: &[Option<Time>], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     let us = |t: Time| t.as_us();
     let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(f).collect());
     let opt = |f: &dyn Fn(&Flow) -> Option<f64>| Column::OptF64(flows.iter().map(f).collect());
@@ -266,6 +266,7 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     t.push("finish_us", opt(&|f| completed(f).then(|| us(f.finish))));
     t.push("fct_us", opt(&|f| fct(f).map(us)));
     t.push("ideal_fct_us", opt(&|f| ideal(f).map(us)));
+    t.push("alone_fct_us", Column::OptF64(alone.iter().map(|a| a.map(us)).collect()));
     t.push("slowdown", opt(&|f| Some((fct(f)?.0 as f64 / ideal(f)?.0 as f64).max(1.0))));
     // Met: completed no later than the deadline; a flow that did not complete (cancelled, unfinished) missed.
     t.push("deadline_met", Column::OptBool(flows.iter().map(|f| deadline(f).map(|d| fct(f).is_some_and(|x| x <= d))).collect()));
@@ -400,7 +401,7 @@ pub(crate) fn collect(run: Run) -> Results {
         source_fabric_capacity_bps: sources.iter().map(|i| i.fabric_capacity_bps).collect(),
     };
     Results {
-        flows: flow_table(flows, net.uplinks(), &uplink_bytes),
+        flows: flow_table(flows, &hosts.alone_fcts(&net.fabric), net.uplinks(), &uplink_bytes),
         ports: port_table(net, end, &areas),
         switches: switch_table(net),
         samples: sampler.map(Sampler::table).unwrap_or_default(),
