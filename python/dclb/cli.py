@@ -753,16 +753,17 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
         raise Interrupted(getattr(e, "signum", signal.SIGINT), f"{note}; run the same command again to do the rest") from None
     failed = False
     for r in results:
-        held = [v.holds for f in r.figures for _, v in f.verdicts]
+        from .reproduce.run import outcome_counts
+
+        counts = outcome_counts(v for f in r.figures for _, v in f.verdicts)
         console.print(
             f"{r.paper.key}: {len(r.figures)} figures, {r.runs} runs ({r.ran} run now, {r.failed} failed) in {r.wall_s:.0f} s; "
-            f"claims: {held.count(True)} hold, {held.count(False)} do not, {held.count(None)} cannot tell. Report: {r.report}",
+            f"claims: {counts}. Report: {r.report}",
             highlight=False, soft_wrap=True,
         )
         for f in r.figures:
             for _, v in f.verdicts:
-                mark = {True: "holds", False: "does not hold", None: "cannot tell"}[v.holds]
-                console.print(f"  Fig. {f.figure.id}: {v.text} [{mark}]", highlight=False, soft_wrap=True, markup=False)
+                console.print(f"  Fig. {f.figure.id}: {v.text}", highlight=False, soft_wrap=True, markup=False)
             if f.load_note:
                 console.print(f"  Fig. {f.figure.id}: {f.load_note}", highlight=False, soft_wrap=True, markup=False)
             if f.error:

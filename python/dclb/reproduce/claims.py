@@ -699,7 +699,8 @@ class Level(Shape):
         lead = f"{s}{where}: " if len(results) > 1 else ""
         text = f"{subject}: dclb {lead}{shown}, {seeds} seed{'s' if seeds != 1 else ''}"
         if len(results) > 1:
-            text += f" ({'first to hold' if self.need == 'any' and outcome is Outcome.REPRODUCED else 'deciding'} of {len(results)})"
+            which = "the first to hold" if self.need == "any" and outcome is Outcome.REPRODUCED else "the deciding one"
+            text += f" ({which} of {len(results)} series and points)"
         if outcome is Outcome.CANNOT_TELL:
             text += f" ({_noise_note(seeds)})"
         if paper:

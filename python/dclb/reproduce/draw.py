@@ -78,8 +78,14 @@ def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) ->
             above.append(hi - mean if math.isfinite(hi) else 0.0)
         pos = np.arange(len(xs)) + (i - (len(series) - 1) / 2) * width
         ax.bar(pos, heights, width, yerr=[below, above], label=s, color=colors[s])
+    if xs == [None]:  # one group: name each bar under it, not only in the figure's legend
+        ax.set_xticks([(i - (len(series) - 1) / 2) * width for i in range(len(series))])
+        ax.set_xticklabels(series, rotation=25, ha="right", fontsize=8)
+        if panel.normalize_to or panel.normalize_at:
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+        return
     ax.set_xticks(np.arange(len(xs)))
-    ticks = ["" if x is None else f"{x:g}" if isinstance(x, float) else str(x) for x in xs]
+    ticks = [f"{x:g}" if isinstance(x, float) else str(x) for x in xs]
     long_ticks = sum(len(t) for t in ticks) > 40  # names that would overlap side by side (workloads)
     ax.set_xticklabels(ticks, rotation=20 if long_ticks else 0, ha="right" if long_ticks else "center", fontsize=8 if long_ticks else None)
     if panel.normalize_to or panel.normalize_at:

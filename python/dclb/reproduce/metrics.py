@@ -21,7 +21,7 @@ Units: FCTs in milliseconds, rates in Gbps, queueing in µs. A metric's key is i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -118,24 +118,52 @@ DROPS = summary("drops", "packets dropped", scale="difference")
 # From the flow table
 
 
-def afct(sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
-    """Mean FCT (ms) of the completed flows of ``sizes``."""
+#: The flow table's FCT, and the FCT each flow would have alone on the fabric (its best path, the transport's
+#: slow start and handshake: docs/metrics.md). An FCT metric read on the second is its headroom floor: no load
+#: balancer can bring the metric below it (:attr:`~dclb.reproduce.spec.Metric.ideal`).
+FCT, ALONE = "fct_us", "alone_fct_us"
+
+
+def _fct_values(flows: pd.DataFrame, sizes: Sizes, best_effort: bool, column: str) -> Optional[pd.Series]:
+    """The ``column`` (an FCT) of the completed flows of ``sizes``; None when the run's table lacks it (runs
+    stored before the column existed)."""
+    if column not in flows.columns:
+        return None
+    return flows_of(flows, sizes, best_effort=best_effort)[column]
+
+
+def afct(sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True, column: str = FCT) -> Metric:
+    """Mean FCT (ms) of the completed flows of ``sizes``; its ``ideal`` is the same mean of their alone FCTs."""
 
     def f(flows: pd.DataFrame) -> float:
-        d = flows_of(flows, sizes, best_effort=best_effort)
-        return float(d["fct_us"].mean()) * US_TO_MS if len(d) else math.nan
+        v = _fct_values(flows, sizes, best_effort, column)
+        return float(v.mean()) * US_TO_MS if v is not None and len(v) else math.nan
 
-    return Metric(key=key or f"afct_{sizes.name}_ms", label=f"{label} (ms)", flows=f)
+    key = key or f"afct_{sizes.name}_ms"
+    ideal = afct(sizes, f"{label}, alone", key=f"{key}_alone", best_effort=best_effort, column=ALONE) if column == FCT else None
+    return Metric(key=key, label=f"{label} (ms)", flows=f, ideal=ideal)
 
 
-def fct_quantile(q: float, sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
-    """The ``q`` quantile of the FCT (ms) of the completed flows of ``sizes``."""
+def fct_quantile(q: float, sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True, column: str = FCT) -> Metric:
+    """The ``q`` quantile of the FCT (ms) of the completed flows of ``sizes``; its ``ideal`` is the same quantile
+    of their alone FCTs."""
 
     def f(flows: pd.DataFrame) -> float:
-        d = flows_of(flows, sizes, best_effort=best_effort)
-        return float(np.quantile(d["fct_us"], q)) * US_TO_MS if len(d) else math.nan
+        v = _fct_values(flows, sizes, best_effort, column)
+        return float(np.quantile(v, q)) * US_TO_MS if v is not None and len(v) else math.nan
 
-    return Metric(key=key or f"fct_p{q * 100:g}_{sizes.name}_ms".replace(".", "_"), label=f"{label} (ms)", flows=f)
+    key = key or f"fct_p{q * 100:g}_{sizes.name}_ms".replace(".", "_")
+    ideal = fct_quantile(q, sizes, f"{label}, alone", key=f"{key}_alone", best_effort=best_effort, column=ALONE) if column == FCT else None
+    return Metric(key=key, label=f"{label} (ms)", flows=f, ideal=ideal)
+
+
+# The run summary's FCT metrics read their floor from the flow table: the summary's short flows are those of at
+# most ``run.short_threshold_bytes`` (100 KB, what every paper's scenario keeps), TCP flows that completed.
+SHORT_AFCT = replace(SHORT_AFCT, ideal=afct(SHORT, "short-flow AFCT, alone", key="short_afct_ms_alone", column=ALONE))
+SHORT_P99 = replace(SHORT_P99, ideal=fct_quantile(0.99, SHORT, "short-flow p99 FCT, alone", key="short_p99_fct_ms_alone", column=ALONE))
+LONG_AFCT = replace(LONG_AFCT, ideal=afct(LONG, "long-flow AFCT, alone", key="long_afct_ms_alone", column=ALONE))
+OVERALL_AFCT = replace(OVERALL_AFCT, ideal=afct(ALL, "AFCT, alone", key="overall_afct_ms_alone", column=ALONE))
+OVERALL_P99 = replace(OVERALL_P99, ideal=fct_quantile(0.99, ALL, "p99 FCT, alone", key="overall_p99_fct_ms_alone", column=ALONE))
 
 
 def goodput_mean(sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True) -> Metric:

@@ -121,7 +121,7 @@ def _series_table(pp: "PaperPlan", fig_id: str) -> str:
 
 def header_text(h: "Header", runs: int, failed: int) -> list[str]:
     """The facts of a figure's header, one phrase each (also what the CLI could print)."""
-    parts = [f"{runs} runs ({failed} not complete)"]
+    parts = [f"{runs} runs" + (f" ({failed} failed or missing)" if failed else ", all complete")]
     if h.flows is not None:
         lo, hi = h.flows
         parts.append(f"flows per run {lo:,}" + (f"-{hi:,}" if hi != lo else "") + " (the runs' records)")

@@ -71,6 +71,28 @@ class SavedLine:
     holds: Optional[bool]
 
 
+def outcome_of(line: Any) -> str:
+    """A verdict line's outcome (:class:`~dclb.reproduce.verdict.Outcome` value): a judgement's own, or for a line
+    an earlier invocation saved, the outcome its text states after ``=>``."""
+    outcome = getattr(line, "outcome", None)
+    if outcome is not None:
+        return outcome.value
+    head, sep, tail = line.text.rpartition(" => ")
+    return tail.split(" (")[0] if sep else "cannot tell"
+
+
+def outcome_counts(lines: Any) -> str:
+    """``3 reproduced, 2 indistinguishable, 1 opposite``: how many verdict lines read each outcome, in the order
+    of :class:`~dclb.reproduce.verdict.Outcome`."""
+    from collections import Counter
+
+    from .verdict import Outcome
+
+    counts = Counter(outcome_of(line) for line in lines)
+    order = [o.value for o in Outcome] + sorted(set(counts) - {o.value for o in Outcome})
+    return ", ".join(f"{counts[o]} {o}" for o in order if counts[o]) or "none"
+
+
 @dataclass
 class FigureResult:
     figure: Figure

@@ -1,0 +1,47 @@
+"""Headroom: FCT metrics carry their floor (every flow at its FCT alone on the fabric, the flow table's
+``alone_fct_us``), and the CLI's summary counts verdicts by outcome."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from dclb.reproduce import metrics as m
+from dclb.reproduce.run import SavedLine, outcome_counts
+
+
+def _flows() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "size_bytes": [10_000, 50_000, 2_000_000, 3_000],
+            "fct_us": [100.0, 300.0, 4000.0, 50.0],
+            "alone_fct_us": [20.0, 60.0, 1700.0, 10.0],
+            "transport": ["dctcp"] * 4,
+            "state": ["completed", "completed", "completed", "unfinished"],
+            "best_effort": [False] * 4,
+        }
+    )
+
+
+def test_fct_metrics_read_their_floor_on_the_alone_fcts_of_the_same_flows():
+    flows = _flows()
+    # Completed short flows: 10 KB and 50 KB (the unfinished one is left out of both).
+    assert m.SHORT_AFCT.ideal is not None and m.SHORT_AFCT.ideal.flows(flows) == 40.0 * m.US_TO_MS
+    assert m.LONG_AFCT.ideal.flows(flows) == 1700.0 * m.US_TO_MS
+    bins = m.afct(m.SHORT, "short")
+    assert bins.flows(flows) == 200.0 * m.US_TO_MS and bins.ideal.flows(flows) == 40.0 * m.US_TO_MS
+    p99 = m.fct_quantile(0.99, m.ALL, "all")
+    assert p99.ideal.flows(flows) < p99.flows(flows)
+    # A floor has no floor of its own, and a run stored before the column existed has none.
+    assert bins.ideal.ideal is None
+    assert math.isnan(bins.ideal.flows(flows.drop(columns=["alone_fct_us"])))
+
+
+def test_the_summary_line_counts_outcomes_also_of_lines_saved_earlier():
+    class J:  # a judgement's outcome
+        def __init__(self, value):
+            self.outcome = type("O", (), {"value": value})()
+
+    lines = [J("reproduced"), J("opposite"), J("reproduced"), SavedLine("x: dclb +1% => indistinguishable (within noise)", False)]
+    assert outcome_counts(lines) == "2 reproduced, 1 indistinguishable, 1 opposite"
