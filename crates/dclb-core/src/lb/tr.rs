@@ -635,8 +635,8 @@ impl Tr {
         tnl.clear();
         tnl.extend(candidates.iter().map(|&p| self.tnl_of(cx, p, dst_leaf, pkt.wire_bytes)));
         self.tnl = tnl;
-        // Where the previous packet went, if it is still a candidate.
-        let last_i = last.and_then(|l| candidates.iter().position(|&c| c == l));
+        // Where the previous packet went, if it is still a candidate (looked up only by the options that use it).
+        let last_i = || last.and_then(|l| candidates.iter().position(|&c| c == l));
         if self.p.tnl_serialisation && st.p_tnl_on_last {
             // TNL is then the arrival of the packet's last bit. Eq. 1 does not see the flow's own previous
             // packet, still on its way to the spine or in the spine's port: on that packet's uplink this one
@@ -644,17 +644,15 @@ impl Tr {
             // packet's (`p_tnl`) plus its own serialisation at the spine. Without this floor a segment shorter
             // than half its predecessor is predicted to overtake it on its own FIFO path, is excluded there
             // (and on every other fast uplink), and goes out on a slow one.
-            if let Some(i) = last_i {
+            if let Some(i) = last_i() {
                 let own = self.down_link(cx, candidates[i], dst_leaf).rate.tx_time(crate::units::Bytes(pkt.wire_bytes as u64));
                 self.tnl[i] = self.tnl[i].max(st.p_tnl + own);
             }
         }
-        let keep = match (last_i, self.p.long_granularity) {
-            // A long flow's packet within its flowlet: the flowlet's uplink, where FIFO keeps it in order. The
-            // packet that makes the flow long starts a flowlet.
-            (Some(i), LongGranularity::Flowlet) if data && was_long && now.saturating_sub(last_seen) <= self.flowlet_gap() => Some(i),
-            _ => None,
-        };
+        // A long flow's packet within its flowlet: the flowlet's uplink, where FIFO keeps it in order. The packet
+        // that makes the flow long starts a flowlet.
+        let in_flowlet = self.p.long_granularity == LongGranularity::Flowlet && data && was_long && now.saturating_sub(last_seen) <= self.flowlet_gap();
+        let keep = if in_flowlet { last_i() } else { None };
         let i = match keep {
             Some(i) => i,
             None => self.pick(cx, candidates, st.p_tnl, last, st.long),
