@@ -99,8 +99,8 @@
 //!
 //! **Defaults and sources.** `long_threshold_bytes` = 100,000 (L65, L116; Fig. 9 finds 100 KB best among 10 KB
 //! to 1 MB, L192; KB taken as 1,000 B). `code_bits` = 5 (L106: 8 TTL bits less 3 for the hop count).
-//! `short_idle_timeout_us` = one base RTT (L116). `long_granularity` = packet (L87). Everything else is a dclb choice made where the paper is
-//! silent (above), each defaulting to the reading closest to the paper's text.
+//! `short_idle_timeout_us` = one base RTT (L116). `long_granularity` = packet (L87). Everything else is a dclb
+//! choice made where the paper is silent (above), each defaulting to the reading closest to the paper's text.
 //!
 //! **Overhead** (Fig. 15): `state_bytes` is the memory the switch's tables hold now (flow entries with their
 //! keys, per-(flow, uplink) presence records and their expiry list, the spine report table, the counts); the
