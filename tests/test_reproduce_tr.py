@@ -175,3 +175,59 @@ def test_fig15_decisions_are_not_testable_and_show_dclbs_numbers():
     cpu, memory = (c.check(pd.DataFrame(rows)) for c in tr.FIG15.claims)
     assert cpu.outcome.value == "not testable" and "one per packet for every scheme" in cpu.text and "TR 12" in cpu.text
     assert memory.outcome.value == "not testable"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Reordering: the two-leaf claim scoped, the large-scale counts beside the verdicts (issue #23)
+
+
+def _large_frame(counts: dict[str, list[float]]) -> pd.DataFrame:
+    """Fig. 11's frame with only the reordering counts: per series, its spurious retransmissions at each seed (the
+    same at every load)."""
+    rows = []
+    for series, per_seed in counts.items():
+        for load in tr.LOADS:
+            for seed, v in enumerate(per_seed, start=1):
+                rows.append({"series": series, tr.LOAD: load, "seed": seed, "run_id": f"{series}{load}{seed}", "status": "completed", tr.SPURIOUS.key: v})
+    return pd.DataFrame(rows)
+
+
+def test_large_scale_reordering_claim_compares_tr_with_rps_and_drb_and_shows_every_scheme():
+    (claim,) = [c for c in tr.FIG11.claims if "out-of-order prediction" in c.text]
+    counts = {"ECMP": [0, 0, 0], "LetFlow": [0, 0, 0], "RPS": [9000, 9500, 8800], "DRB": [3000, 3100, 2900], "Presto": [700, 650, 720], "TR": [150, 160, 140]}
+    v = claim.check(_large_frame(counts))
+    assert v.outcome.value == "reproduced", v.text
+    # Every scheme's count at load 0.8, mean over seeds, in the verdict line.
+    assert "TR 150" in v.text and "RPS 9.1e+03" in v.text and "ECMP 0" in v.text and "LetFlow 0" in v.text and "Presto 690" in v.text
+    # TR reordering as much as DRB is not "greatly reducing".
+    counts["TR"] = [3200, 3000, 3100]
+    assert claim.check(_large_frame(counts)).outcome.value != "reproduced"
+    # Each large-scale figure draws the counts, not normalised to LetFlow (whose counts are 0).
+    for fig in (tr.FIG11, tr.FIG12, tr.FIG13, tr.FIG14):
+        drawn = {p.y.key: p for p in fig.panels}
+        assert drawn[tr.SPURIOUS.key].normalize_to is None and drawn[tr.OUT_OF_ORDER.key].normalize_to is None
+        assert sum("out-of-order prediction" in c.text for c in fig.claims) == 1
+
+
+def test_the_zero_retransmission_claim_is_scoped_to_the_two_leaf_fabric():
+    (claim,) = [c for c in tr.FIG7.claims if "always 0" in c.text]
+    assert "two-leaf" in claim.text
+    rows = [{"series": "TR", tr.RHO: r, "seed": s, "run_id": f"{r}{s}", "status": "completed", tr.SHORT_RETX.key: 0.0} for r in tr.RHOS for s in (1, 2, 3)]
+    v = claim.check(pd.DataFrame(rows))
+    assert v.outcome.value == "reproduced"
+    assert "one input" in v.text and "Figs. 11-14" in v.text
+
+
+def test_long_flow_granularity_is_a_reading_that_runs():
+    from dclb import load_scenario
+    from dclb.errors import ScenarioError
+    from dclb.runner import engine_config
+
+    (v,) = [v for v in tr.SENSITIVITY.variants if v.group == "long-flow granularity"]
+    assert not v.skip and v.only == ("TR",) and v.set == ("lb.long_granularity=flowlet",)
+    # The engine knows the option (and its gap), and names the values it takes for a wrong one.
+    path = tr.PAPER.scenario_path("large.toml")
+    cfg = engine_config(load_scenario(path, [*v.set, "lb.long_flowlet_gap_us=8"]))
+    assert cfg["lb"]["params"] == {"long_granularity": "flowlet", "long_flowlet_gap_us": 8}
+    with pytest.raises(ScenarioError, match="lb.long_granularity: expected one of packet, flowlet"):
+        engine_config(load_scenario(path, ["lb.long_granularity=flowcell"]))

@@ -15,13 +15,20 @@
 //! * spine stamping the ACK's own egress queue (toward the data sender): the round-trip test and the feedback test;
 //! * leaf not restoring the bits: the round-trip test, the TNL test and `hosts_never_see_the_report_bits...`;
 //! * spine term left out of TNL: the TNL, filter, fallback, round-trip and feedback tests;
-//! * ACKs classified and counted as flows: the counting test.
+//! * ACKs classified and counted as flows: the counting test;
+//! * the floor on the previous packet's uplink left out under `tnl_serialisation`:
+//!   `with_serialisation_a_short_last_segment_may_follow_its_predecessor_on_its_own_uplink` and
+//!   `unequal_segments_need_the_serialisation_term_for_strict_order` (short AFCT 275 µs vs 187 µs without the
+//!   option); the floor applied whatever `p_tnl_on_last` says: the first of the two;
+//! * `long_granularity = flowlet` never keeping the uplink: the flowlet unit test and
+//!   `a_lone_long_flow_spreads_per_packet_and_stays_put_per_flowlet`; keeping it also for the packet that makes
+//!   the flow long: the flowlet unit test.
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, Direction, LinkOverride, QueueUnit, TransportKind};
 use dclb_core::lb::testkit::SwitchBench;
-use dclb_core::lb::tr::{decode_delay, encode, Decode, Fallback, FlowData, OrderCompare, PtnlUpdate, Tr, TrParams, PRESENT};
+use dclb_core::lb::tr::{decode_delay, encode, Decode, Fallback, FlowData, LongGranularity, OrderCompare, PtnlUpdate, Tr, TrParams, PRESENT};
 use dclb_core::lb::{per_switch, Decision, Hooks, PacketMut, SchemeSpec, SwitchBalancer, SwitchCx};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{Packet, PacketKind};
@@ -144,7 +151,7 @@ fn a_crafted_tnl_history_makes_an_uplink_ineligible() {
         let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams { order_compare: compare, ..TrParams::default() });
         report_via(&mut tr, b, 1, 2, 0, 2 | PRESENT);
         let mut p = data(1, 0, 2, 1460);
-        tr.set_flow(p.five_tuple(), up0, now, FlowData { fs: 1460, p_tnl, long: false });
+        tr.set_flow(p.five_tuple(), up0, now, FlowData { fs: 1460, p_tnl, long: false, ..FlowData::default() });
         let port = send(&mut tr, b, &mut p);
         (port, tr)
     };
@@ -161,7 +168,7 @@ fn a_crafted_tnl_history_makes_an_uplink_ineligible() {
     // A long flow is filtered the same way.
     let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
     let mut p = data(2, 0, 2, 1460);
-    tr.set_flow(p.five_tuple(), up0, now, FlowData { fs: 500_000, p_tnl: now + us(25), long: true });
+    tr.set_flow(p.five_tuple(), up0, now, FlowData { fs: 500_000, p_tnl: now + us(25), long: true, ..FlowData::default() });
     assert_eq!(send(&mut tr, &mut b, &mut p), up1);
 }
 
@@ -177,7 +184,7 @@ fn no_safe_uplink_falls_back_to_the_previous_packets_uplink() {
         report_via(&mut tr, b, 1, 2, 0, 2 | PRESENT);
         let mut p = data(1, 0, 2, 1460);
         let key = p.five_tuple();
-        tr.set_flow(key, last, now, FlowData { fs: 1460, p_tnl: now + us(100), long: false });
+        tr.set_flow(key, last, now, FlowData { fs: 1460, p_tnl: now + us(100), long: false, ..FlowData::default() });
         let port = send(&mut tr, b, &mut p);
         let p_tnl = tr.flow(key).unwrap().1.p_tnl;
         (port, p_tnl, tr)
@@ -189,6 +196,78 @@ fn no_safe_uplink_falls_back_to_the_previous_packets_uplink() {
     assert_eq!(run(Fallback::LastPort, PtnlUpdate::Max, up0, &mut b).0, up0, "not the fastest: the previous uplink");
     assert_eq!(run(Fallback::MaxTnl, PtnlUpdate::Max, up0, &mut b).0, up1, "max_tnl: the slowest uplink");
     assert_eq!(run(Fallback::LastPort, PtnlUpdate::Chosen, up1, &mut b).1, now + us(46), "paper-literal update");
+}
+
+#[test]
+fn with_serialisation_a_short_last_segment_may_follow_its_predecessor_on_its_own_uplink() {
+    // t1_bench at 10 Gbps: leaf-to-leaf propagation 10 µs through uplink 0, 30 µs through uplink 1. With
+    // `tnl_serialisation` a 1500 B packet's TNL includes 1.2 µs on the uplink and 1.2 µs at the spine.
+    let (mut b, _) = t1_bench();
+    let now = us(1000);
+    let (up0, up1) = (b.fabric.uplink_port(LeafId(0), 0), b.fabric.uplink_port(LeafId(0), 1));
+    let ser = TrParams { tnl_serialisation: true, ..TrParams::default() };
+    let mut tr = Tr::new(&b.fabric.facts, &b.me, ser);
+    b.at(now);
+    let mut full = data(1, 0, 2, 1460);
+    assert_eq!(send(&mut tr, &mut b, &mut full), up0);
+    let key = full.five_tuple();
+    assert_eq!(tr.flow(key).unwrap().1.p_tnl, now + us(10) + Time::from_ns(2400), "its last bit reaches leaf 1 then");
+    // The flow's last segment (100 B on the wire, 80 ns per hop) arrives 80 ns later, while 1,400 B of the first
+    // packet are still to go on uplink 0 (1.12 µs). Eq. 1 with its own serialisation puts it at +11.36 µs, before
+    // the first packet's +12.4 µs, although it queues behind that packet at the leaf and again at the spine.
+    // It follows it on uplink 0, and its last bit is due 80 ns after the first packet's: no detour through the
+    // slow uplink 1 (+30 µs).
+    b.at(now + Time::from_ns(80));
+    b.set_queue_bytes(up0, 1400);
+    let raw = tr.tnl_of(&b.cx(), up0, LeafId(1), 100);
+    assert_eq!(raw, now + Time::from_ns(80 + 10_000 + 1_120 + 160));
+    assert_eq!(send(&mut tr, &mut b, &mut data(1, 0, 2, 60)), up0);
+    assert_eq!(tr.flow(key).unwrap().1.p_tnl, now + us(10) + Time::from_ns(2400 + 80), "the previous packet's arrival + its own 80 ns at the spine");
+    assert_eq!(tr.counters().get("excluded"), 0);
+    // The floor holds only on the uplink of the packet that set the bound: when that packet left by another
+    // uplink (a fallback onto uplink 0 kept an older bound), uplink 0 is excluded as Eq. 1 says.
+    let mut tr = Tr::new(&b.fabric.facts, &b.me, ser);
+    let mut p = data(2, 0, 2, 60);
+    tr.set_flow(p.five_tuple(), up0, now, FlowData { fs: 1460, p_tnl: now + us(12) + Time::from_ns(400), long: false, p_tnl_on_last: false });
+    assert_eq!(send(&mut tr, &mut b, &mut p), up1);
+    // Without the option nothing changes: the packet's TNL leaves out serialisation, and uplink 0 is safe as is.
+    let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams::default());
+    let mut p = data(3, 0, 2, 60);
+    tr.set_flow(p.five_tuple(), up0, now, FlowData { fs: 1460, p_tnl: now + us(10), long: false, p_tnl_on_last: true });
+    assert_eq!(send(&mut tr, &mut b, &mut p), up0);
+    assert_eq!(tr.flow(p.five_tuple()).unwrap().1.p_tnl, now + Time::from_ns(80 + 10_000 + 1_120));
+}
+
+#[test]
+fn long_flows_switch_uplinks_only_between_flowlets_under_the_flowlet_reading() {
+    // 2 x 4 at 10 Gbps, 1 µs links: base RTT 8 µs, the automatic flowlet gap. A long flow's previous packet
+    // went out on uplink 0, which now holds 10,000 B (8 µs); the other uplinks are idle and no short flow runs.
+    let now = us(100);
+    let case = |granularity: LongGranularity, gap: Time, idle: Time, fs: u64| -> (PortId, Vec<PortId>) {
+        let mut b = SwitchBench::leaf(&fabric(2, 4, 2), LeafId(0)).with_rng(2);
+        let ups: Vec<PortId> = (0..4).map(|u| b.fabric.uplink_port(LeafId(0), u)).collect();
+        let mut tr = Tr::new(&b.fabric.facts, &b.me, TrParams { long_granularity: granularity, long_flowlet_gap_us: gap, ..TrParams::default() });
+        b.at(now);
+        send(&mut tr, &mut b, &mut data(9, 1, 3, 1460)); // resolves the automatic RTT (a short flow of its own)
+        b.set_queue_bytes(ups[0], 10_000);
+        let mut p = data(1, 0, 2, 1460);
+        tr.set_flow(p.five_tuple(), ups[0], now - idle, FlowData { fs, p_tnl: now - idle + us(1), long: fs > 100_000, p_tnl_on_last: true });
+        (send(&mut tr, &mut b, &mut p), ups)
+    };
+    let (auto, long) = (Time::ZERO, 300_000);
+    // Per packet (L87): the long rule picks afresh and leaves the queued uplink.
+    let (port, ups) = case(LongGranularity::Packet, auto, us(1), long);
+    assert_ne!(port, ups[0]);
+    // Per flowlet: 1 µs after its previous packet the flow is within its flowlet and stays; exactly one gap
+    // later as well (a gap must exceed the timeout, as in LetFlow); after 9 µs it starts a new flowlet.
+    assert_eq!(case(LongGranularity::Flowlet, auto, us(1), long).0, ups[0]);
+    assert_eq!(case(LongGranularity::Flowlet, auto, us(8), long).0, ups[0]);
+    assert_ne!(case(LongGranularity::Flowlet, auto, us(9), long).0, ups[0]);
+    assert_eq!(case(LongGranularity::Flowlet, us(20), us(9), long).0, ups[0], "a gap given explicitly");
+    // The packet that makes the flow long starts a flowlet: placed by the long rule, not kept.
+    assert_ne!(case(LongGranularity::Flowlet, auto, us(1), 99_000).0, ups[0]);
+    // Short flows are per packet under either reading.
+    assert_ne!(case(LongGranularity::Flowlet, auto, us(1), 50_000).0, ups[0]);
 }
 
 #[test]
@@ -259,11 +338,11 @@ fn long_flows_take_the_uplink_with_the_fewest_short_flows() {
     assert_eq!(tnls, vec![now + us(10), now + us(40), now + us(30), now + us(5)]);
     // A long flow: fewest short flows (uplinks 1 and 2, none), the faster of the two.
     let mut long = data(1, 0, 2, 1460);
-    tr.set_flow(long.five_tuple(), ups[0], now - us(50), FlowData { fs: 300_000, p_tnl: Time::ZERO, long: true });
+    tr.set_flow(long.five_tuple(), ups[0], now - us(50), FlowData { fs: 300_000, p_tnl: Time::ZERO, long: true, ..FlowData::default() });
     assert_eq!(send(&mut tr, &mut b, &mut long), ups[2]);
     // Uplink 2 is unsafe once the previous packet is due at +35 µs: uplink 1.
     let mut long2 = data(2, 0, 2, 1460);
-    tr.set_flow(long2.five_tuple(), ups[1], now - us(50), FlowData { fs: 300_000, p_tnl: now + us(35), long: true });
+    tr.set_flow(long2.five_tuple(), ups[1], now - us(50), FlowData { fs: 300_000, p_tnl: now + us(35), long: true, ..FlowData::default() });
     assert_eq!(send(&mut tr, &mut b, &mut long2), ups[1]);
     // A short flow in the same state takes the smallest TNL, uplink 3, whatever its short-flow count.
     assert_eq!(send(&mut tr, &mut b, &mut data(3, 0, 2, 1460)), ups[3]);
@@ -547,10 +626,38 @@ fn unequal_segments_need_the_serialisation_term_for_strict_order() {
     assert!(r > 20 * p.max(1), "RPS: {r}");
     assert_eq!(sum(&paper, "spurious_retransmissions"), 0);
     assert_eq!(sum(&strict, "spurious_retransmissions"), 0);
+    // Order costs short flows next to nothing: a last segment that must not overtake follows its predecessor on
+    // the same uplink. (Without the floor on that uplink's TNL, a segment under half a packet found every good
+    // uplink unsafe and crossed a 3.5x slower spine: short AFCT +40 % here.)
+    let (sp, ss) = (short_mean_fct(&paper), short_mean_fct(&strict));
+    assert!(ss < 1.05 * sp, "short AFCT: {ss:.0} µs with serialisation vs {sp:.0} µs without");
     // Short flows finish faster than under ECMP, which hashes half of them onto 3.5x slower paths.
     let ecmp = run(&with_flows(motivation("ecmp"), &flows));
     let (t, e) = (short_mean_fct(&paper), short_mean_fct(&ecmp));
     assert!(t < 0.8 * e, "short AFCT: TR {t:.0} µs vs ECMP {e:.0} µs");
+}
+
+#[test]
+fn a_lone_long_flow_spreads_per_packet_and_stays_put_per_flowlet() {
+    // 2 x 4 at 10 Gbps, symmetric, one 4 MB DCTCP flow: per packet (L87) its packets go to whichever idle uplink
+    // predicts the earliest arrival, so all four carry it; per flowlet it keeps one uplink while it sends
+    // without a gap of one base RTT (8 µs).
+    let mut cfg = fabric(2, 4, 2);
+    cfg.lb.scheme = "tr".into();
+    cfg.sources = vec![listed(&[(0.0, 0, 2, 4_000_000)], TransportKind::Dctcp)];
+    let shares = |cfg: &Config| -> Vec<f64> {
+        let r = run(cfg);
+        assert_eq!(r.stats.flows_completed, 1);
+        assert_eq!(sum(&r, "out_of_order"), 0);
+        let row = &uplink_rows(&r)[0];
+        let total: u64 = row.iter().sum();
+        row.iter().map(|&b| b as f64 / total as f64).collect()
+    };
+    let per_packet = shares(&cfg);
+    assert!(per_packet.iter().all(|&s| s > 0.1), "per packet: {per_packet:?}");
+    cfg.lb.params.insert("long_granularity".into(), serde_json::json!("flowlet"));
+    let per_flowlet = shares(&cfg);
+    assert!(per_flowlet.iter().any(|&s| s > 0.9), "per flowlet: {per_flowlet:?}");
 }
 
 // --- Long flows and short flows, end to end, with a recording wrapper around leaf 0's balancer.

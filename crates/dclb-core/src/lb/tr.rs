@@ -65,7 +65,19 @@
 //!   the wire counted whole, by the rate.
 //! * *Own serialisation.* Eq. 1 leaves out the packet's own transmission time, so a packet shorter than its
 //!   predecessor (a flow's last segment) can still overtake it; `tnl_serialisation = true` adds its
-//!   serialisation on the uplink and on the spine's port (TNL then is the arrival of its last bit).
+//!   serialisation on the uplink and on the spine's port (TNL then is the arrival of its last bit). Eq. 1
+//!   does not see the flow's own previous packet on its way to the spine, so on that packet's uplink it would
+//!   predict a short segment to arrive first although it queues behind that packet at both hops; with the
+//!   option the TNL of that uplink is therefore at least the previous packet's plus this packet's
+//!   serialisation at the spine (`FlowData::p_tnl_on_last` says whether the bound's packet left by that
+//!   uplink). Without the floor such a segment found every fast uplink unsafe and crossed a slow spine.
+//! * *Long-flow granularity.* L87 places every packet P of a long flow afresh, behind the same order filter as
+//!   a short flow's (`long_granularity = packet`). L77 and L261 say TR "adjusts the granularity of path
+//!   switching" by flow type; read as coarser switching for long flows, `flowlet` keeps a long flow on its
+//!   uplink while its packets follow each other within `long_flowlet_gap_us` (0: one base RTT, L116's measure
+//!   of a flow gone idle) and places the first packet after a longer gap, and the packet that makes the flow
+//!   long, by the long-flow rule. A packet kept on its flowlet's uplink needs no filter: FIFO keeps it behind
+//!   its predecessor.
 //! * *"One RTT"* of inactivity (L116): `short_idle_timeout_us = 0` takes the base (propagation) RTT between
 //!   hosts on this leaf and the nearest other leaf ([`FabricFacts::propagation_rtt_from`]): four host-link
 //!   delays plus the fastest leaf-to-leaf path there and the fastest back, 200 µs in the paper's two-leaf
@@ -87,8 +99,8 @@
 //!
 //! **Defaults and sources.** `long_threshold_bytes` = 100,000 (L65, L116; Fig. 9 finds 100 KB best among 10 KB
 //! to 1 MB, L192; KB taken as 1,000 B). `code_bits` = 5 (L106: 8 TTL bits less 3 for the hop count).
-//! `short_idle_timeout_us` = one base RTT (L116). Everything else is a dclb choice made where the paper is
-//! silent (above), each defaulting to the reading closest to the paper's text.
+//! `short_idle_timeout_us` = one base RTT (L116). `long_granularity` = packet (L87). Everything else is a dclb
+//! choice made where the paper is silent (above), each defaulting to the reading closest to the paper's text.
 //!
 //! **Overhead** (Fig. 15): `state_bytes` is the memory the switch's tables hold now (flow entries with their
 //! keys, per-(flow, uplink) presence records and their expiry list, the spine report table, the counts); the
@@ -209,6 +221,19 @@ param_choice! {
 }
 
 param_choice! {
+    /// How often a long flow may change uplink.
+    pub enum LongGranularity {
+        /// Every packet is placed afresh by the long-flow rule, behind the same order filter as short flows
+        /// (Algorithm 1 as L87 describes it: one decision per packet P, for either class).
+        Packet = "packet",
+        /// A long flow keeps its uplink while its packets follow one another within `long_flowlet_gap_us`;
+        /// the first packet after a longer gap (and the packet that makes the flow long) is placed afresh by
+        /// the long-flow rule (L77, L261: TR "adjusts the granularity of path switching" by flow type).
+        Flowlet = "flowlet",
+    }
+}
+
+param_choice! {
     /// What a flow's sent bytes count.
     pub enum CountBytes {
         Payload = "payload",
@@ -252,9 +277,18 @@ scheme_params! {
         /// exact: the true wait of a packet enqueued now; queued_bytes: queue (packet on the wire whole) / rate
         #[source = "dclb choice (Eq. 1 writes lql/lqw)"]
         local_delay: LocalDelay = LocalDelay::Exact,
-        /// add the packet's own serialisation on the uplink and the spine port to its TNL
+        /// add the packet's own serialisation on the uplink and the spine port to its TNL (and, on the previous
+        /// packet's uplink, never predict an arrival before that packet's plus this one's spine serialisation)
         #[source = "dclb option; off as in Eq. 1"]
         tnl_serialisation: bool = false,
+        /// packet: a long flow's every packet is placed afresh (L87); flowlet: only after a gap of
+        /// long_flowlet_gap_us, else it keeps its uplink
+        #[source = "TR paper L87 (per packet); flowlet: a reading of L77, L261 ('adjusts the granularity')"]
+        long_granularity: LongGranularity = LongGranularity::Packet,
+        /// with long_granularity = flowlet: a long flow idle for longer than this is placed afresh; 0 = one
+        /// base RTT (the short-flow counting window's automatic value)
+        #[source = "dclb choice (L116's 'one RTT', the paper's one notion of a flow gone idle)"]
+        long_flowlet_gap_us: Time = 0.0,
         /// which packets crossing a spine carry its queue: ACKs (and SYN-ACKs), or every packet
         #[source = "TR paper L104, L106 (ACKs; reverse data possible)"]
         stamp_packets: Stamp = Stamp::Acks,
@@ -308,6 +342,10 @@ pub struct FlowData {
     pub p_tnl: Time,
     /// The flow has crossed `Tl`.
     pub long: bool,
+    /// The packet whose TNL `p_tnl` is left by the previous packet's uplink, as that packet or ahead of it in
+    /// the same queues. False only after a fallback onto another uplink kept an older, larger `p_tnl`
+    /// (`p_tnl_update = max`). The field fits the padding after `long`: an entry is no larger with it.
+    pub p_tnl_on_last: bool,
 }
 
 /// A spine report as filed at the leaf.
@@ -484,12 +522,17 @@ impl Tr {
         }
     }
 
+    /// The spine's link toward `dst_leaf` that a packet sent on uplink `port` leaves by.
+    fn down_link(&self, cx: &SwitchCx, port: PortId, dst_leaf: LeafId) -> LinkFacts {
+        let u = cx.ports.slot(port);
+        let spine = cx.facts.spine_of_uplink(u);
+        cx.facts.spine_down(spine, down_slot(cx.facts, spine, dst_leaf, u % self.lpp))
+    }
+
     /// The TNL of `pkt` through uplink `port` toward `dst_leaf` now (Eq. 1).
     pub fn tnl_of(&self, cx: &SwitchCx, port: PortId, dst_leaf: LeafId, wire: u32) -> Time {
         let u = cx.ports.slot(port);
-        let spine = cx.facts.spine_of_uplink(u);
-        let slot = down_slot(cx.facts, spine, dst_leaf, u % self.lpp);
-        let down: LinkFacts = cx.facts.spine_down(spine, slot);
+        let down = self.down_link(cx, port, dst_leaf);
         let pd = cx.ports.delay(port) + down.delay;
         let local = match self.p.local_delay {
             LocalDelay::Exact => cx.ports.wait_time(port, cx.now),
@@ -570,13 +613,14 @@ impl Tr {
         let key = pkt.five_tuple();
         let dst_leaf = cx.facts.leaf_of_host(pkt.dst);
         let table = if data { &self.flows } else { &self.acks };
-        let (mut st, last) = match table.live(key, now) {
-            Some(e) => (e.data, Some(e.port)),
+        let (mut st, last, last_seen) = match table.live(key, now) {
+            Some(e) => (e.data, Some(e.port), e.last_seen),
             None => {
                 self.counters.flows += data as u64;
-                (FlowData::default(), None)
+                (FlowData::default(), None, now)
             }
         };
+        let was_long = st.long;
         if data {
             st.fs += match self.p.count_bytes {
                 CountBytes::Payload => pkt.payload as u64,
@@ -591,8 +635,31 @@ impl Tr {
         tnl.clear();
         tnl.extend(candidates.iter().map(|&p| self.tnl_of(cx, p, dst_leaf, pkt.wire_bytes)));
         self.tnl = tnl;
-        let i = self.pick(cx, candidates, st.p_tnl, last, st.long);
+        // Where the previous packet went, if it is still a candidate (looked up only by the options that use it).
+        let last_i = || last.and_then(|l| candidates.iter().position(|&c| c == l));
+        if self.p.tnl_serialisation && st.p_tnl_on_last {
+            // TNL is then the arrival of the packet's last bit. Eq. 1 does not see the flow's own previous
+            // packet, still on its way to the spine or in the spine's port: on that packet's uplink this one
+            // queues behind it at both hops, so its last bit cannot reach the next leaf before the previous
+            // packet's (`p_tnl`) plus its own serialisation at the spine. Without this floor a segment shorter
+            // than half its predecessor is predicted to overtake it on its own FIFO path, is excluded there
+            // (and on every other fast uplink), and goes out on a slow one.
+            if let Some(i) = last_i() {
+                let own = self.down_link(cx, candidates[i], dst_leaf).rate.tx_time(crate::units::Bytes(pkt.wire_bytes as u64));
+                self.tnl[i] = self.tnl[i].max(st.p_tnl + own);
+            }
+        }
+        // A long flow's packet within its flowlet: the flowlet's uplink, where FIFO keeps it in order. The packet
+        // that makes the flow long starts a flowlet.
+        let in_flowlet = self.p.long_granularity == LongGranularity::Flowlet && data && was_long && now.saturating_sub(last_seen) <= self.flowlet_gap();
+        let keep = if in_flowlet { last_i() } else { None };
+        let i = match keep {
+            Some(i) => i,
+            None => self.pick(cx, candidates, st.p_tnl, last, st.long),
+        };
         let port = candidates[i];
+        // Whether the packet that sets the bound leaves by this packet's uplink (this one, or one ahead of it).
+        st.p_tnl_on_last = self.tnl[i] >= st.p_tnl || self.p.p_tnl_update == PtnlUpdate::Chosen || (Some(port) == last && st.p_tnl_on_last);
         st.p_tnl = match self.p.p_tnl_update {
             PtnlUpdate::Max => st.p_tnl.max(self.tnl[i]),
             PtnlUpdate::Chosen => self.tnl[i],
@@ -612,6 +679,15 @@ impl Tr {
             *self.acks.record(key, port, now) = st;
         }
         port
+    }
+
+    /// The idle gap that ends a long flow's flowlet (`long_granularity = flowlet`).
+    fn flowlet_gap(&self) -> Time {
+        if self.p.long_flowlet_gap_us > Time::ZERO {
+            self.p.long_flowlet_gap_us
+        } else {
+            self.t_idle.unwrap_or(Time::ZERO)
+        }
     }
 
     /// Whether a packet of this kind carries a spine report.
