@@ -6,7 +6,8 @@
 //! How the tests were checked against broken rules (each tried once, then reverted; the tests that failed):
 //! * the port served its FIFOs in arrival order (`start_service` taking the oldest head of any FIFO): the
 //!   strict-priority test, the priority-queue check (short flows wait behind the long ones again);
-//! * the lowest FIFO served first (`rposition` for `position`): the strict-priority test, the check;
+//! * the lowest FIFO served first (`rposition` for `position`): the strict-priority, shared-buffer and
+//!   demotion tests, the check;
 //! * drop-tail against the packet's own FIFO instead of the port's total: the shared-buffer test;
 //! * PIAS's level taken from the bytes sent after the packet (`level(bytes_sent + payload)`): the demotion
 //!   test (the packet that crosses a threshold is demoted one packet early);
