@@ -16,11 +16,11 @@
 //! * BE routed with Q1 instead of Q2: the BE test;
 //! * class boundary `>=` instead of `>` (a flow of exactly 100,000 B turns long): the 100 KB test;
 //! * thresholds left at q_min instead of following the measured load: the load test and the trace;
-//! * `short_placement = first_data` ignored (the SYN makes the entry either way): the placement test; the
-//!   SYN making an entry under it: the placement test;
+//! * `short_placement = first_data` ignored (the SYN makes the entry either way): the placement test;
 //! * `short_priority` stamping long packets at the lowest level (as BE) instead of level 1: the priority
 //!   test; stamping at every hop without a choice instead of the first: the priority test; no stamping
-//!   where there is no choice (`choose_single` off): the priority test and the end-to-end priority run.
+//!   where there is no choice (`choose_single` off): the priority test; no stamping where LBT decides:
+//!   the priority test and the end-to-end priority run.
 
 mod common;
 use common::*;
