@@ -27,7 +27,7 @@
 //! * no cancel notice for UDP packets (`switch.rs`): the UDP test;
 //! * `remaining_basis = unsent` reading the header's `remaining` (or `flow_size − seq − payload`): the B test;
 //! * `round_count = slow_start` as `log2(B/W)` (without the 1 +), or with `T_c` on the best path: the
-//!   round-count test; ignored (B/W either way): the round-count test and the slow-start run;
+//!   round-count test; ignored in the decision (B/W either way): the slow-start run;
 //! * `deadline_priority` with deadline data at the lowest level and other data at the top: the priority
 //!   test; no stamping where there is no choice: the priority test.
 
