@@ -145,10 +145,8 @@ fn a_balancer_reads_each_levels_queue_through_its_ports_view() {
     cfg.topology.priority_queues = 3;
     let mut bench = SwitchBench::leaf(&cfg, LeafId(0));
     let up = bench.candidates_to_leaf(LeafId(1));
-    let mut pkts = PacketArena::new();
     for level in [0u8, 2, 2, 1, 2] {
-        let pid = packet(&mut pkts, PacketKind::Data, level, 1000 + level as u32);
-        bench.fabric.port_mut(up[0]).admit(Time::ZERO, pid, pkts.get_mut(pid)).unwrap();
+        assert!(bench.queue_packet(up[0], level, 1000 + level as u32));
     }
     let cx = bench.cx();
     assert_eq!(cx.ports.priority_levels(up[0]), 3);
