@@ -67,7 +67,7 @@ fn a_strict_priority_port_never_serves_a_lower_level_while_a_higher_one_waits() 
         };
         for _ in 0..5000 {
             // A mean gap of 0.85 µs against a mean service of 0.91 µs: the queue comes and goes.
-            now = now + Time::from_ns(rng.below(1700) as u64);
+            now += Time::from_ns(rng.below(1700) as u64);
             // Serialisations that end by now, each followed by the next start.
             while let Some(t) = done.filter(|&t| t <= now) {
                 p.finish_service(t, &pkts);
