@@ -166,8 +166,8 @@ def test_a_variant_that_flips_a_claim_makes_it_setting_dependent(tmp_path):
     table = sr.section_html(result)
     for vp in splan.variants:
         assert html_lib.escape(vp.variant.label) in table
-    skipped = [r for r in rows if r["variant"] == "B = unsent bytes (DAR)"]
-    assert skipped and all(r["status"].startswith("skipped: needs engine option") for r in skipped)
+    skipped = [r for r in rows if r["variant"] == "load basis: access"]
+    assert skipped and all(r["status"].startswith("skipped: not applicable") for r in skipped)
     table_one = [r for r in rows if r["variant"] == "web search as Table I"]
     assert table_one and all(r["status"] == sv.JUDGED for r in table_one)  # Fig. 4 is web search: it applies
 
@@ -239,6 +239,6 @@ def test_cli_lists_the_variants_and_rejects_a_bad_scale():
     r = dclb_cli("reproduce", "dar", "--list", "--sensitivity", "--scale", "ci")
     assert r.returncode == 0, r.stderr
     assert "sensitivity at scale ci: headline Fig. 6 (2 claims), Fig. 4 (2 claims)" in r.stdout
-    assert "lb.reclassify=first_packet (DAR)" in r.stdout and "skipped: needs engine option" in r.stdout
+    assert "lb.reclassify=first_packet (DAR)" in r.stdout and "B = unsent bytes (DAR)" in r.stdout and "skipped: not applicable" in r.stdout
     r = dclb_cli("reproduce", "dar", "--sensitivity", "--scale", "huge")
     assert r.returncode == 2 and "huge" in r.stderr and "Traceback" not in r.stderr

@@ -118,7 +118,7 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
     let slot_width = Time(fabric.facts.host_rate.tx_time(mtu).0 / fabric.facts.hosts.max(1) as u64 / 4);
     let mut sched = Scheduler::with_slot_width(slot_width);
     let cancel_bytes = tp.ack_bytes;
-    let hosts = Hosts::new(tp, HostParams::from_config(&cfg.transport), flows, edges, scheme.reflect);
+    let hosts = Hosts::new(tp, HostParams::from_config(&cfg.transport).with_priorities(&cfg.sources), flows, edges, scheme.reflect);
     let net = Network::new(fabric, switches, hosts.flows().len(), cancel_bytes);
     let mut schedule = Schedule::new(&mut sched);
     hosts.schedule_start(&mut schedule);

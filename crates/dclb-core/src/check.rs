@@ -13,13 +13,14 @@
 //!
 //! ```text
 //!  fields    Config::validate: each value alone and with its neighbours (ranges, host indices, id space,
-//!            CDFs, what each pattern needs, a round trip shorter than the longest RTO), without building
-//!            anything
+//!            CDFs, what each pattern needs, priority rules within the ports' levels, a round trip shorter
+//!            than the longest RTO), without building anything
 //!  memory    the fabric's memory (and the sampler's over a horizon) within the caller's limit, before the
 //!            fabric is built (crate::memory)
 //!  fabric    built from the topology: the failed links leave every pair of leaves a path; every port's
 //!            buffer holds a full-size packet and its ECN threshold leaves room for one below the buffer
-//!  scheme    it exists, and its parameters resolve within their declared ranges
+//!  scheme    it exists, and its parameters resolve within their declared ranges; an option that sets
+//!            packets' priority needs priority queues, a rate estimator needs FIFO ports
 //!  run       a horizon when flows never end; sampled ports exist
 //!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
 //!            sizes below the "never ends" size, a load its leaf uplinks carry, arrivals no finer than
@@ -35,9 +36,10 @@
 //! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
 //! the sampler names flows, are the flows generated, exactly as the run will generate them.
 
-use crate::config::{Config, ConfigError, DeadlineModel, FieldPath, Pattern, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
+use crate::config::{Config, ConfigError, DeadlineModel, FieldPath, Pattern, PriorityRule, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
 use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin, PortRole};
-use crate::lb::{find_scheme, Params};
+use crate::lb::params::ParamType;
+use crate::lb::{find_scheme, BuildCx, Installed, ParamValue, Params, SwitchInfo};
 use crate::memory::{Estimate, MemoryLimit};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
@@ -48,6 +50,13 @@ const MAX_FLOWS: u64 = u32::MAX as u64;
 
 /// Most uplinks a leaf can have (path tags and per-flow uplink counters are sized for it).
 const MAX_UPLINKS: u64 = 512;
+
+/// Most strict-priority FIFOs a port may have (what commodity switches offer: 802.1p's eight classes).
+const MAX_PRIORITY_QUEUES: u32 = 8;
+
+/// Scheme parameters that, when true, make the balancer set packets' priority levels: they need ports with
+/// more than one level, where they would otherwise change nothing.
+const PRIORITY_OPTIONS: [&str; 2] = ["short_priority", "deadline_priority"];
 
 /// Port roles that take their own ECN threshold.
 const ECN_ROLES: [&str; 4] = ["host_up", "leaf_up", "leaf_down", "spine_down"];
@@ -77,7 +86,7 @@ impl Config {
         check_connected(&fabric)?;
         check_buffers(self, &fabric)?;
         if scheme {
-            check_scheme(self)?;
+            check_scheme(self, &fabric)?;
         }
         check_run(self, &fabric)?;
         let traffic = check_traffic(self, &fabric)?;
@@ -96,6 +105,7 @@ impl Config {
         let hosts = self.topology.leaves * self.topology.hosts_per_leaf;
         for (i, s) in self.sources.iter().enumerate() {
             validate_source(s, &source_field(i), hosts)?;
+            validate_priority(&s.priority, &source_field(i).key("priority"), self.topology.priority_queues)?;
         }
         validate_round_trip(self)
     }
@@ -183,6 +193,9 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), ConfigError> {
     non_negative(t.host_delay_us, &topology.key("host_delay_us"))?;
     non_negative(t.fabric_delay_us, &topology.key("fabric_delay_us"))?;
     validate_queue_unit(t)?;
+    if !(1..=MAX_PRIORITY_QUEUES).contains(&t.priority_queues) {
+        return Err(error(&topology.key("priority_queues"), format!("must be 1 (one FIFO per port, no priorities) to {MAX_PRIORITY_QUEUES}, got {}", t.priority_queues)));
+    }
     if let Some(b) = t.buffer_bytes {
         at_least_one(b, &topology.key("buffer_bytes"))?;
     }
@@ -328,6 +341,32 @@ fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), Co
         }
     }
     Ok(())
+}
+
+/// A source's priority rule uses levels the ports have (`levels`, 0 the top): a rule on ports without
+/// priorities, or a level past the lowest, would be ignored or clamped unsaid.
+fn validate_priority(rule: &PriorityRule, f: &FieldPath, levels: u32) -> Result<(), ConfigError> {
+    let range = || if levels == 1 { "topology.priority_queues is 1, so the only level is 0 (set priority_queues to use priorities)".to_string() } else { format!("levels are 0 (the top) to {} (topology.priority_queues = {levels})", levels - 1) };
+    match rule {
+        PriorityRule::Fixed { level } if *level >= levels => Err(error(&f.key("level"), format!("level {level} does not exist: {}", range()))),
+        PriorityRule::Fixed { .. } => Ok(()),
+        PriorityRule::Pias { thresholds_bytes: t } => {
+            let f = f.key("thresholds_bytes");
+            if t.is_empty() {
+                return Err(error(&f, "give at least one threshold (a flow drops one level as its bytes sent reach each)"));
+            }
+            if t.len() as u64 >= levels as u64 {
+                return Err(error(&f, format!("{} thresholds demote a flow to level {}, which does not exist: {}", t.len(), t.len(), range())));
+            }
+            if t[0] == 0 {
+                return Err(error(&f.index(0), "must be at least 1 byte: a flow starts at the top level"));
+            }
+            if let Some(i) = (1..t.len()).find(|&i| t[i] <= t[i - 1]) {
+                return Err(error(&f.index(i), format!("thresholds must increase: {} is not above {}", t[i], t[i - 1])));
+            }
+            Ok(())
+        }
+    }
 }
 
 fn validate_hosts(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), ConfigError> {
@@ -583,9 +622,26 @@ fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (FieldPath, St
     (field, value)
 }
 
-fn check_scheme(cfg: &Config) -> Result<(), ConfigError> {
+fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
     let spec = find_scheme(&cfg.lb.scheme)?;
-    Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
+    let params = Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
+    let levels = cfg.topology.priority_queues;
+    let flags = spec.params.iter().filter(|p| PRIORITY_OPTIONS.contains(&p.name) && matches!(p.default, ParamValue::Bool(_)));
+    for name in flags.map(|p| p.name) {
+        if levels < 2 && <bool as ParamType>::read(&params, name) {
+            return Err(error_at(&format!("lb.{name}"), "sets packets' priority levels, but every port has one (topology.priority_queues = 1): give topology.priority_queues = 2 or more"));
+        }
+    }
+    if levels > 1 {
+        // A rate estimator counts each packet at admission with the departure a FIFO port knows then;
+        // strict priority reorders departures. Ask the scheme, as installing it would, on one leaf.
+        let info = [SwitchInfo::leaf(&fabric.facts, crate::ids::LeafId(0), 0)];
+        if let Installed::Switches(lbs) = (spec.install)(&BuildCx { facts: &fabric.facts, hosts: fabric.facts.hosts, switches: &info }, &params) {
+            if lbs.iter().any(|lb| lb.rate_estimator().is_some()) {
+                return Err(error_at("topology.priority_queues", format!("scheme '{}' keeps a rate estimator on its ports, which needs FIFO ports; give priority_queues = 1", spec.name)));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -103,6 +103,12 @@ pub struct TopologyConfig {
     pub ecn_k_by_role: BTreeMap<String, f64>,
     /// Per-link changes: slower or longer links, failed links.
     pub links: Vec<LinkOverride>,
+    /// Strict-priority FIFOs of every port, host NICs included (1 to 8): a packet joins the one of its
+    /// priority level (0 the top, set by the sending host from its source's `priority` rule or by a
+    /// balancer), all of them share the port's buffer and ECN threshold, and the port serves the highest
+    /// level that holds a packet. 1: one FIFO, no priorities (the default). Ports with more than one
+    /// level are event-driven (`port.rs`).
+    pub priority_queues: u32,
 }
 
 impl Default for TopologyConfig {
@@ -123,6 +129,7 @@ impl Default for TopologyConfig {
             ecn_k_packets: None,
             ecn_k_by_role: BTreeMap::new(),
             links: Vec::new(),
+            priority_queues: 1,
         }
     }
 }
@@ -382,6 +389,36 @@ pub enum DeadlineModel {
     Slack { factor: f64 },
 }
 
+/// The priority level a source's hosts stamp on its data packets (`topology.priority_queues` levels, 0
+/// the top). ACKs, SYNs and other control packets always go at the top level.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PriorityRule {
+    /// Every data packet at `level`.
+    Fixed { level: u32 },
+    /// Size-based demotion as in PIAS (Bai et al., NSDI 2015): a flow starts at the top level and drops one
+    /// level each time the payload bytes it has sent (retransmissions included) reach the next threshold;
+    /// a packet's level is the number of thresholds the flow had reached before sending it.
+    Pias { thresholds_bytes: Vec<u64> },
+}
+
+impl Default for PriorityRule {
+    fn default() -> Self {
+        PriorityRule::Fixed { level: 0 }
+    }
+}
+
+impl PriorityRule {
+    /// The level of a data packet sent after the flow has sent `sent` payload bytes.
+    #[inline]
+    pub fn level(&self, sent: u64) -> u8 {
+        match self {
+            PriorityRule::Fixed { level } => (*level).min(u8::MAX as u32) as u8,
+            PriorityRule::Pias { thresholds_bytes } => thresholds_bytes.iter().take_while(|&&t| sent >= t).count().min(u8::MAX as usize) as u8,
+        }
+    }
+}
+
 /// One component of a workload mixture: a flow-size CDF and its weight (by flow count).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -437,6 +474,8 @@ pub struct SourceConfig {
     /// Poisson/group: only pick pairs on different leaves.
     pub inter_leaf_only: bool,
     pub list: Vec<ListedFlow>,
+    /// The priority level of the source's data packets (needs `topology.priority_queues` levels).
+    pub priority: PriorityRule,
 }
 
 impl Default for SourceConfig {
@@ -461,6 +500,7 @@ impl Default for SourceConfig {
             deadline: DeadlineModel::None,
             inter_leaf_only: true,
             list: Vec::new(),
+            priority: PriorityRule::default(),
         }
     }
 }

@@ -482,7 +482,10 @@ impl Fabric {
         let fabric_delay = Time::from_us_f64(t.fabric_delay_us);
         (facts.host_rate, facts.host_delay) = (host_rate, host_delay);
         let mk = |owner: NodeId, peer: NodeId, role: PortRole, slot: u32, rate: Rate, delay: Time| {
-            Port::new(PortLink { owner, peer, role, slot, rate, delay }, buffer_of(t, tp, role, rate).0, threshold_of(t, role, rate).0)
+            let mut port = Port::new(PortLink { owner, peer, role, slot, rate, delay }, buffer_of(t, tp, role, rate).0, threshold_of(t, role, rate).0);
+            // Every port, host NICs included, has the topology's strict-priority levels (`port.rs`).
+            port.set_priority_levels(t.priority_queues.clamp(1, u8::MAX as u32) as u8);
+            port
         };
         let next_port = |ports: &Vec<Port>| PortId(ports.len() as u32);
 

@@ -21,6 +21,11 @@
 //! A host knows only its own flows: the balancer header it writes comes from the sender's own state
 //! (class, deadline, bytes remaining, window), never from the network.
 //!
+//! **Priority** (`topology.priority_queues`, a source's `priority`). The sender stamps each data packet's
+//! priority level from its source's rule when it makes the packet: a fixed level, or PIAS's demotion by
+//! the payload bytes the flow has sent before it. Control packets (ACKs, SYN, SYN-ACK, probes and their
+//! replies) stay at the top level, 0: they are small, and every sender waits on them.
+//!
 //! **Handshake** (`transport.handshake`). A TCP flow first sends a SYN; the receiver answers every SYN
 //! with a SYN-ACK, and the first SYN-ACK opens the connection ([`Setup`]) and lets the sender fill its
 //! window. The SYN timer is the flow's retransmission timer event: without a SYN-ACK by the initial RTO
@@ -39,7 +44,7 @@
 //! sending edge reads it, and a NewReno sender ignores it (only DCTCP reacts), which stands for the receiving
 //! edge hiding CE from a guest that did not negotiate ECN while reflecting it to the sending edge.
 
-use crate::config::{TransportConfig, TransportKind};
+use crate::config::{PriorityRule, SourceConfig, TransportConfig, TransportKind};
 use crate::cx::Cx;
 use crate::ids::{FlowId, HostId};
 use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut, ProbeRequest, Reflect};
@@ -146,13 +151,16 @@ pub(crate) enum Setup {
     SynSent { deadline: Time, rto: Time },
 }
 
-/// The host stack's own settings, from the transport config.
-#[derive(Copy, Clone, Debug)]
+/// The host stack's own settings, from the transport config (and the sources' priority rules).
+#[derive(Clone, Debug)]
 pub(crate) struct HostParams {
     /// Most wire bytes of one flow's data in its host's NIC (TCP small queues); `u64::MAX`: no limit.
     pub queue_limit: u64,
     /// TCP flows open with a SYN / SYN-ACK exchange.
     pub handshake: bool,
+    /// Each source's priority rule (by `FlowSpec::source`), or `None` when every source sends at the top
+    /// level (no stamping at all: the packet's level is already 0).
+    pub priority: Option<Box<[PriorityRule]>>,
 }
 
 impl HostParams {
@@ -162,7 +170,16 @@ impl HostParams {
             Some(0) => u64::MAX,
             Some(limit) => limit,
         };
-        HostParams { queue_limit, handshake: c.handshake }
+        HostParams { queue_limit, handshake: c.handshake, priority: None }
+    }
+
+    /// The sources' priority rules, for stamping data packets (see [`HostParams::priority`]).
+    pub fn with_priorities(mut self, sources: &[SourceConfig]) -> HostParams {
+        let top = PriorityRule::default();
+        if sources.iter().any(|s| s.priority != top) {
+            self.priority = Some(sources.iter().map(|s| s.priority.clone()).collect());
+        }
+        self
     }
 }
 
@@ -458,6 +475,13 @@ impl Hosts {
         p.lb.flow_size = f.spec.size;
         p.lb.remaining = f.spec.size.saturating_sub(f.tx.snd_una);
         p.lb.cwnd = f.tx.cwnd.min(u32::MAX as u64) as u32;
+        if let Some(rules) = &self.params.priority {
+            // Data only: a SYN, like every control packet, stays at the top level. `bytes_sent` is the
+            // payload the flow has put on the wire before this packet (PIAS counts what it has sent).
+            if p.payload > 0 {
+                p.priority = rules[f.spec.source as usize].level(f.bytes_sent);
+            }
+        }
     }
 
     /// A packet starts serialisation on its host's NIC at `l.at` (the network's [`Leaving`]; now, or ahead

@@ -12,7 +12,7 @@
 //! ```text
 //!  +---------------- Packet ----------------+
 //!  | flow, kind, src, dst, ports, digest    |  who
-//!  | seq, payload, ack, ecn, retx           |  transport
+//!  | seq, payload, ack, ecn, retx, priority |  transport, and the network's priority level
 //!  | sent_at, echo_ts, queue_delay          |  timing
 //!  | LbHeader: path, echo_path, class bits, |  what switches may read
 //!  |   deadline, remaining, cwnd, fb[4], ...|  and write
@@ -142,6 +142,13 @@ pub struct Packet {
     pub hops: u8,
     /// Why this data packet was sent (first transmission, fast retransmit, or go-back-N after a timeout).
     pub retx: crate::transport::tcp::Retx,
+    /// Strict-priority level, 0 the top (what DSCP or 802.1p carry in a real network): which of a port's
+    /// priority FIFOs the packet joins (`port.rs`), clamped to the port's levels. The sending host stamps
+    /// data packets from its flow's rule (`traffic.priority`); answers and control packets (ACKs, SYNs,
+    /// probes, cancel notices) keep 0; a balancer may rewrite it ([`crate::lb::PacketMut::set_priority`]).
+    /// It sits in the two bytes of padding before `seq`, so the packet stays 128 bytes, and in the line a
+    /// switch hop reads.
+    pub priority: u8,
     /// First payload byte (data) or the cumulative ACK number (ACK).
     pub seq: u64,
     /// Digest of the 5-tuple ([`crate::hash::digest`] of [`Packet::five_tuple`]), set when the
@@ -161,6 +168,7 @@ pub struct Packet {
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 128, "a packet is two cache lines");
+const _: () = assert!(std::mem::offset_of!(Packet, priority) < 64, "the priority is read with the first line");
 
 impl Packet {
     pub fn new(kind: PacketKind, flow: FlowId, src: HostId, dst: HostId) -> Packet {
@@ -176,6 +184,7 @@ impl Packet {
             wire_bytes: 0,
             ecn: Ecn::default(),
             retx: crate::transport::tcp::Retx::No,
+            priority: 0,
             sent_at: Time::ZERO,
             echo_ts: Time::ZERO,
             tuple: 0,

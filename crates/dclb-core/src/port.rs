@@ -4,10 +4,11 @@
 //!   packet ──► admit: link up? room in the buffer? ──no──► dropped (counted here)
 //!                 │ yes: DCTCP mark if queue ≥ K (instantaneous, this packet's arrival)
 //!                 ▼
-//!            [ control FIFO ] ─┐ strict priority
-//!            [ data FIFO    ] ─┴─start_service──► serialiser (wire bytes at the port rate)
-//!                                                 │ finish_service: counters, next head
-//!                                                 ▼ propagation delay ──► peer node
+//!            [ control FIFO      ] ─┐ strict priority: the first FIFO that holds a packet
+//!            [ data, level 0     ] ─┤ is served when the serialiser is free
+//!            [ data, level 1 ... ] ─┴─start_service──► serialiser (wire bytes at the port rate)
+//!                                                      │ finish_service: counters, next head
+//!                                                      ▼ propagation delay ──► peer node
 //! ```
 //!
 //! The port owns its live state (queue, busy flag) and its statistics (bytes, drops, marks, peak and
@@ -19,10 +20,24 @@
 //! 40 B, not a full-size slot; host NICs admit by descriptors (packets). Both compare the queue with the
 //! packet in service included.
 //!
-//! A port may serve some packet kinds as a control class ([`Port::set_control_kinds`]): they wait in their
-//! own FIFO, which the serialiser always serves first once the packet on the wire is done (strict
-//! priority, no preemption). Host NICs use it so that probes, and ACKs if asked, do not wait behind the
-//! host's data; switch ports have one FIFO. Both classes share the buffer and count towards K.
+//! **Strict-priority FIFOs.** A port holds one FIFO per class it serves, and when the serialiser is free
+//! it starts the head of the first FIFO that holds a packet (strict priority, no preemption: a packet on
+//! the wire finishes). The classes, in the order served:
+//!
+//! * a *control class* of packet kinds ([`Port::set_control_kinds`]), if the port has one: host NICs use
+//!   it so that probes, and ACKs if asked (`transport.host_ack_priority`), do not wait behind the host's
+//!   data;
+//! * one FIFO per *priority level* ([`Port::set_priority_levels`], `topology.priority_queues`; one by
+//!   default): a packet joins the level in its header ([`Packet::priority`], 0 the top), clamped to the
+//!   port's lowest level.
+//!
+//! Every FIFO shares the port's buffer: drop-tail admission and DCTCP's K compare the port's *total*
+//! queue (every class, the packet in service included), as a shared-memory switch with per-port marking
+//! does; a packet of any level may be refused by a buffer that lower levels filled, and is marked when
+//! the total reaches K (so a top-level packet arriving at a port full of low-level data is marked, telling
+//! its sender about a queue it does not wait in; per-queue marking would spare it, but then the port's
+//! total, which is what overflows, would go unsignalled). A balancer reads the total
+//! ([`Port::queue_bytes_at`]) and each level's share ([`Port::level_bytes_at`]).
 //!
 //! **Lazily drained ports** ([`Port::set_lazy`]). A single FIFO knows when a packet will leave the moment it
 //! is admitted: `max(now, when the packet ahead leaves) + serialisation`. Such a port records each admitted
@@ -33,9 +48,10 @@
 //! ([`Port::queue_bytes_at`] and its siblings) leaves out the packets departed by the reader's time, so
 //! admission, ECN marking, balancers and the sampler see exactly the queue the event-driven port shows then.
 //! A packet leaving at exactly the reader's time has left: departures run before everything else at their
-//! time (see `sched.rs`). Ports with a control class, and the ports of a switch whose balancer watches
-//! departures (`on_departure`), stay event-driven: a departure there is not known at admission, or must run
-//! a hook at its own time.
+//! time (see `sched.rs`). Ports with more than one FIFO (a control class, or several priority levels), and
+//! the ports of a switch whose balancer watches departures (`on_departure`), stay event-driven: with
+//! strict priority a packet admitted later may overtake one already queued, so a departure is not known
+//! at admission; a departure hook must run at its own time.
 //!
 //! **Rate estimators** ([`Port::estimate_rate`], `dre.rs`). A port may keep a discounting rate estimator for
 //! its switch's balancer (CONGA's DRE), asked for when the balancer is installed. It counts each packet at
@@ -276,8 +292,10 @@ pub struct Port {
     lazy: bool,
     pub up: bool,
     pub role: PortRole,
-    /// Packet kinds of the control class, as a set of [`crate::packet::PacketKind::bit`]; empty: one FIFO.
+    /// Packet kinds of the control class, as a set of [`crate::packet::PacketKind::bit`]; empty: none.
     control_kinds: u8,
+    /// Priority levels of the data FIFOs (at least 1; see the module doc).
+    levels: u8,
     // --- cold ---
     pub fault: WireFault,
     /// The rate estimator the switch's balancer asked for on this port, if any ([`Port::estimate_rate`]).
@@ -285,12 +303,11 @@ pub struct Port {
 
     // --- the rest ---
     pub rate: Rate,
-    /// Queued packets (arena ids, with when each was admitted); the head is the one on the wire while
-    /// `busy` and not `serving_control`.
-    queue: VecDeque<(u32, Time)>,
-    /// Packets of the control class, served before `queue`; the head is on the wire while `serving_control`.
-    control: VecDeque<(u32, Time)>,
-    serving_control: bool,
+    /// An event-driven port's FIFOs in the order served: the control class first if the port has one,
+    /// then one per priority level, the top level first ([`Port::fifo_of`]).
+    fifos: Vec<Fifo>,
+    /// While `busy`: the FIFO whose head is on the wire.
+    serving: u8,
     busy: bool,
     /// While `busy`: when the packet on the wire finishes serialisation, and its wire bytes.
     service_end: Time,
@@ -300,6 +317,14 @@ pub struct Port {
     packets_sent: u64,
     /// Packets lost on the wire to a [`WireFault`].
     pub wire_losses: u64,
+}
+
+/// One FIFO of an event-driven port: its packets (arena ids, with when each was admitted) and their wire
+/// bytes. The head is on the wire while the port is busy serving this FIFO.
+#[derive(Clone, Debug, Default)]
+struct Fifo {
+    packets: VecDeque<(u32, Time)>,
+    bytes: u64,
 }
 
 fn exact_ps_per_byte(rate: Rate) -> u64 {
@@ -338,12 +363,12 @@ impl Port {
             up: true,
             role: link.role,
             control_kinds: 0,
+            levels: 1,
             fault: WireFault::None,
             dre: None,
             rate: link.rate,
-            queue: VecDeque::new(),
-            control: VecDeque::new(),
-            serving_control: false,
+            fifos: vec![Fifo::default()],
+            serving: 0,
             busy: false,
             service_end: Time::ZERO,
             service_bytes: 0,
@@ -380,21 +405,23 @@ impl Port {
         self.queue_packets() >= self.cap_packets || self.queued_bytes + wire as u64 > self.cap_bytes
     }
 
-    /// Packets queued in both classes, the one in service included; on a lazy port, every packet not yet
+    /// Packets queued in every FIFO, the one in service included; on a lazy port, every packet not yet
     /// popped (see [`Port::queue_packets_at`]).
     #[inline]
     pub fn queue_packets(&self) -> u32 {
         if self.lazy {
             self.departures.len()
         } else {
-            (self.queue.len() + self.control.len()) as u32
+            self.fifos.iter().map(|f| f.packets.len() as u32).sum()
         }
     }
 
-    /// Serves the packet kinds in `kinds` (a set of [`crate::packet::PacketKind::bit`]) as a strict-priority control class.
+    /// Serves the packet kinds in `kinds` (a set of [`crate::packet::PacketKind::bit`]) as a strict-priority
+    /// control class, ahead of every priority level. Only while the port is empty.
     pub fn set_control_kinds(&mut self, kinds: u8) {
         assert!(kinds == 0 || self.dre.is_none(), "a port with a rate estimator serves one FIFO");
         self.control_kinds = kinds;
+        self.reshape();
     }
 
     /// The packet kinds served as a control class (see [`Port::set_control_kinds`]).
@@ -402,12 +429,52 @@ impl Port {
         self.control_kinds
     }
 
+    /// Gives the port `levels` strict-priority FIFOs for data (at least 1; 1: one FIFO, the default). Only
+    /// while the port is empty, and on a port without a rate estimator when `levels > 1`.
+    pub fn set_priority_levels(&mut self, levels: u8) {
+        assert!(levels >= 1, "a port has at least one priority level");
+        assert!(levels == 1 || self.dre.is_none(), "a port with a rate estimator serves one FIFO");
+        self.levels = levels;
+        self.reshape();
+    }
+
+    /// The port's priority levels (see [`Port::set_priority_levels`]).
+    #[inline]
+    pub fn priority_levels(&self) -> u8 {
+        self.levels
+    }
+
+    /// One FIFO per class served: the control class (if any), then one per priority level.
+    fn reshape(&mut self) {
+        assert!(self.queue_packets() == 0 && !self.busy, "a port changes its classes only while empty");
+        let n = (self.control_kinds != 0) as usize + self.levels as usize;
+        self.fifos = vec![Fifo::default(); n];
+    }
+
+    /// The FIFO a packet of `kind` at priority `level` joins: the control class if its kind is one, else
+    /// its level's (clamped to the lowest).
+    #[inline]
+    fn fifo_of(&self, kind: crate::packet::PacketKind, level: u8) -> usize {
+        if self.control_kinds & kind.bit() != 0 {
+            0
+        } else {
+            self.level_fifo(level)
+        }
+    }
+
+    /// The FIFO of data priority `level` (clamped to the lowest).
+    #[inline]
+    fn level_fifo(&self, level: u8) -> usize {
+        (self.control_kinds != 0) as usize + level.min(self.levels - 1) as usize
+    }
+
     /// Makes an idle port lazily drained (see the module doc), or event-driven again; `reverse` is the peer's
-    /// own port on this link (the `via` of the arrivals the port schedules). A port with a control class
-    /// stays event-driven; the answer is whether the port is lazy now.
+    /// own port on this link (the `via` of the arrivals the port schedules). A port with more than one FIFO
+    /// (a control class, or several priority levels) stays event-driven; the answer is whether the port is
+    /// lazy now.
     pub fn set_lazy(&mut self, lazy: bool, reverse: PortId) -> bool {
         assert!(self.queue_packets() == 0 && !self.busy, "a port changes its draining only while empty");
-        self.lazy = lazy && self.control_kinds == 0;
+        self.lazy = lazy && self.fifos.len() == 1;
         self.reverse = reverse;
         self.lazy
     }
@@ -421,7 +488,7 @@ impl Port {
     /// Keeps a rate estimator ([`crate::dre`]) on this port from now on, for its switch's balancer. Only
     /// on a port that serves one FIFO (no control class), before the run (the port idle).
     pub fn estimate_rate(&mut self, cfg: DreConfig) {
-        assert!(self.control_kinds == 0, "a rate estimator needs a FIFO port");
+        assert!(self.fifos.len() == 1, "a rate estimator needs a FIFO port");
         assert!(self.queue_packets() == 0 && !self.busy, "a port gets its rate estimator while empty");
         self.dre = Some(Box::new(RateEstimator::new(cfg)));
     }
@@ -456,7 +523,7 @@ impl Port {
 
     /// Bytes of buffer the queues' deques hold (for memory estimates).
     pub fn queue_capacity_bytes(&self) -> usize {
-        (self.queue.capacity() + self.control.capacity()) * std::mem::size_of::<(u32, Time)>() + self.departures.capacity() * std::mem::size_of::<Departure>() + self.dre.as_deref().map_or(0, |d| std::mem::size_of::<RateEstimator>() + d.heap_bytes())
+        self.fifos.iter().map(|f| f.packets.capacity() * std::mem::size_of::<(u32, Time)>()).sum::<usize>() + self.fifos.capacity() * std::mem::size_of::<Fifo>() + self.departures.capacity() * std::mem::size_of::<Departure>() + self.dre.as_deref().map_or(0, |d| std::mem::size_of::<RateEstimator>() + d.heap_bytes())
     }
 
     /// On a lazy port: the packets and bytes at the head that have left by `now` but are not popped yet.
@@ -483,13 +550,33 @@ impl Port {
         }
     }
 
-    /// Packets queued at `now` in both classes, the packet in service included.
+    /// Packets queued at `now` in every FIFO, the packet in service included.
     #[inline]
     pub fn queue_packets_at(&self, now: Time) -> u32 {
         if self.lazy {
             self.departures.len() - self.departed_by(now).0
         } else {
             self.queue_packets()
+        }
+    }
+
+    /// Bytes queued at `now` in the FIFO of data priority `level` (clamped to the port's lowest), the
+    /// packet in service included if it is of that FIFO. A port with one level holds its whole data queue
+    /// there (and a lazy port is such a port). The control class, if any, is no level's.
+    pub fn level_bytes_at(&self, now: Time, level: u8) -> u64 {
+        if self.lazy {
+            self.queue_bytes_at(now)
+        } else {
+            self.fifos[self.level_fifo(level)].bytes
+        }
+    }
+
+    /// Packets queued at `now` in the FIFO of data priority `level` (as [`Port::level_bytes_at`]).
+    pub fn level_packets_at(&self, now: Time, level: u8) -> u32 {
+        if self.lazy {
+            self.queue_packets_at(now)
+        } else {
+            self.fifos[self.level_fifo(level)].packets.len() as u32
         }
     }
 
@@ -552,7 +639,9 @@ impl Port {
 
     /// Exactly how long a packet enqueued now, behind everything queued, would wait before its own
     /// serialisation starts: the rest of the packet on the wire plus the bytes queued behind it at the
-    /// port's rate. [`Port::queue_delay`] counts the packet on the wire whole instead.
+    /// port's rate. [`Port::queue_delay`] counts the packet on the wire whole instead. On a port with
+    /// several priority levels this is the wait of a packet of the lowest level if nothing arrives after
+    /// it; a higher level waits behind less, and anyone may be overtaken later.
     pub fn wait_time(&self, now: Time) -> Time {
         let (rest, waiting) = if self.lazy {
             let (n, bytes) = self.departed_by(now);
@@ -625,11 +714,10 @@ impl Port {
             let at = now.max(dre.last_departure()) + tx;
             dre.count(now, at, pkt.wire_bytes);
         }
-        if self.control_kinds & pkt.kind.bit() != 0 {
-            self.control.push_back((pid, now));
-        } else {
-            self.queue.push_back((pid, now));
-        }
+        let i = self.fifo_of(pkt.kind, pkt.priority);
+        let fifo = &mut self.fifos[i];
+        fifo.packets.push_back((pid, now));
+        fifo.bytes += pkt.wire_bytes as u64;
         self.queued_bytes += pkt.wire_bytes as u64;
         self.peak_queue_bytes = self.peak_queue_bytes.max(self.queued_bytes);
         self.peak_queue_packets = self.peak_queue_packets.max(self.queue_packets());
@@ -683,16 +771,18 @@ impl Port {
         }
     }
 
-    /// If the serialiser is idle and a packet waits, starts sending the head packet (of the control class
-    /// first) and returns it with the time it will have left; the head's wait is added to its queueing delay.
+    /// If the serialiser is idle and a packet waits, starts sending the head packet of the first FIFO that
+    /// holds one (strict priority) and returns it with the time it will have left; the head's wait is added
+    /// to its queueing delay.
     #[inline]
     pub fn start_service(&mut self, now: Time, pkts: &mut PacketArena) -> Option<(u32, Time)> {
         debug_assert!(!self.lazy, "a lazy port has no service events");
         if self.busy {
             return None;
         }
-        self.serving_control = !self.control.is_empty();
-        let (head, since) = if self.serving_control { self.control[0] } else { *self.queue.front()? };
+        let i = self.fifos.iter().position(|f| !f.packets.is_empty())?;
+        self.serving = i as u8;
+        let (head, since) = self.fifos[i].packets[0];
         let p = pkts.get_mut(head);
         p.queue_delay += now - since;
         self.busy = true;
@@ -704,10 +794,11 @@ impl Port {
     /// The head packet has been serialised: removes it, counts it, frees the serialiser, and returns its id.
     #[inline]
     pub fn finish_service(&mut self, now: Time, pkts: &PacketArena) -> u32 {
-        let served = if self.serving_control { &mut self.control } else { &mut self.queue };
-        let (pid, _) = served.pop_front().expect("a port finished serving an empty queue");
-        self.account_area(now);
+        let served = &mut self.fifos[self.serving as usize];
+        let (pid, _) = served.packets.pop_front().expect("a port finished serving an empty queue");
         let wire = pkts.get(pid).wire_bytes as u64;
+        served.bytes -= wire;
+        self.account_area(now);
         self.queued_bytes -= wire;
         self.bytes_sent += wire;
         self.packets_sent += 1;

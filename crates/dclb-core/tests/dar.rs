@@ -24,15 +24,20 @@
 //! * ports ranked at random instead of by queue: the placement tests and the end-to-end avoidance test;
 //! * cancelled entries expiring when idle regardless of the deadline: the expiry test;
 //! * payload-free packets of a cancelled flow dropped: the Level III test;
-//! * no cancel notice for UDP packets (`switch.rs`): the UDP test.
+//! * no cancel notice for UDP packets (`switch.rs`): the UDP test;
+//! * `remaining_basis = unsent` reading the header's `remaining` (or `flow_size − seq − payload`): the B test;
+//! * `round_count = slow_start` as `log2(B/W)` (without the 1 +), or with `T_c` on the best path: the
+//!   round-count test; ignored in the decision (B/W either way): the slow-start run;
+//! * `deadline_priority` with deadline data at the lowest level and other data at the top: the priority
+//!   test; no stamping where there is no choice: the priority test.
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, DeadlineModel, ListedFlow, Pattern, SourceConfig, TransportKind, WorkloadComponent};
 use dclb_core::fabric::{Buffer, Port, PortLink};
-use dclb_core::lb::dar::{urgency, Dar, DarParams, DeadlineHeader, FlowKind, Level, Level3Action, NormalPaths, Reclassify, RttMode};
+use dclb_core::lb::dar::{urgency, urgency_counted, Dar, DarParams, DeadlineHeader, FlowKind, Level, Level3Action, NormalPaths, Reclassify, RemainingBasis, RoundCount, RttMode};
 use dclb_core::lb::testkit::SwitchBench;
-use dclb_core::lb::{Decision, DropReason, SwitchBalancer};
+use dclb_core::lb::{Decision, DropReason, Hooks, SwitchBalancer};
 use dclb_core::metrics::Results;
 use dclb_core::packet::{class, Packet, PacketKind};
 use dclb_core::units::{Bytes, Rate, Time};
@@ -672,4 +677,107 @@ fn dar_cancels_a_flow_in_slow_start_that_would_meet_its_deadline() {
     assert_eq!(misses(&forward), (0, 1));
     assert!(counter(&forward, "dar_level3_forwarded") >= 1, "rated III and forwarded");
     assert!((fct(&forward, 0) - alone).abs() < 1.0, "the FCT it has alone: {:.1} vs {alone:.1} µs", fct(&forward, 0));
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Readings as options: what B counts, how rounds are counted, priority for deadline packets
+
+/// `remaining_basis`: B is the header's `remaining` (flow size less the bytes acknowledged, as the host
+/// stamps it: data in flight counts) or the flow size less the packet's sequence offset (this packet and
+/// what is not sent yet). A packet at 60 KB of a 100 KB flow with nothing acknowledged: B = 100 KB or
+/// 40 KB. With 60 µs left and the idle RTT of 12.928 µs, 100 KB in a 14.6 KB window needs 6.85 rounds =
+/// 88.5 µs: Level III; 40 KB needs 2.74 rounds = 35.4 µs (T_c = 47.2 µs): Level II.
+#[test]
+fn b_counts_the_unacknowledged_or_the_unsent_bytes() {
+    let now = us(100.0);
+    let mut p = data(1, 60_000, 100_000, Some((now + us(60.0), 100_000, IW)));
+    assert_eq!(DeadlineHeader::read_as(&p, RemainingBasis::Unacked).unwrap().remaining, 100_000);
+    assert_eq!(DeadlineHeader::read_as(&p, RemainingBasis::Unsent).unwrap().remaining, 40_000);
+    assert_eq!(DeadlineHeader::read(&p), DeadlineHeader::read_as(&p, RemainingBasis::Unacked));
+    assert_eq!(DarParams::default().remaining_basis, RemainingBasis::Unacked, "as shipped");
+    let mut b = Bed::default();
+    assert_eq!(b.at(now).send(&mut p), Decision::Cancel(DropReason::Deadline));
+    let mut b = Bed::new(DarParams { remaining_basis: RemainingBasis::Unsent, ..DarParams::default() });
+    let mut p = data(1, 60_000, 100_000, Some((now + us(60.0), 100_000, IW)));
+    assert!(matches!(b.at(now).send(&mut p), Decision::Forward(_)));
+    assert_eq!(b.kind(&p), Some(FlowKind::LevelII));
+    // Unsent bytes of a 5 GB flow saturate at 32 bits, as the header holds them; past the end, none.
+    let mut big = data(2, 0, 5_000_000_000, Some((now, 0, IW)));
+    assert_eq!(DeadlineHeader::read_as(&big, RemainingBasis::Unsent).unwrap().remaining, u32::MAX);
+    big.seq = 6_000_000_000;
+    assert_eq!(DeadlineHeader::read_as(&big, RemainingBasis::Unsent).unwrap().remaining, 0);
+}
+
+/// `round_count = slow_start`: the rounds a window of W that doubles every round needs for B are
+/// `r = log2(1 + B/W)`; `T_o = r` best RTTs, `T_c = 4r/3` worst RTTs. B = 10 W: 3.46 rounds instead of
+/// 10. With RTTs of 40 µs (best) and 50 µs (worst) and 200 µs left: the window count rates III (400 µs);
+/// the slow-start count I (d2 = 0.69, d1 = 1.15). B ≤ W needs at most one round.
+#[test]
+fn a_slow_start_round_count_is_log2_of_one_plus_b_over_w() {
+    let (w, best, worst, d) = (IW as u64, us(40.0), us(50.0), us(200.0).ps() as i64);
+    let window = urgency_counted(RoundCount::Window, 10 * w, w, MSS, d, best, worst);
+    assert_eq!(window, urgency(10 * w, w, MSS, d, best, worst), "the paper's count is urgency's");
+    assert_eq!(window.level, Level::III);
+    let ss = urgency_counted(RoundCount::SlowStart, 10 * w, w, MSS, d, best, worst);
+    let r = 11f64.log2();
+    assert!((ss.d2 - r * 40.0 / 200.0).abs() < 1e-12 && (ss.d1 - 4.0 * r * 50.0 / (3.0 * 200.0)).abs() < 1e-12, "{ss:?}");
+    assert_eq!(ss.level, Level::I);
+    // One round at most when the rest fits the window; a deadline passed is hopeless either way.
+    let fits = urgency_counted(RoundCount::SlowStart, w, w, MSS, us(40.0).ps() as i64, best, best);
+    assert_eq!((fits.d2, fits.level), (1.0, Level::I));
+    assert_eq!(urgency_counted(RoundCount::SlowStart, w, w, MSS, 0, best, worst).level, Level::III);
+    assert_eq!(urgency_counted(RoundCount::SlowStart, 0, w, MSS, d, best, worst).level, Level::II);
+    assert_eq!(DarParams::default().round_count, RoundCount::Window, "as shipped");
+}
+
+/// The slow-start flow of `dar_cancels_a_flow_in_slow_start_that_would_meet_its_deadline` under the
+/// slow-start round count: at its first data packet `log2(1 + 4.1)` = 2.35 rounds of 40.5 µs = 95 µs
+/// against 155 µs left is no longer Level III; it is not cancelled and meets its deadline.
+#[test]
+fn counted_in_slow_start_rounds_the_slow_start_flow_is_not_cancelled() {
+    let mut c = fabric(2, 3, 4);
+    (c.topology.host_rate_gbps, c.topology.fabric_rate_gbps) = (100.0, 100.0);
+    (c.topology.host_delay_us, c.topology.fabric_delay_us) = (5.0, 5.0);
+    c.transport.handshake = true;
+    c.lb.params.insert("round_count".into(), "slow_start".into());
+    let r = run_list("dar", &c, vec![flow(0.0, 0, 4, 60_000, Some(200.0))]);
+    assert_eq!(r.flows.strs("state"), ["completed"]);
+    assert_eq!(misses(&r), (0, 1));
+    assert_eq!(counter(&r, "dar_cancelled_at_first_packet") + counter(&r, "dar_cancelled_later"), 0);
+}
+
+/// `deadline_priority`: a deadline flow's data at the top level, other data at the lowest, packets
+/// without payload at the top; stamped where DAR decides, and at a packet's first switch where there is
+/// no choice. Off (as shipped), the level is left as the packet came.
+#[test]
+fn deadline_priority_puts_deadline_data_at_the_top_and_other_data_at_the_lowest() {
+    let mut c = cfg();
+    c.topology.priority_queues = 3;
+    let mut b = Bed { bench: SwitchBench::leaf(&c, LeafId(0)), ..Bed::new(DarParams { deadline_priority: true, ..DarParams::default() }) };
+    assert!(b.dar.hooks().choose_single);
+    let now = us(100.0);
+    let deadline = Some((now + us(1000.0), IW as u64, IW));
+    let mut cases = [(data(1, 0, 100_000, deadline), 0u8), (data(2, 0, 100_000, None), 2), (ack(2), 0)];
+    for (p, want) in cases.iter_mut() {
+        p.priority = 1;
+        assert!(matches!(b.at(now).send(p), Decision::Forward(_)));
+        assert_eq!(p.priority, *want, "{:?}", p.kind);
+    }
+    // One candidate (an intra-leaf flow): stamped at the first switch only, no entry made.
+    let entries = b.dar.entries();
+    let one = [b.up[0]];
+    for (hops, want) in [(1u8, 2u8), (2, 1)] {
+        let mut p = data(9, 0, 100_000, None);
+        (p.priority, p.hops) = (1, hops);
+        assert_eq!(b.bench.forward(&mut b.dar, &mut p, &one), one[0]);
+        assert_eq!(p.priority, want, "hop {hops}");
+    }
+    assert_eq!(b.dar.entries(), entries);
+    // Off.
+    let mut b = Bed::default();
+    assert_eq!(b.dar.hooks(), Hooks::CHOOSE_ONLY);
+    let mut p = data(2, 0, 100_000, None);
+    p.priority = 1;
+    b.at(now).send(&mut p);
+    assert_eq!(p.priority, 1);
 }

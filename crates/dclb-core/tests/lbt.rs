@@ -15,13 +15,18 @@
 //! * all-above rule replaced by the shortest queue: the all-above test and the trace;
 //! * BE routed with Q1 instead of Q2: the BE test;
 //! * class boundary `>=` instead of `>` (a flow of exactly 100,000 B turns long): the 100 KB test;
-//! * thresholds left at q_min instead of following the measured load: the load test and the trace.
+//! * thresholds left at q_min instead of following the measured load: the load test and the trace;
+//! * `short_placement = first_data` ignored (the SYN makes the entry either way): the placement test;
+//! * `short_priority` stamping long packets at the lowest level (as BE) instead of level 1: the priority
+//!   test; stamping at every hop without a choice instead of the first: the priority test; no stamping
+//!   where there is no choice (`choose_single` off): the priority test; no stamping where LBT decides:
+//!   the priority test and the end-to-end priority run.
 
 mod common;
 use common::*;
 use dclb_core::config::{Config, TransportKind};
 use dclb_core::lb::ecmp::Ecmp;
-use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LongMode, Measured, ShortGranularity, ThresholdModel};
+use dclb_core::lb::lbt::{thresholds, Bounds, Class, Lbt, LbtParams, LongMode, Measured, ShortGranularity, ShortPlacement, ThresholdModel};
 use dclb_core::lb::testkit::SwitchBench;
 use dclb_core::lb::{Decision, Hooks, Installed, PacketMut, Placement, SchemeSpec, SwitchBalancer, SwitchCx};
 use dclb_core::packet::{class, Packet, PacketKind};
@@ -751,4 +756,106 @@ fn counters_of_a_dumped_scenario() {
     let busy: Vec<_> = th.iter().filter(|x| x.2 > 0.0).collect();
     let mean = |f: &dyn Fn(&Tick) -> f64| busy.iter().map(|x| f(x)).sum::<f64>() / busy.len().max(1) as f64;
     println!("leaf 0: {} periods with load; mean l1 {:.3}, l2 {:.3}, Q1 {:.0} B, Q2 {:.0} B; Q1 at its upper bound in {} periods", busy.len(), mean(&|x| x.2), mean(&|x| x.3), mean(&|x| x.0 as f64), mean(&|x| x.1 as f64), busy.iter().filter(|x| x.0 == th.iter().map(|y| y.0).max().unwrap_or(0)).count());
+}
+
+/// With the handshake on, a short flow's SYN reaches the switch an RTT before its first data packet.
+/// `short_placement = syn` (as shipped): the SYN makes the flow's entry on the shortest queue then, and the
+/// data keeps that port though the queues changed since. `first_data`: the SYN takes the shortest queue
+/// and leaves no entry, so the first data packet places the flow on the queues it meets. Fails under the
+/// other reading either way (the data's port is 1 under `syn`, 2 under `first_data`).
+#[test]
+fn with_the_handshake_a_short_flow_is_placed_by_its_syn_or_by_its_first_data_packet() {
+    for placement in [ShortPlacement::Syn, ShortPlacement::FirstData] {
+        let mut b = Bench::new();
+        let mut lb = b.lbt(params(|p| p.short_placement = placement));
+        let mut syn = b.data(1, 0, 0, false);
+        (syn.kind, syn.wire_bytes) = (PacketKind::Syn, 40);
+        b.set_queues([5, 1, 5, 5]);
+        assert_eq!(b.send(&mut lb, syn), 1, "the SYN takes the shortest queue");
+        assert_eq!(lb.last_decision().unwrap().class, Class::Short);
+        assert_eq!(lb.flow_entries(), if placement == ShortPlacement::Syn { 1 } else { 0 });
+        // An RTT later the queues have changed: port 1 is now the longest, port 2 the shortest.
+        b.bench.at(Time::from_us(13));
+        b.set_queues([5, 9, 0, 5]);
+        let first = b.data(1, 0, 1460, false);
+        let want = if placement == ShortPlacement::Syn { 1 } else { 2 };
+        assert_eq!(b.send(&mut lb, first), want, "{placement:?}: the first data packet");
+        // From then on the flow keeps its port, whatever the queues.
+        b.set_queues([0, 9, 9, 9]);
+        for k in 1..5u64 {
+            let p = b.data(1, k * 1460, 1460, false);
+            assert_eq!(b.send(&mut lb, p), want, "{placement:?}: packet {k}");
+        }
+    }
+}
+
+/// `short_priority`: where LBT classifies a packet it stamps its strict-priority level, short (and
+/// packets without payload) at the top, long below, best effort at the lowest; with two levels long and BE
+/// share the lower one. Where a switch has one candidate it only stamps, and only at the packet's first
+/// switch. Off (as shipped), the level is left as the packet came.
+#[test]
+fn short_priority_stamps_short_long_and_best_effort_levels() {
+    for (levels, want) in [(3u32, [0u8, 1, 2, 0]), (2, [0, 1, 1, 0])] {
+        let mut cfg = fabric(2, 4, 2);
+        cfg.topology.priority_queues = levels;
+        let mut b = Bench { bench: SwitchBench::leaf(&cfg, LeafId(0)), ..Bench::new() };
+        let mut lb = b.lbt(params(|p| p.short_priority = true));
+        assert!(lb.hooks().choose_single, "it sees packets where there is no choice");
+        let cands = b.cands.clone();
+        let mut ack = b.data(9, 0, 0, false);
+        (ack.kind, ack.wire_bytes) = (PacketKind::Ack, 40);
+        let packets = [b.data(1, 0, 1460, false), b.data(2, 200_000, 1460, false), b.data(3, 0, 1460, true), ack];
+        for (p, want) in packets.into_iter().zip(want) {
+            let mut p = p;
+            p.priority = 7;
+            b.bench.forward(&mut lb, &mut p, &cands);
+            assert_eq!(p.priority, want, "{levels} levels, {:?}", lb.last_decision().unwrap().class);
+        }
+        // One candidate: the level is stamped at the first switch only, from the packet alone, and LBT
+        // keeps nothing.
+        let entries = lb.flow_entries();
+        let one = [cands[0]];
+        for (hops, seq, want) in [(1u8, 200_000u64, 1u8), (1, 0, 0), (2, 200_000, 7)] {
+            let mut p = b.data(20, seq, 1460, false);
+            (p.priority, p.hops) = (7, hops);
+            assert_eq!(b.bench.forward(&mut lb, &mut p, &one), cands[0]);
+            assert_eq!(p.priority, want, "hop {hops}, offset {seq}");
+        }
+        assert_eq!(lb.flow_entries(), entries);
+    }
+    // Off: LBT leaves the level alone and sees no single-candidate packet.
+    let mut b = Bench::new();
+    let mut lb = b.lbt(LbtParams::default());
+    assert_eq!(lb.hooks(), Hooks::CHOOSE_ONLY);
+    let mut p = b.data(2, 200_000, 1460, false);
+    p.priority = 5;
+    let cands = b.cands.clone();
+    b.bench.forward(&mut lb, &mut p, &cands);
+    assert_eq!(p.priority, 5);
+}
+
+/// End to end: short flows from leaf 0 to a host that two long flows already load. No routing avoids its
+/// port on the destination leaf, so LBT's short flows wait behind the long flows' queue there; with
+/// `short_priority` and two priority levels they pass it.
+#[test]
+fn end_to_end_short_priority_lets_short_flows_pass_the_long_flows_queue_at_their_receiver() {
+    let mean_short_fct = |short_priority: bool| -> f64 {
+        let mut cfg = fabric(2, 4, 4);
+        let mut flows = vec![(0.0, 0, 4, 5_000_000), (0.0, 1, 4, 5_000_000)];
+        for i in 0..20u32 {
+            flows.push((1000.0 + 100.0 * i as f64, 2 + i % 2, 4, 20_000));
+        }
+        cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
+        cfg.topology.priority_queues = 2;
+        cfg.lb.scheme = "lbt".into();
+        cfg.lb.params = [("short_priority".to_string(), serde_json::json!(short_priority))].into();
+        let r = run(&cfg);
+        let sizes = r.flows.u64s("size_bytes");
+        let v: Vec<f64> = (0..sizes.len()).filter(|&i| sizes[i] == 20_000).map(|i| fct(&r, i)).collect();
+        assert_eq!(v.len(), 20);
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (without, with) = (mean_short_fct(false), mean_short_fct(true));
+    eprintln!("LBT, 20 short flows behind two long ones at their receiver: mean FCT {without:.1} us without short_priority, {with:.1} us with");
+    assert!(with < 0.4 * without, "short flows' mean FCT: {with:.1} us with short_priority, {without:.1} us without");
 }

@@ -70,6 +70,7 @@ class ResolvedSource:
             "udp_rate_gbps": s.udp_rate_gbps,
             "best_effort": s.best_effort,
             "deadline": s.deadline.engine(),
+            "priority": s.priority.engine(),
             "inter_leaf_only": s.inter_leaf_only,
             "list": self.listed,
         }

@@ -171,6 +171,8 @@ class Topology(_Strict):
     ecn_k_packets: Optional[Float] = Field(_TOPOLOGY["ecn_k_packets"], ge=0)
     ecn_k_by_role: dict[Literal["host_up", "leaf_up", "leaf_down", "spine_down"], Float] = {}
     links: list[LinkOverride] = []
+    #: Strict-priority FIFOs per port (1: one FIFO, no priorities); levels 0 (the top) to priority_queues - 1.
+    priority_queues: Int = Field(_TOPOLOGY["priority_queues"], ge=1, le=8)
 
     @model_validator(mode="after")
     def _links_apply_once(self) -> "Topology":
@@ -268,6 +270,38 @@ class Deadline(_Strict):
         return {"kind": self.kind, **{name: getattr(self, name) for name in _DEADLINE_FIELDS[self.kind]}}
 
 
+#: The fields each priority kind needs.
+_PRIORITY_FIELDS = {"fixed": ("level",), "pias": ("thresholds_bytes",)}
+
+
+class Priority(_Strict):
+    """The priority level a source's hosts stamp on its data packets (``topology.priority_queues`` levels, 0 the
+    top; ACKs and other control packets always go at the top): fixed (``level``), or PIAS-style demotion
+    (``thresholds_bytes``: a flow drops one level each time the payload bytes it has sent reach the next
+    threshold). Whether the levels exist is the engine's check."""
+
+    kind: Literal["fixed", "pias"] = _SOURCE["priority"]["kind"]
+    level: Optional[Int] = Field(None, ge=0, le=U32)
+    thresholds_bytes: Optional[list[Annotated[Int, Field(ge=0, le=U64)]]] = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> "Priority":
+        for name in _PRIORITY_FIELDS[self.kind]:
+            if getattr(self, name) is None:
+                raise ValueError(f"{name}: required for priority kind '{self.kind}'")
+        # A field of the other kind would be ignored: refused instead.
+        for name in sorted(n for n in self.model_fields_set - {"kind", *_PRIORITY_FIELDS[self.kind]} if getattr(self, n) is not None):
+            raise ValueError(f"{name}: not used by priority kind '{self.kind}' (it uses {', '.join(_PRIORITY_FIELDS[self.kind])}); remove it")
+        return self
+
+    def engine(self) -> dict[str, Any]:
+        return {"kind": self.kind, **{name: getattr(self, name) for name in _PRIORITY_FIELDS[self.kind]}}
+
+
+#: Every source's priority unless it gives its own: the engine's default (every data packet at the top level).
+_DEFAULT_PRIORITY = Priority(**_SOURCE["priority"])
+
+
 class ListedFlow(_Strict):
     start_us: Float = Field(ge=0, le=MAX_US)
     src: Int = Field(ge=0, le=U32)
@@ -311,7 +345,7 @@ EngineId = Annotated[Int, Field(ge=0, le=U32)]
 #: The source fields each pattern reads (the engine's traffic generator, ``crates/dclb-core/src/traffic``);
 #: a field given for a source whose pattern does not read it would be ignored, so it is an error instead.
 #: ``udp_rate_gbps`` is read only by a UDP source.
-_EVERY_PATTERN = ("pattern", "transport", "udp_rate_gbps", "best_effort")
+_EVERY_PATTERN = ("pattern", "transport", "udp_rate_gbps", "best_effort", "priority")
 PATTERN_FIELDS: dict[str, frozenset[str]] = {
     "poisson": frozenset((*_EVERY_PATTERN, "workload", "size_bytes", "load", "load_basis", "flows", "duration_us", "senders", "receivers", "start_us", "deadline", "inter_leaf_only")),
     "group": frozenset((*_EVERY_PATTERN, "workload", "size_bytes", "flows", "senders", "receivers", "start_us", "spread_us", "deadline", "inter_leaf_only")),
@@ -344,6 +378,7 @@ class Source(_Strict):
     udp_rate_gbps: Float = Field(_SOURCE["udp_rate_gbps"], ge=MIN_GBPS, le=MAX_GBPS)
     best_effort: StrictBool = _SOURCE["best_effort"]
     deadline: Deadline = Deadline()
+    priority: Priority = _DEFAULT_PRIORITY
     inter_leaf_only: StrictBool = _SOURCE["inter_leaf_only"]
     flows_csv: Optional[str] = None
     flow_list: list[ListedFlow] = []

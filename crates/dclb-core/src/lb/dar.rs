@@ -89,6 +89,25 @@
 //!   own routing without cancelling (`level3_action = forward`), which misses 23% fewer deadlines than ECMP.
 //!   How many flows fall in the band between their true completion and `B/W` depends on the deadlines, which
 //!   the paper does not give. Test: `dar_cancels_a_flow_in_slow_start_that_would_meet_its_deadline`.
+//!   `round_count = "slow_start"` is the reading that counts the rounds as a doubling window needs them:
+//!   `r = log2(1 + B/W)` (`W + 2W + ... + 2^(r−1)·W = B`), `T_o = r` round trips of the best path and
+//!   `T_c = 4r/3` of the worst (the sawtooth's 4/3 kept, so that `d1/d2` is what it is under `B/W`). It is
+//!   below `B/W` once B exceeds W (3.5 rounds instead of 10 for B = 10 W) and above it below (a flow whose
+//!   rest fits in its window needs at most one round: `log2(1 + B/W) ≤ 1` there), and it is what a sender
+//!   in slow start does, not one in congestion avoidance, which the switch cannot tell apart.
+//! * *What B counts* (`remaining_basis`; L73 "the remaining data", D2TCP's B). `"unacked"` (default): flow
+//!   size less the bytes cumulatively acknowledged when the packet was sent, the header's `remaining` as
+//!   the host stamps it: data in flight still counts, since it may yet be lost. `"unsent"`: flow size less
+//!   the packet's sequence offset (the header's flow size and the TCP sequence number, both 32-bit), i.e.
+//!   this packet and everything the sender has not sent yet: data in flight, which arrives within the
+//!   current round, no longer counts. The two differ by the flight (up to a window); on a retransmission
+//!   `unsent` counts from the retransmitted byte.
+//! * *Priority* (`deadline_priority`; §III.B.1 L72: the switch "prioritizes" deadline packets; spec D18).
+//!   As shipped DAR acts through path choice and dropping alone. `true` also stamps each packet's
+//!   strict-priority level for ports with `topology.priority_queues` levels: a deadline flow's data the top
+//!   level 0, other data the lowest, packets without payload (ACKs, SYNs, notices) the top. It is stamped
+//!   at every switch that decides, and at the first switch a packet meets where there is no choice (an
+//!   intra-leaf flow), so every packet has its level from its first hop.
 //! * *UDP deadline flows* carry the sender's initial window as W (they have no window); they are rated like
 //!   any other.
 //! * *A lost notice.* Later packets of a cancelled flow are dropped without a notice while the entry lasts. A TCP
@@ -99,7 +118,8 @@
 //! **Defaults and sources.** The rule, the factors and the three levels: §III.B.2 (L73-L79); best, second best
 //! and normal paths: §III.B.4 (L82, L90); queue length in packets: §III.B.3 (L81). The paper gives no number
 //! for anything else. `rtt_mode = path`, `queue_metric = packets`, `normal_paths = no_level1`,
-//! `reclassify = every_packet`, `level3_action = cancel`, `flow_idle_timeout_us = 1000` are dclb choices
+//! `reclassify = every_packet`, `level3_action = cancel`, `flow_idle_timeout_us = 1000`, `remaining_basis =
+//! unacked`, `round_count = window`, `deadline_priority = false` are dclb choices
 //! (dclb's implementation notes recommend them, §2.3, §3.2, §4, §7; see docs/references.md):
 //! 1 ms is longer than any gap inside a live flow except after a retransmission timeout, when nothing is in
 //! flight and re-placing cannot reorder.
@@ -201,6 +221,35 @@ scheme_params! {
         /// a flow entry idle this long is removed with its reservation (a cancelled one not before its deadline)
         #[source = "paper silent; dclb choice (spec §2.3)"]
         flow_idle_timeout_us: Time = 1000.0,
+        /// what B counts: unacked (flow size less the bytes cumulatively acknowledged, the header's remaining) or unsent (flow size less the packet's sequence offset)
+        #[source = "paper L73 'remaining data' (D2TCP's B); unacked as shipped, unsent a reading (spec D5)"]
+        remaining_basis: RemainingBasis = RemainingBasis::Unacked,
+        /// how B and W become round trips: window (B/W, the paper's) or slow_start (log2(1 + B/W): the window doubles every round)
+        #[source = "paper L73, L77 (B/W); slow_start: spec D5 reading (c)"]
+        round_count: RoundCount = RoundCount::Window,
+        /// deadline data at the top priority level, other data at the lowest (needs topology.priority_queues >= 2)
+        #[source = "paper §III.B.1 L72 (deadline packets 'prioritized'); off: routing only, as shipped (spec D18)"]
+        deadline_priority: bool = false,
+    }
+}
+
+param_choice! {
+    /// What DAR's B (bytes left to transfer) counts.
+    pub enum RemainingBasis {
+        /// Flow size less the bytes cumulatively acknowledged when the packet was sent (`LbHeader::remaining`).
+        Unacked = "unacked",
+        /// Flow size less the packet's sequence offset: this packet and every byte not yet sent.
+        Unsent = "unsent",
+    }
+}
+
+param_choice! {
+    /// How DAR counts the round trips of `T_c` and `T_o`.
+    pub enum RoundCount {
+        /// `B/W` rounds (`T_c` = 4/3 of them), the paper's: the window stays W.
+        Window = "window",
+        /// `log2(1 + B/W)` rounds (`T_c` = 4/3 of them): the window doubles every round, as in slow start.
+        SlowStart = "slow_start",
     }
 }
 
@@ -230,11 +279,33 @@ pub struct Urgency {
 /// III iff `d2 > 1` (or `time_left ≤ 0`), else I iff `d1 > 1`, else II; `b = 0` is II. The comparisons are
 /// exact (integers); `d1` and `d2` are reported as floats.
 pub fn urgency(b: u64, w: u64, w_floor: u64, time_left: i64, rtt_best: Time, rtt_worst: Time) -> Urgency {
+    urgency_counted(RoundCount::Window, b, w, w_floor, time_left, rtt_best, rtt_worst)
+}
+
+/// [`urgency`] with the round trips counted by `rounds`: `B/W` (the paper's, exact integer comparisons), or
+/// `r = log2(1 + B/W)`, the rounds a window of W that doubles every round needs to send B (`W + 2W + ... +
+/// 2^(r−1)W = B`), with `T_o = r` round trips of `rtt_best` and `T_c = 4r/3` of `rtt_worst`. The slow-start
+/// count compares floats (`d2 > 1`, `d1 > 1`); it is below `B/W` once `B > W` and above it below.
+pub fn urgency_counted(rounds: RoundCount, b: u64, w: u64, w_floor: u64, time_left: i64, rtt_best: Time, rtt_worst: Time) -> Urgency {
     if time_left <= 0 {
         return Urgency { d1: f64::INFINITY, d2: f64::INFINITY, level: Level::III };
     }
     if b == 0 {
         return Urgency { d1: 0.0, d2: 0.0, level: Level::II };
+    }
+    if rounds == RoundCount::SlowStart {
+        let r = (1.0 + b as f64 / w.max(w_floor).max(1) as f64).log2();
+        let d = time_left as f64;
+        let d2 = r * rtt_best.ps() as f64 / d;
+        let d1 = 4.0 * r * rtt_worst.ps() as f64 / (3.0 * d);
+        let level = if d2 > 1.0 {
+            Level::III
+        } else if d1 > 1.0 {
+            Level::I
+        } else {
+            Level::II
+        };
+        return Urgency { d1, d2, level };
     }
     let (b, w, d) = (b as u128, w.max(w_floor).max(1) as u128, time_left as u128);
     let (best, worst) = (rtt_best.ps() as u128, rtt_worst.ps() as u128);
@@ -269,9 +340,19 @@ const PS_PER_US: u64 = 1_000_000;
 impl DeadlineHeader {
     /// The deadline fields of `pkt`, or `None` if it does not carry the DEADLINE class bit.
     pub fn read(pkt: &Packet) -> Option<DeadlineHeader> {
+        Self::read_as(pkt, RemainingBasis::Unacked)
+    }
+
+    /// [`DeadlineHeader::read`] with B counted on `basis`: the header's `remaining` (unacknowledged), or the
+    /// flow size less the packet's sequence offset (unsent; both 32-bit fields as a switch reads them).
+    pub fn read_as(pkt: &Packet, basis: RemainingBasis) -> Option<DeadlineHeader> {
+        let b = match basis {
+            RemainingBasis::Unacked => pkt.lb.remaining,
+            RemainingBasis::Unsent => pkt.lb.flow_size.saturating_sub(pkt.seq),
+        };
         (pkt.lb.class & class::DEADLINE != 0).then(|| DeadlineHeader {
             deadline_us: (pkt.lb.deadline.ps() / PS_PER_US) as u32,
-            remaining: pkt.lb.remaining.min(u32::MAX as u64) as u32,
+            remaining: b.min(u32::MAX as u64) as u32,
             cwnd: pkt.lb.cwnd,
         })
     }
@@ -505,6 +586,30 @@ impl Dar {
         e.port
     }
 
+    /// DAR's decision for a packet at a switch with a choice: the flow's entry looked up (an idle one is
+    /// gone), [`Dar::decide`], the entry kept.
+    fn choose_port(&mut self, cx: &mut SwitchCx, pkt: &Packet, candidates: &[PortId]) -> Decision {
+        if self.counts.is_empty() {
+            self.first_port = cx.ports.first();
+            self.counts = vec![[0, 0]; cx.ports.len() as usize];
+        }
+        let key = pkt.five_tuple();
+        let mut e = match self.flows.get(&key).copied() {
+            Some(old) if !self.expired(&old, cx.now) => old,
+            Some(mut old) => {
+                // Idle past the timeout but not yet swept: the same as gone.
+                self.release(&mut old);
+                self.counters.expired_entries += 1;
+                FlowEntry::default()
+            }
+            None => FlowEntry::default(),
+        };
+        e.last_seen = cx.now;
+        let d = self.decide(cx, pkt, &mut e, candidates);
+        self.flows.insert(key, e);
+        d
+    }
+
     fn decide(&mut self, cx: &mut SwitchCx, pkt: &Packet, e: &mut FlowEntry, candidates: &[PortId]) -> Decision {
         if e.port != NONE && !candidates.contains(&e.port) {
             // Its port went down: place the flow afresh (a deadline flow is rated again; a non-deadline or
@@ -522,7 +627,7 @@ impl Dar {
             self.counters.dropped_after_cancel += 1;
             return Decision::Drop(DropReason::Deadline);
         }
-        let hdr = match DeadlineHeader::read(pkt) {
+        let hdr = match DeadlineHeader::read_as(pkt, self.p.remaining_basis) {
             Some(h) if e.kind != FlowKind::NonDeadline => h,
             _ => {
                 if e.kind == FlowKind::New {
@@ -536,7 +641,7 @@ impl Dar {
         let placed = matches!(e.kind, FlowKind::LevelI | FlowKind::LevelII);
         if !(placed && self.p.reclassify == Reclassify::FirstPacket) {
             let (best, worst) = self.rtts(cx, candidates, cx.facts.leaf_of_host(pkt.dst));
-            let u = urgency(hdr.remaining as u64, hdr.cwnd as u64, cx.facts.mtu_wire_bytes as u64, hdr.time_left(cx.now), best, worst);
+            let u = urgency_counted(self.p.round_count, hdr.remaining as u64, hdr.cwnd as u64, cx.facts.mtu_wire_bytes as u64, hdr.time_left(cx.now), best, worst);
             let level = match u.level {
                 Level::III if self.p.level3_action == Level3Action::Forward => {
                     self.counters.level3_forwarded += 1;
@@ -587,30 +692,34 @@ impl Dar {
     }
 }
 
+/// The priority level of a packet under `deadline_priority` on ports with `levels` levels: deadline data and
+/// packets without payload the top, other data the lowest.
+fn level_of(pkt: &Packet, levels: u8) -> u8 {
+    if pkt.payload > 0 && pkt.lb.class & class::DEADLINE == 0 {
+        levels.saturating_sub(1)
+    } else {
+        0
+    }
+}
+
 impl SwitchBalancer for Dar {
     fn hooks(&self) -> Hooks {
-        Hooks::CHOOSE_ONLY
+        // Stamping priority needs the first switch of every packet, also where it has no choice.
+        Hooks { choose_single: self.p.deadline_priority, ..Hooks::CHOOSE_ONLY }
     }
 
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
-        if self.counts.is_empty() {
-            self.first_port = cx.ports.first();
-            self.counts = vec![[0, 0]; cx.ports.len() as usize];
-        }
-        let key = pkt.five_tuple();
-        let mut e = match self.flows.get(&key).copied() {
-            Some(old) if !self.expired(&old, cx.now) => old,
-            Some(mut old) => {
-                // Idle past the timeout but not yet swept: the same as gone.
-                self.release(&mut old);
-                self.counters.expired_entries += 1;
-                FlowEntry::default()
+        if candidates.len() == 1 {
+            // Only with `deadline_priority` (`hooks`): no rating here, only the level at the first switch.
+            if pkt.hops == 1 {
+                pkt.set_priority(level_of(pkt, cx.ports.priority_levels(candidates[0])));
             }
-            None => FlowEntry::default(),
-        };
-        e.last_seen = cx.now;
-        let d = self.decide(cx, pkt, &mut e, candidates);
-        self.flows.insert(key, e);
+            return Decision::Forward(candidates[0]);
+        }
+        let d = self.choose_port(cx, pkt, candidates);
+        if let (true, Decision::Forward(port)) = (self.p.deadline_priority, d) {
+            pkt.set_priority(level_of(pkt, cx.ports.priority_levels(port)));
+        }
         d
     }
 

@@ -91,6 +91,20 @@
 //! * *Flow entries* (per exact 5-tuple) expire after `flow_idle_timeout_us` without a packet, swept every
 //!   period; the next packet is placed afresh (its class is re-derived from its sequence number).
 //! * *BE pausing* (L70, L208: BE flows "can be paused"): no mechanism is described; none is modelled.
+//! * *Priority* (`short_priority`; L202–L208, L269: short flows "take priority", long flows' "priority is
+//!   lower", BE's "the lowest"). As shipped (`false`) LBT acts through routing alone, as its algorithm
+//!   does. `true` also stamps each packet's strict-priority level where LBT classifies it, for ports with
+//!   `topology.priority_queues` levels: short packets (and packets without payload) the top level 0, long
+//!   ones level 1, BE ones the lowest level (with two levels, long and BE share level 1). It is stamped at
+//!   every switch that decides, and at the first switch a packet meets where there is no choice (an
+//!   intra-leaf flow, a fabric with one uplink), from the packet alone (BE bit, sequence offset), so that
+//!   every packet gets its level at its first hop and keeps it (a later hop without a choice leaves it).
+//! * *Placement with the handshake on* (`short_placement`). A SYN carries the flow's 5-tuple and no
+//!   payload, so it is routed as a short flow and makes the flow's entry; the first data packet, an RTT
+//!   later, finds the entry and keeps the SYN's port, chosen on queues an RTT old. `"syn"` (default, as
+//!   shipped): the SYN is the flow's first packet at the switch (L52, L202), as it is in the paper's
+//!   ns-2 FullTcp runs. `"first_data"`: the SYN goes to the shortest queue and leaves no entry, so the
+//!   first data packet places the flow on the queues it will meet. Without the handshake both are the same.
 //! * A switch with a single candidate forwards without running LBT (no state, no counting), so in a fabric
 //!   with one link per leaf-spine pair only source leaves decide, and spines keep no state and no timer.
 //!
@@ -101,7 +115,8 @@
 //! `paper` mode only); `q_min_bytes` 1,500 (one full-size packet); `q1_max_bytes` / `q2_max_bytes` 0 = from the
 //! ports (above); `flow_idle_timeout_us` 1,000 (two periods: a gap that long within a flow means a
 //! retransmission timeout, when nothing of the flow is in flight, so re-placing it cannot reorder);
-//! `threshold_model` `mg1_backlog`, `long_mode` `sticky`, `short_granularity` `flow` (above).
+//! `threshold_model` `mg1_backlog`, `long_mode` `sticky`, `short_granularity` `flow`, `short_priority` off,
+//! `short_placement` `syn` (above).
 //!
 //! **Counters** (per switch, summed into the run's `scheme_counters`): `lbt_decisions_*`, `lbt_placements_*`,
 //! `lbt_moves_*`, `lbt_to_shorter_*` (a live flow's port changes onto a shorter queue than the one it left:
@@ -115,7 +130,7 @@ use super::{Decision, Hooks, PacketMut, PortsView, SwitchBalancer, SwitchCx, Swi
 use crate::config::QueueUnit;
 use crate::fabric::FabricFacts;
 use crate::ids::PortId;
-use crate::packet::class;
+use crate::packet::{class, PacketKind};
 use crate::rng::Rng;
 use crate::units::Time;
 
@@ -180,6 +195,12 @@ scheme_params! {
         /// X_s before any short flow was measured; paper model only
         #[source = "dclb choice"]
         x_s_init_bytes: u64 (bytes) in 1..=1_000_000_000 = 10_000,
+        /// short packets at the top priority level, long ones below, best-effort at the lowest (needs topology.priority_queues >= 2)
+        #[source = "LBT §4.2 L202-L208, §5 L269 (short flows 'take priority', BE 'the lowest'); off: routing only, as shipped"]
+        short_priority: bool = false,
+        /// where a short flow is placed with the handshake on: syn (its SYN makes the entry, an RTT before its data) or first_data (the SYN leaves no entry)
+        #[source = "LBT L52, L202 ('the flow's first packet'); syn: a 5-tuple table sees the SYN first (as shipped); first_data: the queue the data will meet"]
+        short_placement: ShortPlacement = ShortPlacement::Syn,
     }
 }
 
@@ -210,6 +231,16 @@ param_choice! {
         Flow = "flow",
         /// Every packet to the shortest queue.
         Packet = "packet",
+    }
+}
+
+param_choice! {
+    /// Which packet places a short flow when the flow opens with a handshake.
+    pub enum ShortPlacement {
+        /// The SYN (the flow's first packet): it makes the flow's entry, and the data finds it.
+        Syn = "syn",
+        /// The first data packet: a SYN goes to the shortest queue and leaves no entry.
+        FirstData = "first_data",
     }
 }
 
@@ -543,6 +574,31 @@ impl Lbt {
     }
 }
 
+/// The class of a packet from what it carries alone (payload, BE bit, sequence offset), for a switch without
+/// a choice that only stamps priority (the class switch is then not sticky: a retransmitted early segment of a
+/// long flow reads short).
+fn class_of(pkt: &PacketMut, short_threshold: u64) -> Class {
+    if pkt.payload == 0 {
+        Class::Short
+    } else if pkt.lb.class & class::BEST_EFFORT != 0 {
+        Class::BestEffort
+    } else if (pkt.seq + pkt.payload as u64) & SEQ_MASK > short_threshold {
+        Class::Long
+    } else {
+        Class::Short
+    }
+}
+
+/// The priority level of a class on ports with `levels` levels: short the top, long the next, BE the lowest.
+fn level_of(cls: Class, levels: u8) -> u8 {
+    let lowest = levels.saturating_sub(1);
+    match cls {
+        Class::Short => 0,
+        Class::Long => 1.min(lowest),
+        Class::BestEffort => lowest,
+    }
+}
+
 /// The candidate with the shortest queue, ties uniformly at random.
 fn shortest(ports: &PortsView, rng: &mut Rng, candidates: &[PortId]) -> PortId {
     let (mut best, mut best_q, mut ties) = (candidates[0], u64::MAX, 0usize);
@@ -585,13 +641,33 @@ fn longest(ports: &PortsView, rng: &mut Rng, candidates: &[PortId], limit: u64, 
 
 impl SwitchBalancer for Lbt {
     fn hooks(&self) -> Hooks {
-        Hooks::CHOOSE_ONLY
+        // Stamping priority needs the first switch of every packet, also where it has no choice.
+        Hooks { choose_single: self.p.short_priority, ..Hooks::CHOOSE_ONLY }
     }
 
     fn choose(&mut self, cx: &mut SwitchCx, pkt: &mut PacketMut, candidates: &[PortId]) -> Decision {
+        if candidates.len() == 1 {
+            // Only with `short_priority` (`hooks`): no decision here, only the level at the first switch.
+            if pkt.hops == 1 {
+                let cls = class_of(pkt, self.p.short_threshold_bytes);
+                pkt.set_priority(level_of(cls, cx.ports.priority_levels(candidates[0])));
+            }
+            return Decision::Forward(candidates[0]);
+        }
         let (key, now) = (pkt.five_tuple(), cx.now);
         let g = if self.spine { cx.facts.leaf_of_host(pkt.dst).index() } else { 0 };
         self.admit(g, &cx.ports, candidates);
+        if pkt.kind == PacketKind::Syn && self.p.short_placement == ShortPlacement::FirstData {
+            // The SYN leaves no entry: the flow is placed by its first data packet.
+            let chosen = shortest(&cx.ports, cx.rng, candidates);
+            self.counters.decisions[Class::Short as usize] += 1;
+            self.counters.placements[Class::Short as usize] += 1;
+            self.last = Some(LastDecision { class: Class::Short, port: chosen, previous: None, threshold: 0, all_above: false });
+            if self.p.short_priority {
+                pkt.set_priority(level_of(Class::Short, cx.ports.priority_levels(chosen)));
+            }
+            return Decision::Forward(chosen);
+        }
         let (port, mut st) = match self.flows.live(key, now) {
             Some(e) => (e.port, e.data),
             None => (PortId::NONE, FlowData::default()),
@@ -650,6 +726,9 @@ impl SwitchBalancer for Lbt {
         st.placed = true;
         st.placed_as = cls;
         *self.flows.record(key, chosen, now) = st;
+        if self.p.short_priority {
+            pkt.set_priority(level_of(cls, cx.ports.priority_levels(chosen)));
+        }
         Decision::Forward(chosen)
     }
 

@@ -173,6 +173,24 @@ impl<'a> PortsView<'a> {
     pub fn queue_packets(&self, port: PortId) -> u32 {
         self.get(port).queue_packets_at(self.now)
     }
+    /// The port's strict-priority levels for data (`topology.priority_queues`; 1: one FIFO). Level 0 is
+    /// the top; a packet whose [`Packet::priority`] is past the lowest joins the lowest.
+    #[inline]
+    pub fn priority_levels(&self, port: PortId) -> u8 {
+        self.get(port).priority_levels()
+    }
+    /// Bytes queued at `port` in priority `level`'s FIFO (clamped to the lowest), the packet in service
+    /// included if it is of that level. [`PortsView::queue_bytes`] is the total, which buffer and ECN
+    /// threshold count; a packet of `level` waits behind this level and the ones above it.
+    #[inline]
+    pub fn level_queue_bytes(&self, port: PortId, level: u8) -> u64 {
+        self.get(port).level_bytes_at(self.now, level)
+    }
+    /// Packets queued at `port` in priority `level`'s FIFO (as [`PortsView::level_queue_bytes`]).
+    #[inline]
+    pub fn level_queue_packets(&self, port: PortId, level: u8) -> u32 {
+        self.get(port).level_packets_at(self.now, level)
+    }
     /// Time to drain this port's queue at its rate (the packet on the wire counted whole).
     #[inline]
     pub fn queue_delay(&self, port: PortId) -> Time {
@@ -250,8 +268,8 @@ impl<'a> PortsView<'a> {
     }
 }
 
-/// A packet as a balancer holds it: every field readable (through `Deref`), only the balancer header
-/// writable. Switches and edges never rewrite addresses, sequence numbers or timestamps.
+/// A packet as a balancer holds it: every field readable (through `Deref`), only the balancer header and
+/// the priority level writable. Switches and edges never rewrite addresses, sequence numbers or timestamps.
 pub struct PacketMut<'a> {
     pkt: &'a mut Packet,
 }
@@ -264,6 +282,12 @@ impl<'a> PacketMut<'a> {
     #[inline]
     pub fn lb_mut(&mut self) -> &mut LbHeader {
         &mut self.pkt.lb
+    }
+    /// Sets the packet's strict-priority level ([`Packet::priority`], 0 the top), as a switch remarks
+    /// DSCP: it holds at every later hop. A switch sets it in `choose`, before the packet joins its port.
+    #[inline]
+    pub fn set_priority(&mut self, level: u8) {
+        self.pkt.priority = level;
     }
 }
 

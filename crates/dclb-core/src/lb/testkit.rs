@@ -25,8 +25,8 @@
 use super::{Alarms, Decision, EdgeBalancer, EdgeCx, FlowView, MarkablePacket, PacketMut, PortsView, ProbeRequest, SwitchBalancer, SwitchCx, SwitchInfo, SwitchPlace};
 use crate::config::Config;
 use crate::fabric::Fabric;
-use crate::ids::{HostId, LeafId, PortId, SpineId};
-use crate::packet::Packet;
+use crate::ids::{FlowId, HostId, LeafId, PortId, SpineId};
+use crate::packet::{Packet, PacketKind};
 use crate::rng::Rng;
 use crate::units::Time;
 
@@ -90,9 +90,21 @@ impl SwitchBench {
     pub fn host_on_leaf(&self, leaf: LeafId) -> HostId {
         self.fabric.facts.host_on_leaf(leaf, 0)
     }
-    /// Pretends `port` holds `bytes` in its queue (what queue-reading balancers see).
+    /// Pretends `port` holds `bytes` in its queue (what queue-reading balancers see): the total only, not
+    /// any priority level's ([`SwitchBench::queue_packet`] queues real packets at a level).
     pub fn set_queue_bytes(&mut self, port: PortId, bytes: u64) {
         self.fabric.port_mut(port).queued_bytes = bytes;
+    }
+    /// Queues a data packet of `wire` bytes at priority `level` on `port`, admitted as the engine admits it
+    /// (drop-tail and marking on the port's total), so that the total and the per-level readings
+    /// ([`PortsView::level_queue_bytes`]) both see it; the bench never serves it. Whether the port took it.
+    pub fn queue_packet(&mut self, port: PortId, level: u8, wire: u32) -> bool {
+        let mut p = Packet::new(PacketKind::Data, FlowId::NONE, HostId(0), HostId(0));
+        (p.wire_bytes, p.priority) = (wire, level);
+        let port = self.fabric.port_mut(port);
+        // Arena ids matter only to a serialiser; the bench has none, so the position in the queue will do.
+        let pid = port.queue_packets();
+        port.admit(self.now, pid, &mut p).is_some()
     }
     pub fn queue_bytes(&self, port: PortId) -> u64 {
         self.fabric.port(port).queued_bytes

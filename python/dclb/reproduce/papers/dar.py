@@ -320,7 +320,7 @@ PAPER = Paper(
 # Sensitivity (issue #23 items 3-4; dclb.reproduce.sensitivity): the headline claims, re-judged under the settings
 # the paper does not state and under the other readings of DAR's rules. Kept apart from the claims above.
 
-from ..sensitivity import Headline, Sensitivity, around, needs_engine, not_applicable, reading, setting  # noqa: E402
+from ..sensitivity import Headline, Sensitivity, around, not_applicable, reading, setting  # noqa: E402
 
 #: The headline figures' scenario files.
 _HEADLINE_FILES = ("websearch.toml", "datamining.toml")
@@ -414,8 +414,15 @@ SENSITIVITY = Sensitivity(
         reading("lb.normal_paths=no_deadline", only=(DAR,), group="normal paths", note="non-deadline flows avoid every port a deadline flow uses"),
         reading("lb.normal_paths=not_best", only=(DAR,), group="normal paths", note="non-deadline flows avoid the best port"),
         reading("lb.normal_paths=all", only=(DAR,), group="normal paths", note="non-deadline flows on any port"),
-        needs_engine("B = unsent bytes (DAR)", "a DAR option for B as the bytes not yet sent (dclb: not yet acknowledged)", group="what B counts"),
-        needs_engine("slow-start-aware round count (DAR)", "a DAR option counting T_c, T_o in slow-start rounds instead of B/W", group="what B counts"),
-        needs_engine("strict priority for deadline packets (DAR)", "a strict-priority class for deadline packets at switch ports (§III.B.1: deadline packets 'take priority')", group="priority"),
+        reading("lb.remaining_basis=unsent", only=(DAR,), label="B = unsent bytes (DAR)", group="what B counts", note="B = flow size less the packet's sequence offset: the data in flight no longer counts (dclb: not yet acknowledged)"),
+        reading("lb.round_count=slow_start", only=(DAR,), label="slow-start-aware round count (DAR)", group="what B counts", note="T_o and T_c count log2(1 + B/W) rounds (a window doubling every round) instead of B/W"),
+        reading(
+            "topology.priority_queues=2",
+            "lb.deadline_priority=true",
+            only=(DAR,),
+            label="strict priority for deadline packets (DAR)",
+            group="priority",
+            note="two strict-priority queues per port: deadline flows' data on top, other data below (§III.B.1: deadline packets 'take priority')",
+        ),
     ),
 )

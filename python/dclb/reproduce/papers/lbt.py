@@ -549,7 +549,7 @@ PAPER = Paper(
 # Sensitivity (issue #23 items 3-4; dclb.reproduce.sensitivity): the headline claims, re-judged under the settings
 # the paper does not state and under the other readings of LBT's rules. Kept apart from the claims above.
 
-from ..sensitivity import Headline, Sensitivity, around, needs_engine, not_applicable, reading, setting  # noqa: E402
+from ..sensitivity import Headline, Sensitivity, around, not_applicable, reading, setting  # noqa: E402
 
 #: 16 hosts per leaf instead of 9 [G]: 15 normal senders and the last host best-effort on every leaf, as the shipped
 #: file has 8 and 1 (its sources name hosts by number, so the variant renames them).
@@ -600,7 +600,20 @@ SENSITIVITY = Sensitivity(
             group="literal Algorithm 1",
             note="the three literal readings together: per packet for every class, thresholds from eqs 8-11",
         ),
-        needs_engine("strict priority for short flows (LBT)", "a strict-priority class for short packets at switch ports (L200, L271: short flows 'take priority')", group="priority"),
-        needs_engine("short flows placed at their first data packet (LBT)", "an LBT option to place a flow at its first data packet instead of its SYN", group="placement"),
+        reading(
+            "topology.priority_queues=3",
+            "lb.short_priority=true",
+            only=(LBT,),
+            label="strict priority for short flows (LBT)",
+            group="priority",
+            note="three strict-priority queues per port: short packets on top, long below, best effort lowest (L202-L208, L269: short flows 'take priority', BE 'the lowest')",
+        ),
+        reading(
+            "lb.short_placement=first_data",
+            only=(LBT,),
+            label="short flows placed at their first data packet (LBT)",
+            group="placement",
+            note="the SYN leaves no flow entry, so a short flow takes the shortest queue when its data arrives, an RTT after its SYN",
+        ),
     ),
 )
