@@ -391,6 +391,10 @@ impl EdgeBalancer for Hermes {
         (self.cfg.probe_us > Time::ZERO).then_some(self.cfg.probe_us)
     }
 
+    fn probes_per_round(&self, active_leaves: usize) -> usize {
+        self.paths.sense().probes_per_round(active_leaves)
+    }
+
     fn sets_ect(&self) -> bool {
         self.cfg.edge_ect
     }

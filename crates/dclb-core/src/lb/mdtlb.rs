@@ -637,6 +637,11 @@ impl EdgeBalancer for Mdtlb {
         }
     }
 
+    /// Probing off (`probe_us = 0`), the timer only moves the thresholds.
+    fn probes_per_round(&self, active_leaves: usize) -> usize {
+        self.paths.sense().probes_per_round(active_leaves)
+    }
+
     fn state_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.paths.heap_bytes()
     }

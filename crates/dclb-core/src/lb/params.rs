@@ -306,6 +306,12 @@ impl Params {
         }
     }
 
+    /// The resolved value of number parameter `name` (as given, else its declared default, before presets,
+    /// scaling and resolution), `None` if the scheme declares no such number.
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.nums.get(name).copied()
+    }
+
     fn num(&self, name: &str) -> f64 {
         *self.nums.get(name).unwrap_or_else(|| panic!("undeclared number parameter {name}"))
     }
