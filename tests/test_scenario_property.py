@@ -309,7 +309,6 @@ RELATIONS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: scheme parameters declare their relations (scheme_params!) and Config::check refuses a low threshold above its high one")
 @settings(max_examples=40, deadline=timedelta(seconds=5), suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture], derandomize=True)
 @given(st.sampled_from(RELATIONS), st.integers(1, 1000), st.integers(1, 1000))
 def test_a_valid_dry_run_keeps_every_parameter_relation(bases, relation, low, high):

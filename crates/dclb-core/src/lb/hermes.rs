@@ -172,7 +172,7 @@ scheme_params! {
         #[source = "[LB] README T1; MDTLB Table 5"]
         #[rtt_us = LB_FABRIC_RTT_US]
         ecn_window_us: Time = 60.0,
-        /// probe interval (preset: readme 500, mdtlb 50)
+        /// probe interval (preset: readme 500, mdtlb 50); 0 = no probes (paths sensed from ACKs alone)
         #[source = "[LB] authors' scripts / README 100-500; MDTLB Table 5"]
         probe_us: Time = 500.0,
         /// probe destination leaves this host sent to recently, or every leaf

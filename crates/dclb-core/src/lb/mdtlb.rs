@@ -168,7 +168,8 @@ scheme_params! {
         #[source = "MDTLB Table 5 MDTLBT1"]
         #[rtt_us = LB_FABRIC_RTT_US]
         ecn_window_us: Time = 100.0,
-        /// probe interval; 0 = no probes
+        /// probe interval; 0 = no probes (paths sensed from ACKs alone; the timer still moves the thresholds
+        /// with adapt_trigger = timer)
         #[source = "MDTLB Table 5 MDTLBProbingInterval"]
         probe_us: Time = 50.0,
         /// probe destination leaves this host sent to recently, or every leaf
