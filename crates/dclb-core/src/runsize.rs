@@ -331,12 +331,18 @@ pub fn check_clock(cfg: &Config, fabric: &Fabric, i: usize, e: &SourceEstimate, 
             // Arrivals are random: ten times their expected span must fit.
             let span = e.last_us - s.start_us;
             if s.duration_us.is_none() && !fits(s.start_us + span / CLOCK_HEADROOM) {
+                let info = traffic::source_info(fabric, s);
+                let basis = if s.load_basis == crate::config::LoadBasis::Access { info.access_capacity_bps } else { info.fabric_capacity_bps };
                 return beyond(
                     f.key("load"),
                     format!(
-                        "{} flows arriving at {} per second from {} us: the last at about {} us, and arrivals are random, so {} times that span must fit",
+                        "{} flows arriving at {} per second (load {} of the {} capacity, {} bit/s, over flows of {} bytes on average) from {} us: the last at about {} us, and arrivals are random, so {} times that span must fit",
                         num(e.flows),
-                        num(arrival_rate(&traffic::source_info(fabric, s))),
+                        num(arrival_rate(&info)),
+                        num(s.load.unwrap_or(0.0)),
+                        s.load_basis.name(),
+                        num(basis),
+                        num(info.mean_size),
                         num(s.start_us),
                         num(e.last_us),
                         num(1.0 / CLOCK_HEADROOM)
@@ -371,22 +377,38 @@ pub fn check_clock(cfg: &Config, fabric: &Fabric, i: usize, e: &SourceEstimate, 
     if cfg.run.horizon_us.is_some() {
         return Ok(());
     }
-    let window = stall_window.as_us();
-    if e.end_us.is_finite() && e.end_us <= CLOCK_HEADROOM * Time::RANGE_US && fits(e.end_us + window) {
+    if !(e.end_us <= CLOCK_HEADROOM * Time::RANGE_US) {
+        return Err((
+            late_field(cfg, fabric, i, e),
+            format!(
+                "the flows of source {i} would end at about {} us at the earliest, beyond what the engine's clock can hold ({}; a run's estimated end must stay within {CLOCK_HEADROOM} of it, as the estimate leaves out queueing and timeouts); use values that keep the run's times within it, or set run.horizon_us",
+                num(e.end_us),
+                clock()
+            ),
+        ));
+    }
+    let window = stall_window_us(cfg, stall_window);
+    if fits(e.end_us + window) {
         return Ok(());
     }
-    let (field, what) = if e.end_us > CLOCK_HEADROOM * Time::RANGE_US {
-        (late_field(cfg, fabric, i, e), format!("the flows of source {i} would end at about {} us at the earliest", num(e.end_us)))
-    } else {
-        (stall_field(cfg, stall_window), format!("a run that stalls after its last flow's earliest end ({} us) is stopped by the no-progress watchdog only {} us later", num(e.end_us), num(window)))
-    };
     Err((
-        field,
+        stall_field(cfg, stall_window),
         format!(
-            "{what}, beyond what the engine's clock can hold ({}; a run's estimated end must stay within {CLOCK_HEADROOM} of it, as the estimate leaves out queueing and timeouts); use values that keep the run's times within it, or set run.horizon_us",
+            "the no-progress watchdog waits {} us (64 x the longest wait for a delivery) before it stops a stalled run, so a run that stalls after its last flow's earliest end ({} us) would run past what the engine's clock can hold ({}); use a shorter timeout, or set run.horizon_us",
+            num(window),
+            num(e.end_us),
             clock()
         ),
     ))
+}
+
+/// The no-progress watchdog's window in µs, as `build.rs` computes it but without saturating (its RTO and
+/// UDP parts recomputed beside the clock-bound `window`).
+fn stall_window_us(cfg: &Config, window: Time) -> f64 {
+    let tp = &cfg.transport;
+    let wire = (tp.mss_bytes + tp.header_bytes) as f64 * 8.0;
+    let udp = cfg.sources.iter().filter(|s| s.transport == TransportKind::Udp).map(|s| wire / (Rate::from_gbps(s.udp_rate_gbps).bps() as f64) * 1e6).fold(0.0, f64::max);
+    window.as_us().max(64.0 * tp.max_rto_us.max(tp.init_rto_us).max(udp))
 }
 
 /// What sets the no-progress watchdog's window (`build.rs`): the RTO's cap (or its initial value), the
@@ -394,7 +416,7 @@ pub fn check_clock(cfg: &Config, fabric: &Fabric, i: usize, e: &SourceEstimate, 
 fn stall_field(cfg: &Config, window: Time) -> FieldPath {
     let tp = &cfg.transport;
     let rto = tp.max_rto_us.max(tp.init_rto_us);
-    let covers = |us: f64| us * 64.0 >= window.as_us() * 0.999;
+    let covers = |us: f64| us * 64.0 >= stall_window_us(cfg, window) * 0.999;
     if covers(rto) {
         return FieldPath::of(if tp.init_rto_us > tp.max_rto_us { "transport.init_rto_us" } else { "transport.max_rto_us" });
     }
@@ -468,20 +490,20 @@ pub fn check_work(cfg: &Config, fabric: &Fabric, i: usize, e: &SourceEstimate) -
                 Some(h) => Err((
                     FieldPath::of("run.horizon_us"),
                     format!(
-                        "source {i}'s flows arrive at {} per second from start_us = {} us, so about {:.2} would start before the horizon at {} us; a source must be expected to start at least one flow (a later horizon, a higher load or an earlier start)",
+                        "source {i}'s flows arrive at {} per second from start_us = {} us, so about {} would start before the horizon at {} us; a source must be expected to start at least one flow (a later horizon, a higher load or an earlier start)",
                         num(rate),
                         num(s.start_us),
-                        e.started,
+                        num(e.started),
                         num(h)
                     ),
                 )),
                 None => Err((
                     f.key("duration_us"),
                     format!(
-                        "{} us of arrivals at {} flows per second makes about {:.2} flows; a source must be expected to make at least one (a longer duration_us or a higher load)",
+                        "{} us of arrivals at {} flows per second makes about {} flows; a source must be expected to make at least one (a longer duration_us or a higher load)",
                         num(window),
                         num(rate),
-                        e.started
+                        num(e.started)
                     ),
                 )),
             }
@@ -674,7 +696,7 @@ mod tests {
                 c.run.horizon_us = Some(100.0);
             })),
             ("traffic.sources[0].start_us: the flows of source 0 would end at about 1.8e13 us", Box::new(|c| c.sources[0].start_us = 1.8e13)),
-            ("transport.max_rto_us: a run that stalls after its last flow's earliest end", Box::new(|c| c.transport.max_rto_us = 1e12)),
+            ("transport.max_rto_us: the no-progress watchdog waits 6.4e13 us", Box::new(|c| c.transport.max_rto_us = 1e12)),
             ("traffic.sources[0].start_us: 20000000000000 us is beyond the engine's clock", Box::new(|c| c.sources[0].start_us = 2e13)),
             ("run.horizon_us: 20000000000000 us is beyond the engine's clock", Box::new(|c| c.run.horizon_us = Some(2e13))),
             ("lb.flowlet_timeout_us: 20000000000000 us is beyond the engine's clock", Box::new(|c| {

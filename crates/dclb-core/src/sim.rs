@@ -435,7 +435,7 @@ mod tests {
         // timeout lies past the clock's end; before the guard the run then spun at the clock's last instant.
         let mut cfg = stuck();
         cfg.transport.max_rto_us = 1e12;
-        assert!(cfg.check().unwrap_err().to_string().starts_with("transport.max_rto_us: a run that stalls"));
+        assert!(cfg.check().unwrap_err().to_string().starts_with("transport.max_rto_us: the no-progress watchdog waits 6.4e13 us"));
         let mut sim = Simulation::build(&cfg, find_scheme("ecmp").unwrap()).unwrap();
         assert!(sim.run(1_000_000), "the run must stop");
         let e = sim.error().unwrap_or_else(|| panic!("stopped with an error: at {:?}, {} events, {} pending, {} ended", sim.now(), sim.events(), sim.sched.pending(), sim.flows_ended()));
