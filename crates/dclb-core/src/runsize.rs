@@ -367,7 +367,7 @@ pub fn check_clock(cfg: &Config, fabric: &Fabric, i: usize, e: &SourceEstimate, 
         let due = match s.deadline {
             DeadlineModel::Fixed { us } => Some(("us", us)),
             DeadlineModel::Uniform { hi_us, .. } => Some(("hi_us", hi_us)),
-            DeadlineModel::Slack { factor } => Some(("factor", factor * slowest_ideal_us(cfg, fabric, s, e))),
+            DeadlineModel::Slack { factor } => Some(("factor", factor * slowest_ideal_us(cfg, fabric, s))),
             DeadlineModel::None => None,
         };
         if let Some((name, d)) = due.filter(|&(_, d)| !fits(e.last_us + d)) {
@@ -430,10 +430,10 @@ fn stall_field(cfg: &Config, window: Time) -> FieldPath {
 
 /// The longest ideal completion time of a source's largest flow, in µs: its bytes at the slowest host or
 /// working leaf-spine rate, and four crossings of the longest delays (a bound for a slack deadline).
-fn slowest_ideal_us(cfg: &Config, fabric: &Fabric, s: &SourceConfig, e: &SourceEstimate) -> f64 {
+fn slowest_ideal_us(cfg: &Config, fabric: &Fabric, s: &SourceConfig) -> f64 {
     let slowest = fabric.ports.iter().filter(|p| p.up).map(|p| p.rate.bps()).min().unwrap_or(1).max(1) as f64;
     let delay = fabric.ports.iter().map(|p| p.delay.as_us()).fold(0.0, f64::max);
-    let size = largest_bytes(s, e.flows.max(1.0));
+    let size = largest_bytes(s, traffic::source_info(fabric, s).mean_size);
     let wire = size * (1.0 + cfg.transport.header_bytes as f64 / cfg.transport.mss_bytes as f64) + cfg.transport.header_bytes as f64;
     wire * 8.0 / slowest * 1e6 + 8.0 * delay
 }
