@@ -207,10 +207,7 @@ impl Simulation {
         let due_by = self.horizon.min(Time(u64::MAX - 1));
         while !self.finished && self.sched.processed() < limit {
             let Some((now, ev)) = self.sched.pop_by(due_by) else {
-                self.finished = true;
-                if self.horizon == Time::MAX && self.hosts.ended() < flows {
-                    self.stop_at_clock_end(flows - self.hosts.ended());
-                }
+                self.out_of_events(flows);
                 break;
             };
             if self.hosts.active() == 0 {
@@ -229,8 +226,7 @@ impl Simulation {
                 self.finished = true;
             }
             if self.sched.processed() % WATCH_EVENTS == 0 {
-                self.watch_memory(now);
-                self.watch_events(now);
+                self.watch(now);
             }
         }
         self.finished
@@ -283,6 +279,24 @@ impl Simulation {
             span(self.stall_window)
         ));
         self.finished = true;
+    }
+
+    /// The run has no event left due by the horizon (or before the clock's end): it is finished, with an
+    /// error when it has no horizon and some of its `flows` have not ended. Out of the loop's way (cold).
+    #[cold]
+    #[inline(never)]
+    fn out_of_events(&mut self, flows: u64) {
+        self.finished = true;
+        if self.horizon == Time::MAX && self.hosts.ended() < flows {
+            self.stop_at_clock_end(flows - self.hosts.ended());
+        }
+    }
+
+    /// The watchdogs that run every [`WATCH_EVENTS`] events (memory, events), out of the loop's way.
+    #[inline(never)]
+    fn watch(&mut self, now: Time) {
+        self.watch_memory(now);
+        self.watch_events(now);
     }
 
     /// Stops a run without a horizon that has no event left before the clock's end while `unfinished` flows
