@@ -129,11 +129,12 @@ impl Rate {
         self.0 as f64 / 1e9
     }
     /// Serialization time of `bytes` on a link of this rate, rounded up to the next picosecond so that a
-    /// link never carries more than its rate.
+    /// link never carries more than its rate. A time beyond the clock saturates at [`Time::MAX`] (a flow's
+    /// ideal time at 1 bit/s can be; a cast would wrap it): it then reads as "no such time".
     pub fn tx_time(self, bytes: Bytes) -> Time {
         let num = bytes.bits() * 1_000_000_000_000u128;
         let r = self.0 as u128;
-        Time(num.div_ceil(r) as u64)
+        Time(num.div_ceil(r).min(u64::MAX as u128) as u64)
     }
     /// Bytes this rate carries in `t` (rounded down).
     pub fn bytes_in(self, t: Time) -> f64 {
@@ -168,6 +169,13 @@ mod tests {
         assert_eq!(Time(1).checked_add(Time(2)), Some(Time(3)));
         // `+` saturates: the guards of the module doc keep that out of results.
         assert_eq!(Time(u64::MAX - 1) + Time(5), Time::MAX);
+    }
+
+    #[test]
+    fn a_serialisation_time_beyond_the_clock_saturates_rather_than_wraps() {
+        // 10^18 bytes at 10 Gbps is 8 x 10^20 ps; `as u64` made it 6.2 x 10^18 (wrapped).
+        assert_eq!(Rate::from_gbps(10.0).tx_time(Bytes(1_000_000_000_000_000_000)), Time::MAX);
+        assert_eq!(Rate(1).tx_time(Bytes(65_040)), Time(520_320_000_000_000_000));
     }
 
     #[test]
