@@ -148,3 +148,81 @@ def test_a_run_that_outgrows_its_memory_stops_with_an_error(tmp_path):
 @pytest.mark.parametrize("option, field", [("topology.fabric_rate_gbps=1e-12", "topology.fabric_rate_gbps"), ("topology.links=[{leaf=0,spine=0,rate_gbps=1e-12}]", "topology.links[0].rate_gbps")])
 def test_a_rate_below_one_bit_per_second_is_refused_not_a_panic(tiny, option, field):
     _error_line(_cli("run", str(tiny), "--set", option, "--no-store"), f"error: {field}: ", "1 bit")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Issue #24: the clock's range, runs with nothing to do, contradictory parameters, runs that never end. The
+# engine decides each (Config::check, the running simulation); here, the user's one line and exit 2.
+
+
+@pytest.mark.parametrize(
+    "options, needles",
+    [
+        (["topology.host_rate_gbps=1e-9"], ["error: topology.host_rate_gbps: the flows of ", "at the earliest", "clock", "picoseconds in 64 bits"]),
+        (["traffic.load=1e-12"], ["error: traffic.load: 60 flows arriving at ", "clock"]),
+        (['traffic.transport="udp"', "traffic.udp_rate_gbps=1e-9"], ["error: traffic.udp_rate_gbps: ", "clock"]),
+        (["traffic.start_us=1.8e13", "traffic.duration_us=1e12"], ["error: traffic.duration_us: start_us + duration_us = 1.9e13 us", "clock"]),
+        (["traffic.start_us=1.8e13", 'traffic.deadline={kind="fixed", us=1e12}'], ["error: traffic.deadline.us: the last flow's deadline", "clock"]),
+        (["transport.max_rto_us=1e12"], ["error: transport.max_rto_us: the no-progress watchdog waits 6.4e13 us", "clock"]),
+    ],
+)
+def test_times_beyond_the_clock_are_one_line_before_the_run(tiny, options, needles):
+    # Each ran to "flows completed" with every FCT 0 and 18,446,744 s of simulated time (the clock saturated).
+    args = [a for o in options for a in ("--set", o)]
+    _error_line(_cli("run", str(tiny), *args, "--no-store"), *needles)
+    _error_line(_cli("run", str(tiny), *args, "--dry-run"), *needles)
+
+
+def test_a_source_with_nothing_to_do_is_one_line_before_the_run(tiny):
+    _error_line(_cli("run", str(tiny), "--set", "traffic.duration_us=1e-6", "--no-store"), "error: traffic.duration_us: 1e-6 us of arrivals at ", "at least one")
+    _error_line(_cli("run", str(tiny), "--set", "run.horizon_us=10", "--dry-run"), "error: run.horizon_us: ", "would start before the horizon")
+
+
+@pytest.mark.parametrize(
+    "options, needles",
+    [
+        (['lb.scheme="hermes"', "lb.rtt_low_us=200", "lb.rtt_high_us=100"], ["error: lb.rtt_low_us: lb.rtt_low_us = 200 us and lb.rtt_high_us = 100 us break rtt_low_us <= rtt_high_us: "]),
+        (['lb.scheme="mdtlb"', "lb.portion_small=0.9", "lb.portion_big=0"], ["error: lb.portion_small: ", "break portion_small <= portion_big"]),
+        (['lb.scheme="lbt"', "lb.q_min_bytes=5000", "lb.q1_max_bytes=3000"], ["error: lb.q_min_bytes: ", "break q_min_bytes <= q1_max_bytes if q1_max_bytes > 0"]),
+        # Only the upper bound given, below the published lower one: the given one is named.
+        (['lb.scheme="hermes"', 'lb.timing="published"', "lb.rtt_high_us=50"], ["error: lb.rtt_high_us: lb.rtt_low_us = 60 us (not given: the default"]),
+    ],
+)
+def test_contradictory_scheme_parameters_are_one_line(tiny, options, needles):
+    args = [a for o in options for a in ("--set", o)]
+    _error_line(_cli("run", str(tiny), *args, "--dry-run"), *needles)
+
+
+def test_the_schemes_list_their_relations():
+    result = _cli("schemes", "--json")
+    assert result.returncode == 0, result.stderr
+    relations = {s["name"]: [r["relation"] for r in s["relations"]] for s in json.loads(result.stdout)}
+    assert relations["hermes"] == ["rtt_low_us <= rtt_high_us"]
+    assert "q_min_bytes <= q1_max_bytes if q1_max_bytes > 0" in relations["lbt"]
+    assert relations["ecmp"] == []
+    shown = _cli("schemes")
+    assert "rtt_low_us <= rtt_high_us" in shown.stdout
+
+
+def test_a_run_beyond_the_event_limit_is_refused_and_the_limit_can_be_raised(tiny):
+    # Hermes probing every picosecond: the run "ran forever" (issue #24); its probes are in the estimate now.
+    args = ["--set", 'lb.scheme="hermes"', "--set", "lb.probe_us=1e-6", "--dry-run"]
+    _error_line(_cli("run", str(tiny), *args), "error: lb.probe_us: the run would take about ", "hermes probes", "more than the limit of 100.0 G", "DCLB_EVENT_LIMIT=none")
+    insisted = subprocess.run([shutil.which("dclb") or str(Path(sys.executable).parent / "dclb"), "run", str(tiny), *args], capture_output=True, text=True, timeout=120, env={**os.environ, "DCLB_EVENT_LIMIT": "none"})
+    assert insisted.returncode == 0, insisted.stderr
+
+
+def test_a_run_held_to_its_event_limit_stops_when_only_timers_run(tmp_path):
+    # One flow whose only path is a blackhole, and a sampler ticking every microsecond: the run's estimate
+    # (about 1,200 events) is within a limit of 200,000, but while the flow retries at its RTO the sampler
+    # alone keeps the run busy; the limit stops it long before the 64 s no-progress window would.
+    scenario = tmp_path / "stuck.toml"
+    scenario.write_text(
+        "[topology]\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n[[topology.links]]\nleaf = 0\nspine = 0\nblackhole = true\n"
+        '[traffic]\npattern = "list"\nflow_list = [{start_us = 0, src = 0, dst = 1, size_bytes = 100000}]\n'
+        "[run]\nsampler = { interval_us = 1, ports = [2] }\n"
+    )
+    exe = shutil.which("dclb") or str(Path(sys.executable).parent / "dclb")
+    env = {**os.environ, "DCLB_MEMORY_LIMIT": "8GB", "DCLB_EVENT_LIMIT": "2e5"}
+    result = subprocess.run([exe, "run", str(scenario), "--no-store"], capture_output=True, text=True, timeout=120, env=env)
+    _error_line(result, "error: run: at ", "more than the limit of 200.0 k (DCLB_EVENT_LIMIT=2e5; set DCLB_EVENT_LIMIT=none", "no flow has delivered a byte since 0.0 us")

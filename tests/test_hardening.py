@@ -75,7 +75,6 @@ def _engine_config_of(tmp_path: Path, **changes: float) -> str:
     return json.dumps(config)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: Config::check must refuse a run whose times can exceed the clock (the front's estimate is not the one authority)")
 def test_the_engines_check_refuses_times_beyond_its_clock(tmp_path):
     with pytest.raises(_core.ConfigError) as caught:
         _core.check_config(_engine_config_of(tmp_path, host_rate_gbps=1e-9))
@@ -128,7 +127,6 @@ def test_a_source_that_started_no_flow_is_a_warning_a_caller_can_make_an_error(t
 # Wrong results that look valid: contradictory scheme parameters (the engine's relations)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: scheme parameters declare their relations beside their ranges (scheme_params!) and Config::check enforces them")
 @pytest.mark.parametrize("scheme, settings, field", [
     ("hermes", ["lb.rtt_low_us=200", "lb.rtt_high_us=100"], "lb.rtt_low_us"),
     ("mdtlb", ["lb.rtt_low_s_us=200", "lb.rtt_high_s_us=100"], "lb.rtt_low_s_us"),

@@ -271,6 +271,9 @@ def schemes_cmd(as_json: bool) -> None:
             elif isinstance(default, float):
                 default = str(int(default)) if default.is_integer() and abs(default) < 1e15 else repr(default)
             console.print(f"    lb.{p['name']} = {escape(str(default))}{unit}{escape(choices)}{scaled}: {escape(p['doc'])}  [dim]{escape('[' + p['source'] + ']')}[/dim]", markup=True)
+        for r in s.get("relations", []):
+            # Checked on the values the scheme runs with (presets, lb.timing applied): a broken one is an error.
+            console.print(f"    must hold: {escape(r['relation'])}  [dim]({escape(r['why'])})[/dim]", markup=True)
 
 
 @cli.command("workloads")

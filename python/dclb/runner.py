@@ -88,8 +88,11 @@ def simulate(
         return sc._resolution.user_error(error) if sc._resolution is not None else ScenarioError(str(error))
 
     try:
-        # Held to the memory this machine (a sweep's worker, too) has now; see dclb.memory.
-        sim = _core.Simulation(config, memory_limit())
+        # Held to the memory this machine (a sweep's worker, too) has now (dclb.memory), and to the event limit
+        # (dclb.preview).
+        from .preview import engine_event_limit
+
+        sim = _core.Simulation(config, memory_limit(), engine_event_limit())
     except _core.ConfigError as e:  # the engine's own validation, naming the field
         raise user_error(e) from None
     try:
@@ -211,7 +214,7 @@ class SourceWithoutFlows(UserError, UserWarning):
 def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float, strict: bool = False) -> None:
     """What a run that some source started no flow in is: an error when no source started one (the run has
     nothing to report: it is refused, not stored), else a :class:`SourceWithoutFlows` warning naming the
-    source. The check before the run (:mod:`dclb.preview`) makes sure each source is expected to start one;
+    source. The engine's check before the run makes sure each source is expected to start one;
     a poisson count is random, so this is where a shortfall shows."""
     import numpy as np
 

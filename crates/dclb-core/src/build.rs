@@ -145,7 +145,7 @@ const STALL_FACTOR: u64 = 64;
 /// that lost everything retries once per RTO), one round trip of the slowest port of each role with its
 /// buffer full, plus the resequencing timeout (data a receiver may hold back), and the gap between two
 /// packets of the slowest UDP source.
-fn stall_window(cfg: &Config, fabric: &crate::fabric::Fabric, tp: &TcpParams) -> Time {
+pub(crate) fn stall_window(cfg: &Config, fabric: &crate::fabric::Fabric, tp: &TcpParams) -> Time {
     let full = tp.mss + tp.header as u64;
     let mut hop = [Time::ZERO; 4];
     for p in &fabric.ports {

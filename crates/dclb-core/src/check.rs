@@ -13,37 +13,46 @@
 //!
 //! ```text
 //!  fields    Config::validate: each value alone and with its neighbours (ranges, host indices, id space,
-//!            CDFs, what each pattern needs, priority rules within the ports' levels, a round trip shorter
-//!            than the longest RTO), without building anything
+//!            every time within the clock, CDFs with a mean of at least a byte, what each pattern needs,
+//!            priority rules within the ports' levels, a round trip shorter than the longest RTO), without
+//!            building anything
 //!  memory    the fabric's memory (and the sampler's over a horizon) within the caller's limit, before the
 //!            fabric is built (crate::memory)
 //!  fabric    built from the topology: the failed links leave every pair of leaves a path; every port's
 //!            buffer holds a full-size packet and its ECN threshold leaves room for one below the buffer
-//!  scheme    it exists, and its parameters resolve within their declared ranges; an option that sets
-//!            packets' priority needs priority queues, a rate estimator needs FIFO ports
+//!  scheme    it exists, and its parameters resolve within their declared ranges and relations; an option
+//!            that sets packets' priority needs priority queues, a rate estimator needs FIFO ports
 //!  run       a horizon when flows never end; sampled ports exist
 //!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
 //!            sizes below the "never ends" size, a load its leaf uplinks carry, arrivals no finer than
 //!            the 1 ps clock, a flow count within the 32-bit flow ids
+//!  clock     every time the run computes from the config within the clock, the estimated end of a run
+//!            without a horizon within a tenth of it (crate::runsize)
+//!  work      every source expected to start a flow before the run ends (crate::runsize)
 //!  memory    the whole run (fabric, flows, sampler rows) within the caller's limit, before any flow is drawn
+//!  events    the run's estimated events (packets, balancer timers, probes, sampler ticks) within the
+//!            caller's limit (crate::runsize)
 //!  sampler   sampled flow ids exist
 //! ```
 //!
-//! The memory stages apply only when the caller gives a limit ([`Config::check_within`]): how much memory
-//! a run may use is the machine's business, not the scenario's, and the Python front passes it.
+//! The memory and event stages apply only when the caller gives a limit ([`Config::check_within`]): how
+//! much memory and engine time a run may take is the machine's and the user's business, not the scenario's,
+//! and the Python front passes both (with the way to insist).
 //!
 //! The last stage needs the run's flow count. It is known in closed form for every source except a
 //! poisson source bounded by time, whose count depends on its random arrivals; only then, and only when
 //! the sampler names flows, are the flows generated, exactly as the run will generate them.
 
+use crate::build::stall_window;
 use crate::config::{Config, ConfigError, DeadlineModel, FieldPath, Pattern, PriorityRule, QueueUnit, RunConfig, SourceConfig, TopologyConfig, TransportConfig, TransportKind};
 use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin, PortRole};
 use crate::lb::params::ParamType;
-use crate::lb::{find_scheme, BuildCx, Installed, ParamValue, Params, SwitchInfo};
+use crate::lb::{find_scheme, BuildCx, Installed, ParamValue, Params, SchemeSpec, SwitchInfo};
 use crate::memory::{Estimate, MemoryLimit};
+use crate::runsize::{self, EventLimit, RunSize};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
-use crate::units::Rate;
+use crate::units::{Rate, Time};
 
 /// Most flows a run can have: flows are numbered with 32-bit ids.
 const MAX_FLOWS: u64 = u32::MAX as u64;
@@ -61,39 +70,57 @@ const PRIORITY_OPTIONS: [&str; 2] = ["short_priority", "deadline_priority"];
 /// Port roles that take their own ECN threshold.
 const ECN_ROLES: [&str; 4] = ["host_up", "leaf_up", "leaf_down", "spine_down"];
 
+/// What a caller holds a run to, each only when given: its memory ([`crate::memory`]) and its events
+/// ([`crate::runsize`]).
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub memory: Option<MemoryLimit>,
+    pub events: Option<EventLimit>,
+}
+
+/// What the check learned of a config it passed: the run's memory estimate and its size (sources, length,
+/// events).
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub memory: Estimate,
+    pub size: RunSize,
+}
+
 impl Config {
     /// Every rule this config must satisfy to run; the first one broken, naming its field.
     pub fn check(&self) -> Result<(), ConfigError> {
-        self.check_stages(true, None).map(|_| ())
+        self.check_stages(true, &Limits::default()).map(|_| ())
     }
 
-    /// [`Config::check`], and the run's memory within `limit` ([`crate::memory`]); returns the estimate.
-    pub fn check_within(&self, limit: Option<&MemoryLimit>) -> Result<Estimate, ConfigError> {
-        self.check_stages(true, limit)
+    /// [`Config::check`], and the run's memory and events within `limits`; returns what it estimated.
+    pub fn check_within(&self, limits: &Limits) -> Result<Checked, ConfigError> {
+        self.check_stages(true, limits)
     }
 
     /// Every rule of [`Config::check`] but the scheme's, for a scheme given to the engine directly
-    /// ([`crate::Simulation::with_scheme`]) rather than named in `lb.scheme`.
+    /// ([`crate::Simulation::with_scheme`]) rather than named in `lb.scheme` (its timers are then left out
+    /// of the event estimate).
     pub fn check_except_scheme(&self) -> Result<(), ConfigError> {
-        self.check_stages(false, None).map(|_| ())
+        self.check_stages(false, &Limits::default()).map(|_| ())
     }
 
-    fn check_stages(&self, scheme: bool, limit: Option<&MemoryLimit>) -> Result<Estimate, ConfigError> {
+    fn check_stages(&self, scheme: bool, limits: &Limits) -> Result<Checked, ConfigError> {
         self.validate()?;
         // The memory estimate and the scheme registry still answer with a line of text (`field: what`).
-        Estimate::before_build(self).within(limit).map_err(ConfigError::from_line)?;
+        Estimate::before_build(self).within(limits.memory.as_ref()).map_err(ConfigError::from_line)?;
         let fabric = Fabric::build(&self.topology, &self.transport);
         check_connected(&fabric)?;
         check_buffers(self, &fabric)?;
-        if scheme {
-            check_scheme(self, &fabric)?;
-        }
+        let scheme = if scheme { Some(check_scheme(self, &fabric)?) } else { None };
         check_run(self, &fabric)?;
         let traffic = check_traffic(self, &fabric)?;
-        let estimate = Estimate::of_run(self, &traffic.flows, traffic.span_us);
-        estimate.within(limit).map_err(ConfigError::from_line)?;
+        let size = check_run_size(self, &fabric, &traffic)?;
+        let memory = Estimate::of_run(self, &traffic.flows, traffic.span_us);
+        memory.within(limits.memory.as_ref()).map_err(ConfigError::from_line)?;
+        let size = RunSize { events: runsize::events(self, &fabric, scheme.as_ref().map(|(s, p)| (*s, p)), &size.sources, size.sim_time_us), ..size };
+        size.within(limits.events.as_ref()).map_err(ConfigError::from_line)?;
         check_sampled_flows(self, &fabric)?;
-        Ok(estimate)
+        Ok(Checked { memory, size })
     }
 
     /// The first stage of [`Config::check`]: each field alone and with its neighbours. Everything later
@@ -140,6 +167,21 @@ fn non_negative(v: f64, field: &FieldPath) -> Result<(), ConfigError> {
     } else {
         Err(error(field, format!("must be zero or positive, got {v}")))
     }
+}
+
+/// A time in µs the engine converts to its clock: zero or positive, and within the clock's range.
+fn time_us(v: f64, field: &FieldPath) -> Result<(), ConfigError> {
+    non_negative(v, field)?;
+    if Time::try_from_us_f64(v).is_none() {
+        return Err(error(field, format!("{v} us is beyond the engine's clock ({} us, picoseconds in 64 bits)", Time::RANGE_US)));
+    }
+    Ok(())
+}
+
+/// A positive time in µs within the clock's range.
+fn positive_time_us(v: f64, field: &FieldPath) -> Result<(), ConfigError> {
+    positive(v, field)?;
+    time_us(v, field)
 }
 
 /// A link or sending rate: positive, and at least the engine's 1 bit/s (a lower rate rounds to 0 and
@@ -190,8 +232,8 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), ConfigError> {
     let topology = FieldPath::of("topology");
     rate(t.host_rate_gbps, &topology.key("host_rate_gbps"))?;
     rate(t.fabric_rate_gbps, &topology.key("fabric_rate_gbps"))?;
-    non_negative(t.host_delay_us, &topology.key("host_delay_us"))?;
-    non_negative(t.fabric_delay_us, &topology.key("fabric_delay_us"))?;
+    time_us(t.host_delay_us, &topology.key("host_delay_us"))?;
+    time_us(t.fabric_delay_us, &topology.key("fabric_delay_us"))?;
     validate_queue_unit(t)?;
     if !(1..=MAX_PRIORITY_QUEUES).contains(&t.priority_queues) {
         return Err(error(&topology.key("priority_queues"), format!("must be 1 (one FIFO per port, no priorities) to {MAX_PRIORITY_QUEUES}, got {}", t.priority_queues)));
@@ -225,7 +267,7 @@ fn validate_topology(t: &TopologyConfig) -> Result<(), ConfigError> {
             rate(r, &f.key("rate_gbps"))?;
         }
         if let Some(d) = o.delay_us {
-            non_negative(d, &f.key("delay_us"))?;
+            time_us(d, &f.key("delay_us"))?;
         }
         if !(0.0..=1.0).contains(&o.loss_rate) {
             return Err(error(&f.key("loss_rate"), format!("must be a probability in [0, 1], got {}", o.loss_rate)));
@@ -278,10 +320,10 @@ fn validate_transport(tp: &TransportConfig) -> Result<(), ConfigError> {
     if let Some(b) = tp.init_ssthresh_bytes {
         at_least_one(b, &f("init_ssthresh_bytes"))?;
     }
-    positive(tp.min_rto_us, &f("min_rto_us"))?;
-    positive(tp.init_rto_us, &f("init_rto_us"))?;
-    positive(tp.max_rto_us, &f("max_rto_us"))?;
-    non_negative(tp.rto_granularity_us, &f("rto_granularity_us"))?;
+    positive_time_us(tp.min_rto_us, &f("min_rto_us"))?;
+    positive_time_us(tp.init_rto_us, &f("init_rto_us"))?;
+    positive_time_us(tp.max_rto_us, &f("max_rto_us"))?;
+    time_us(tp.rto_granularity_us, &f("rto_granularity_us"))?;
     if !(tp.dctcp_g > 0.0 && tp.dctcp_g <= 1.0) {
         return Err(error(&f("dctcp_g"), format!("must be in (0, 1], got {}", tp.dctcp_g)));
     }
@@ -297,7 +339,7 @@ fn validate_transport(tp: &TransportConfig) -> Result<(), ConfigError> {
         )),
         _ => Ok(()),
     }?;
-    non_negative(tp.reseq_timeout_us, &f("reseq_timeout_us"))?;
+    time_us(tp.reseq_timeout_us, &f("reseq_timeout_us"))?;
     if tp.dsack_undo && !tp.sack {
         return Err(error(&f("dsack_undo"), "needs transport.sack = true (D-SACKs come with SACK)"));
     }
@@ -306,10 +348,10 @@ fn validate_transport(tp: &TransportConfig) -> Result<(), ConfigError> {
 
 fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     if let Some(h) = r.horizon_us {
-        positive(h, &FieldPath::of("run.horizon_us"))?;
+        positive_time_us(h, &FieldPath::of("run.horizon_us"))?;
     }
     if let Some(s) = &r.sampler {
-        positive(s.interval_us, &FieldPath::of("run.sampler.interval_us"))?;
+        positive_time_us(s.interval_us, &FieldPath::of("run.sampler.interval_us"))?;
     }
     Ok(())
 }
@@ -318,9 +360,9 @@ fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), Co
     validate_hosts(s, f, hosts)?;
     validate_sizes(s, f)?;
     validate_pattern_needs(s, f)?;
-    non_negative(s.start_us, &f.key("start_us"))?;
-    non_negative(s.spread_us, &f.key("spread_us"))?;
-    non_negative(s.period_us, &f.key("period_us"))?;
+    time_us(s.start_us, &f.key("start_us"))?;
+    time_us(s.spread_us, &f.key("spread_us"))?;
+    time_us(s.period_us, &f.key("period_us"))?;
     if s.transport == TransportKind::Udp {
         rate(s.udp_rate_gbps, &f.key("udp_rate_gbps"))?;
     }
@@ -335,9 +377,9 @@ fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), Co
         if l.src == l.dst {
             return Err(error(&lf, format!("src and dst are the same host ({}); a flow needs two different hosts", l.src)));
         }
-        non_negative(l.start_us, &lf.key("start_us"))?;
+        time_us(l.start_us, &lf.key("start_us"))?;
         if let Some(d) = l.deadline_us {
-            positive(d, &lf.key("deadline_us"))?;
+            positive_time_us(d, &lf.key("deadline_us"))?;
         }
     }
     Ok(())
@@ -399,6 +441,12 @@ fn validate_sizes(s: &SourceConfig, f: &FieldPath) -> Result<(), ConfigError> {
         validate_cdf(&c.points, &wf)?;
         positive(c.weight, &wf.key("weight"))?;
         bounded(c.points[c.points.len() - 1].0, &wf)?;
+        // Flows of less than a byte on average are empty flows: a source of them would move nothing, and
+        // its arrivals (load over mean size) would crowd below the clock's resolution.
+        let mean = traffic::cdf::Cdf::new(c.points.clone()).mean();
+        if !(mean >= 1.0) {
+            return Err(error(&wf, format!("the CDF's mean is {mean} bytes, below one byte: its flows would carry nothing; give sizes of at least 1 byte")));
+        }
     }
     for (i, l) in s.list.iter().enumerate() {
         let lf = f.key("list").index(i).key("size_bytes");
@@ -427,7 +475,7 @@ fn validate_pattern_needs(s: &SourceConfig, f: &FieldPath) -> Result<(), ConfigE
                 return Err(error(&f.key("flows"), "a poisson source needs `flows` (a count) or `duration_us`"));
             }
             if let Some(d) = s.duration_us {
-                positive(d, &f.key("duration_us"))?;
+                positive_time_us(d, &f.key("duration_us"))?;
             }
         }
         Pattern::Group if s.flows.is_none() => return Err(error(&f.key("flows"), "a group source needs a flow count")),
@@ -441,11 +489,11 @@ fn validate_pattern_needs(s: &SourceConfig, f: &FieldPath) -> Result<(), ConfigE
 fn validate_deadline(d: &DeadlineModel, f: &FieldPath) -> Result<(), ConfigError> {
     match d {
         DeadlineModel::None => Ok(()),
-        DeadlineModel::Fixed { us } => positive(*us, &f.key("us")),
+        DeadlineModel::Fixed { us } => positive_time_us(*us, &f.key("us")),
         DeadlineModel::Uniform { lo_us, hi_us } => {
-            positive(*lo_us, &f.key("lo_us"))?;
+            positive_time_us(*lo_us, &f.key("lo_us"))?;
             if hi_us >= lo_us {
-                Ok(())
+                time_us(*hi_us, &f.key("hi_us"))
             } else {
                 Err(error(&f.key("hi_us"), format!("must be at least lo_us ({lo_us}), got {hi_us}")))
             }
@@ -622,7 +670,10 @@ fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (FieldPath, St
     (field, value)
 }
 
-fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
+/// The scheme exists and its parameters resolve (ranges, relations, durations within the clock); an option
+/// that sets packets' priority has levels to set, and a scheme with a rate estimator has FIFO ports. Returns
+/// the scheme and its parameters, for the event estimate (the scheme's timers).
+fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, Params), ConfigError> {
     let spec = find_scheme(&cfg.lb.scheme)?;
     let params = Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
     let levels = cfg.topology.priority_queues;
@@ -642,7 +693,7 @@ fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
             }
         }
     }
-    Ok(())
+    Ok((spec, params))
 }
 
 fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
@@ -661,9 +712,11 @@ fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
 // Traffic
 
 /// What the traffic check learns on the way: each source's flow count (expected, for a poisson source
-/// bounded by time) with the field that sets it, and how long the arrivals last (for the memory estimate).
+/// bounded by time) with the field that sets it, as a path for the memory estimate and as the field's name
+/// within the source for the run's size, and how long the arrivals last (for the memory estimate).
 struct TrafficFacts {
     flows: Vec<(f64, String)>,
+    counts: Vec<(f64, &'static str)>,
     span_us: f64,
 }
 
@@ -671,7 +724,7 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
     let hpl = cfg.topology.hosts_per_leaf;
     let mut fabric_load = 0.0;
     let mut flows = 0.0;
-    let mut facts = TrafficFacts { flows: Vec::new(), span_us: 0.0 };
+    let mut facts = TrafficFacts { flows: Vec::new(), counts: Vec::new(), span_us: 0.0 };
     for (i, s) in cfg.sources.iter().enumerate() {
         let f = source_field(i);
         check_makes_flows(s, hpl, &f)?;
@@ -679,8 +732,9 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
         if s.pattern == Pattern::Poisson {
             fabric_load += check_poisson(s, &info, hpl, &f)?;
         }
-        let (n, field) = flow_count(s, &info);
-        let field = f.key(field);
+        let (n, name) = flow_count(s, &info);
+        facts.counts.push((n, name));
+        let field = f.key(name);
         flows += n;
         if flows > MAX_FLOWS as f64 {
             return Err(error(&field, format!("the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows")));
@@ -692,6 +746,22 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
         return Err(error_at("traffic", format!("the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)")));
     }
     Ok(facts)
+}
+
+/// The clock and work rules ([`crate::runsize`]) on every source's estimate; the run's size without its
+/// events (counted once the memory is known to fit, as they need the scheme's balancers built).
+fn check_run_size(cfg: &Config, fabric: &Fabric, traffic: &TrafficFacts) -> Result<RunSize, ConfigError> {
+    let sources = runsize::sources(cfg, fabric, &traffic.counts);
+    let stall = stall_window(cfg, fabric, &TcpParams::from_config(&cfg.transport));
+    let refuse = |(path, message): (FieldPath, String)| ConfigError::new(path, message);
+    for (i, e) in sources.iter().enumerate() {
+        runsize::check_clock(cfg, fabric, i, e, stall).map_err(refuse)?;
+    }
+    for (i, e) in sources.iter().enumerate() {
+        runsize::check_work(cfg, fabric, i, e).map_err(refuse)?;
+    }
+    let sim_time_us = cfg.run.horizon_us.unwrap_or_else(|| sources.iter().map(|e| e.end_us).fold(0.0, f64::max));
+    Ok(RunSize { sources, sim_time_us, horizon: cfg.run.horizon_us.is_some(), events: Vec::new() })
 }
 
 /// When source `s`'s last flow starts (on average for a poisson source of `n` flows), from time zero.
@@ -962,8 +1032,11 @@ mod tests {
         let mut cfg = base();
         cfg.topology.fabric_delay_us = 1e12;
         assert!(error(&cfg).starts_with("topology.fabric_delay_us: the longest round trip is 4000000000004 us of propagation"));
-        // A long run, not an impossible one, once the RTO can outlast the round trip.
+        // With an RTO that outlasts it, the run would end beyond a tenth of the clock (46 days of round trip).
         cfg.transport.max_rto_us = 1e13;
+        assert!(error(&cfg).starts_with("topology.fabric_delay_us: the flows of source 0 would end at about "), "{}", error(&cfg));
+        // A long run, not an impossible one: an hour of round trip.
+        (cfg.topology.fabric_delay_us, cfg.transport.max_rto_us) = (1e9, 1e10);
         cfg.check().unwrap();
         let mut cfg = base();
         cfg.topology.links = vec![LinkOverride { delay_us: Some(300_000.0), ..Default::default() }];
@@ -976,18 +1049,18 @@ mod tests {
     #[test]
     fn memory_is_checked_before_the_fabric_is_built_and_before_flows_are_drawn() {
         use crate::memory::MemoryLimit;
-        let limit = MemoryLimit { bytes: 1 << 30, source: "a test".into() };
-        base().check_within(Some(&limit)).unwrap();
+        let limit = Limits { memory: Some(MemoryLimit { bytes: 1 << 30, source: "a test".into() }), events: None };
+        base().check_within(&limit).unwrap();
         // Building this fabric would take terabytes: refused before it is built.
         let mut cfg = base();
         cfg.topology.leaves = 100_000;
-        let e = cfg.check_within(Some(&limit)).unwrap_err().to_string();
+        let e = cfg.check_within(&limit).unwrap_err().to_string();
         assert!(e.starts_with("topology.leaves: the run would need about "), "{e}");
         assert!(e.contains("more than the 1.1 GB it may use (a test)"), "{e}");
         // A billion flows: refused before any is drawn.
         let mut cfg = base();
         cfg.sources[0].flows = Some(1_000_000_000);
-        assert!(cfg.check_within(Some(&limit)).unwrap_err().to_string().starts_with("traffic.sources[0].flows: the run would need about 1.1 TB"));
+        assert!(cfg.check_within(&limit).unwrap_err().to_string().starts_with("traffic.sources[0].flows: the run would need about 1.1 TB"));
         cfg.check().unwrap();
     }
 
@@ -1145,14 +1218,29 @@ mod tests {
 
     #[test]
     fn arrivals_finer_than_the_clock_are_an_error_not_a_hang() {
-        // A CDF whose every flow is 0 bytes has mean 0: arrivals would all fall at one instant, and a source
-        // bounded by time would never reach its end.
+        // Flows of 1 byte at 16 Tbps (0.4 of 4 uplinks of 10 Tbps) arrive every 0.5 ps: they would crowd at
+        // one instant, and a source bounded by time would never reach its end.
         let mut cfg = base();
-        cfg.sources[0].workload[0].points = vec![(0.0, 0.0), (0.0, 1.0)];
+        (cfg.topology.host_rate_gbps, cfg.topology.fabric_rate_gbps) = (10_000.0, 10_000.0);
+        cfg.sources[0].workload[0].points = vec![(1.0, 0.0), (1.0, 1.0)];
         (cfg.sources[0].flows, cfg.sources[0].duration_us) = (None, Some(1000.0));
-        let expected = "traffic.sources[0].load: 16.0 Gbps of flows of 0 bytes on average arrive every 0.000 ps, finer than the engine's 1 ps clock; lower the load or use larger flows";
+        let expected = "traffic.sources[0].load: 16000.0 Gbps of flows of 1 bytes on average arrive every 0.500 ps, finer than the engine's 1 ps clock; lower the load or use larger flows";
         assert_eq!(error(&cfg), expected);
         assert_eq!(crate::simulate(&cfg).err().as_deref(), Some(expected));
+    }
+
+    #[test]
+    fn a_cdf_of_flows_below_a_byte_on_average_is_refused() {
+        // Every flow 0 bytes (mean 0) once gave arrivals finer than the clock; half a byte on average too.
+        for points in [vec![(0.0, 0.0), (0.0, 1.0)], vec![(0.0, 0.0), (1.0, 1.0)]] {
+            let mut cfg = base();
+            cfg.sources[0].workload[0].points = points;
+            let e = error(&cfg);
+            assert!(e.starts_with("traffic.sources[0].workload[0]: the CDF's mean is ") && e.contains("below one byte"), "{e}");
+        }
+        let mut cfg = base();
+        cfg.sources[0].workload[0].points = vec![(0.0, 0.0), (2.0, 1.0)];
+        cfg.check().unwrap();
     }
 
     #[test]

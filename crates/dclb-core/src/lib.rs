@@ -22,8 +22,10 @@
 //!   their balancers, and routes packets through them.
 //! * [`host`] — the host stack: [`host::Hosts`] owns the flows (TCP ends, statistics) and the edge
 //!   balancers, and sends into the network.
-//! * [`memory`] — the memory a run will need, estimated before anything large is allocated; [`metrics`] —
-//!   the result tables, read from a finished run's parts.
+//! * [`memory`] — the memory a run will need, estimated before anything large is allocated; [`runsize`] —
+//!   what each source will do, how long the run lasts and how many events it takes, with the rules about
+//!   them (the clock's range, work for every source, an event limit); [`metrics`] — the result tables, read
+//!   from a finished run's parts.
 //! * [`check`] — [`Config::check`], the one authority for whether a config can run; [`build`] — a run's
 //!   parts from a checked config.
 //! * [`sim`] — [`Simulation`]: the run's parts, the watchdogs and the loop that hands each event to its side.
@@ -44,6 +46,7 @@ pub mod packet;
 pub mod port;
 mod prefetch;
 pub mod rng;
+pub mod runsize;
 pub mod sched;
 mod wheel;
 pub mod sim;

@@ -27,8 +27,8 @@
 //! the sender only records when it should fire, and an event that finds the deadline moved reschedules
 //! itself, so an ACK never schedules anything for its timer.
 //!
-//! Two watchdogs stop a run that would otherwise never end or outgrow the machine, each with an error
-//! ([`Simulation::error`]) instead of results:
+//! Four watchdogs stop a run that would otherwise never end, outgrow the machine or report saturated times,
+//! each with an error ([`Simulation::error`]) instead of results:
 //!
 //! * **No progress.** A run whose flows can no longer deliver anything (every packet of a flow lost on its
 //!   only path, say a blackhole under ECMP) would retry at its RTO forever, simulated time racing on. The
@@ -43,6 +43,16 @@
 //! * **Memory.** Every [`WATCH_EVENTS`] events the run adds up what its config did not bound (packets in
 //!   flight with their events, sampler rows) to the estimate the check made ([`crate::memory`]), and stops
 //!   once that exceeds the caller's limit.
+//! * **Events.** Held to an event limit ([`crate::runsize::EventLimit`]), the run stops once it has
+//!   processed more events than the limit (checked every [`WATCH_EVENTS`]), and says whether its flows were
+//!   still delivering (the estimate was low) or no flow had delivered a byte for how many events while
+//!   flows were active: probes, balancer timers or UDP ticks running while no flow progresses (a probe
+//!   interval of a picosecond) move simulated time too slowly for the no-progress window ever to pass.
+//! * **The clock's end.** A time that saturated at the clock's end is `Time::MAX` exactly ([`crate::units`]),
+//!   so the loop never runs an event at `Time::MAX`. Without a horizon, a run that has no event left before
+//!   it while some flow has not ended (its next event saturated, or a timer at `Time::MAX` reads as none)
+//!   stops with an error rather than end as complete. (With a horizon, such events lie beyond it, as the
+//!   true times do.) The check keeps every config's times within the clock; this is the backstop.
 
 use crate::build;
 use crate::config::Config;
@@ -51,7 +61,9 @@ use crate::fabric::{Fabric, NodeKind};
 use crate::host::{Flow, Hosts};
 use crate::ids::{LeafId, NodeId};
 use crate::lb::{find_scheme, SchemeSpec};
+use crate::check::Limits;
 use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
+use crate::runsize::{self, EventLimit};
 use crate::metrics::{self, Results, Sampler};
 use crate::packet::PacketArena;
 use crate::sched::{Event, Schedule, Scheduler};
@@ -73,6 +85,11 @@ pub struct Simulation {
     /// The memory the run may use, and the bytes its check estimated for everything but the sampler.
     memory_limit: Option<MemoryLimit>,
     fixed_bytes: f64,
+    /// The events the run may process, the check's estimate of them, and the events processed when a flow
+    /// last made progress (or none was active), as last seen by the watchdog.
+    event_limit: Option<EventLimit>,
+    estimated_events: f64,
+    progress_seen: (Time, u64),
     /// Why the engine stopped the run (a watchdog), if it did.
     error: Option<String>,
 }
@@ -87,11 +104,19 @@ impl Simulation {
     /// [`Simulation::new`] for a run held to `limit` bytes of memory: the check refuses a config whose
     /// estimate exceeds it ([`Config::check_within`]), and the run stops with an error if it outgrows it.
     pub fn new_within(cfg: &Config, limit: Option<MemoryLimit>) -> Result<Simulation, String> {
-        let estimate = cfg.check_within(limit.as_ref())?;
+        Self::new_limited(cfg, Limits { memory: limit, events: None })
+    }
+
+    /// [`Simulation::new`] for a run held to `limits` (memory, events): the check refuses a config whose
+    /// estimates exceed them, and the run stops with an error if it outgrows them.
+    pub fn new_limited(cfg: &Config, limits: Limits) -> Result<Simulation, String> {
+        let checked = cfg.check_within(&limits)?;
         let mut sim = Self::build(cfg, find_scheme(&cfg.lb.scheme)?)?;
         // The sampler's rows are counted as they are recorded.
-        sim.fixed_bytes = estimate.parts.iter().filter(|p| p.field != "run.sampler.interval_us").map(|p| p.bytes).sum();
-        sim.memory_limit = limit;
+        sim.fixed_bytes = checked.memory.parts.iter().filter(|p| p.field != "run.sampler.interval_us").map(|p| p.bytes).sum();
+        sim.memory_limit = limits.memory;
+        sim.event_limit = limits.events;
+        sim.estimated_events = checked.size.total_events();
         Ok(sim)
     }
 
@@ -118,6 +143,9 @@ impl Simulation {
             stall_window: b.stall_window,
             memory_limit: None,
             fixed_bytes: 0.0,
+            event_limit: None,
+            estimated_events: 0.0,
+            progress_seen: (Time::ZERO, 0),
             error: None,
         };
         sim.set_lazy_ports(true);
@@ -175,9 +203,11 @@ impl Simulation {
     pub fn run(&mut self, budget: u64) -> bool {
         let limit = self.sched.processed().saturating_add(budget);
         let flows = self.hosts.flows().len() as u64;
+        // An event at the clock's last instant is a saturated time and never runs (module doc).
+        let due_by = self.horizon.min(Time(u64::MAX - 1));
         while !self.finished && self.sched.processed() < limit {
-            let Some((now, ev)) = self.sched.pop_by(self.horizon) else {
-                self.finished = true;
+            let Some((now, ev)) = self.sched.pop_by(due_by) else {
+                self.out_of_events(flows);
                 break;
             };
             if self.hosts.active() == 0 {
@@ -196,7 +226,7 @@ impl Simulation {
                 self.finished = true;
             }
             if self.sched.processed() % WATCH_EVENTS == 0 {
-                self.watch_memory(now);
+                self.watch(now);
             }
         }
         self.finished
@@ -247,6 +277,65 @@ impl Simulation {
             self.hosts.active(),
             span(progress_at),
             span(self.stall_window)
+        ));
+        self.finished = true;
+    }
+
+    /// The run has no event left due by the horizon (or before the clock's end): it is finished, with an
+    /// error when it has no horizon and some of its `flows` have not ended. Out of the loop's way (cold).
+    #[cold]
+    #[inline(never)]
+    fn out_of_events(&mut self, flows: u64) {
+        self.finished = true;
+        if self.horizon == Time::MAX && self.hosts.ended() < flows {
+            self.stop_at_clock_end(flows - self.hosts.ended());
+        }
+    }
+
+    /// The watchdogs that run every [`WATCH_EVENTS`] events (memory, events), out of the loop's way.
+    #[inline(never)]
+    fn watch(&mut self, now: Time) {
+        self.watch_memory(now);
+        self.watch_events(now);
+    }
+
+    /// Stops a run without a horizon that has no event left before the clock's end while `unfinished` flows
+    /// have not ended: their next times saturated (module doc), or were lost with them.
+    fn stop_at_clock_end(&mut self, unfinished: u64) {
+        self.error = Some(format!(
+            "run: the run needs times beyond the end of the engine's clock ({} us, picoseconds in 64 bits): at {}, {unfinished} flows have not ended and no event is left before the clock's end, so the run is stopped rather than reported complete with its times saturated; set run.horizon_us, or use shorter times (timeouts, delays) and faster rates",
+            runsize::num(crate::units::Time::RANGE_US),
+            span(self.sched.now())
+        ));
+    }
+
+    /// Stops the run once it has processed more events than its limit, saying whether its flows were still
+    /// progressing (module doc). Run every [`WATCH_EVENTS`] events, so progress is seen to that precision.
+    fn watch_events(&mut self, now: Time) {
+        let processed = self.sched.processed();
+        if self.hosts.active() == 0 || self.hosts.progress_at() != self.progress_seen.0 {
+            self.progress_seen = (self.hosts.progress_at(), processed);
+        }
+        let Some(limit) = &self.event_limit else { return };
+        if (processed as f64) <= limit.events {
+            return;
+        }
+        let (at, since) = (span(self.progress_seen.0), processed - self.progress_seen.1);
+        let why = if since >= processed / 2 && self.hosts.active() > 0 {
+            format!(
+                "no flow has delivered a byte since {at} ({} events ago) while {} flows are active: only timers, probes or UDP ticks kept the run busy (a probe or timer period too short for the fabric?)",
+                runsize::count(since as f64),
+                self.hosts.active()
+            )
+        } else {
+            format!("its flows were still delivering (the last at {at}): the run is longer than its estimate of {} events", runsize::count(self.estimated_events))
+        };
+        self.error = Some(format!(
+            "run: at {} the run has processed {} events, more than the limit of {} ({}); {why}",
+            span(now),
+            runsize::count(processed as f64),
+            runsize::count(limit.events),
+            limit.source
         ));
         self.finished = true;
     }
@@ -334,5 +423,78 @@ fn span(t: Time) -> String {
         format!("{:.1} ms", us / 1e3)
     } else {
         format!("{:.1} s", us / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Direction, LinkOverride, ListedFlow, Pattern, SourceConfig, WorkloadComponent};
+    use serde_json::json;
+
+    /// 2 leaves x 1 spine x 1 host; one 100 KB flow from host 0 to host 1, whose only path (leaf 0's uplink)
+    /// is a blackhole: the flow can never deliver a byte.
+    fn stuck() -> Config {
+        let mut cfg = Config::default();
+        (cfg.topology.leaves, cfg.topology.spines, cfg.topology.hosts_per_leaf) = (2, 1, 1);
+        cfg.topology.links = vec![LinkOverride { leaf: 0, spine: 0, blackhole: true, direction: Direction::Up, ..Default::default() }];
+        cfg.sources = vec![SourceConfig { pattern: Pattern::List, list: vec![ListedFlow { start_us: 0.0, src: 0, dst: 1, size_bytes: 100_000, deadline_us: None }], ..Default::default() }];
+        cfg
+    }
+
+    #[test]
+    fn a_run_whose_times_would_saturate_stops_with_an_error() {
+        // An RTO cap of 11.6 days: the check refuses it (the no-progress window would pass the clock's end),
+        // so the run is built without it. The stuck flow backs off to the cap and retries until its next
+        // timeout lies past the clock's end; before the guard the run then spun at the clock's last instant.
+        let mut cfg = stuck();
+        cfg.transport.max_rto_us = 1e12;
+        assert!(cfg.check().unwrap_err().to_string().starts_with("transport.max_rto_us: the no-progress watchdog waits 6.4e13 us"));
+        let mut sim = Simulation::build(&cfg, find_scheme("ecmp").unwrap()).unwrap();
+        assert!(sim.run(1_000_000), "the run must stop");
+        let e = sim.error().unwrap_or_else(|| panic!("stopped with an error: at {:?}, {} events, {} pending, {} ended", sim.now(), sim.events(), sim.sched.pending(), sim.flows_ended()));
+        assert!(e.starts_with("run: the run needs times beyond the end of the engine's clock"), "{e}");
+        assert!(sim.now() < Time::MAX);
+    }
+
+    #[test]
+    fn a_run_beyond_its_event_limit_stops_saying_whether_flows_progressed() {
+        // Hermes probing every nanosecond while the only flow delivers nothing: events go on, simulated time
+        // crawls (the 64 s no-progress window would take some 10^14 events), and the event limit stops it.
+        let mut cfg = stuck();
+        cfg.lb.scheme = "hermes".into();
+        cfg.lb.params.insert("probe_us".into(), json!(0.001));
+        let limit = EventLimit { events: 200_000.0, source: "a test".into() };
+        // (Its estimate is over the limit: the check refuses it, so the limit is given to the built run.)
+        assert!(cfg.check_within(&Limits { memory: None, events: Some(limit.clone()) }).is_err());
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.event_limit = Some(limit);
+        assert!(sim.run(10_000_000));
+        let e = sim.error().expect("stopped with an error");
+        assert!(e.starts_with("run: at ") && e.contains("more than the limit of 200.0 k (a test); no flow has delivered a byte since 0.0 us"), "{e}");
+        assert!(sim.events() < 300_000);
+        // A run whose flows deliver, held to a limit its estimate fits but the run does not: the estimate
+        // was low.
+        let mut cfg = Config::default();
+        (cfg.topology.leaves, cfg.topology.spines, cfg.topology.hosts_per_leaf) = (2, 2, 4);
+        cfg.sources = vec![SourceConfig {
+            senders: (0..8).collect(),
+            receivers: (0..8).collect(),
+            workload: vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (100_000.0, 1.0)] }],
+            load: Some(0.4),
+            flows: Some(400),
+            ..Default::default()
+        }];
+        let estimate = cfg.check_within(&Limits::default()).unwrap().size.total_events();
+        let mut sim = Simulation::new_limited(&cfg, Limits { memory: None, events: Some(EventLimit { events: estimate.max(70_000.0), source: "a test".into() }) }).unwrap();
+        sim.run_to_end();
+        match sim.error() {
+            Some(e) => assert!(e.contains("its flows were still delivering") && e.contains("the run is longer than its estimate"), "{e}"),
+            None => assert!((sim.events() as f64) <= estimate.max(70_000.0) + WATCH_EVENTS as f64),
+        }
+        // Without a limit nothing is watched.
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.run_to_end();
+        assert!(sim.error().is_none());
     }
 }

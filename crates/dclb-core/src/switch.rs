@@ -179,7 +179,7 @@ impl Network {
 
     /// Pops the packets of lazy port `port_id` that have left by `now`: counted as sent there, and a packet
     /// the wire lost is freed and counted as dropped.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_departed(&mut self, pkts: &mut PacketArena, port_id: PortId, now: Time) {
         let port = self.fabric.port_mut(port_id);
         while let Some(d) = port.pop_departed(now) {

@@ -18,7 +18,7 @@
 //! empty for the config as a whole; and `message`, the line without its path. The front names the field as
 //! its user wrote it from `path` alone.
 
-use dclb_core::check;
+use dclb_core::check::{self, Limits};
 use dclb_core::config::{ConfigError, FieldPath, PathPart, SamplerConfig, SourceConfig};
 use dclb_core::fabric::Fabric;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, RecordBatchOptions, StringArray};
@@ -28,6 +28,7 @@ use arrow_schema::{DataType, Field, Schema};
 use dclb_core::lb::{ParamValue, SCHEMES};
 use dclb_core::memory::{Estimate, MemoryLimit, Part};
 use dclb_core::metrics::{Column, RunStats, Table};
+use dclb_core::runsize::EventLimit;
 use dclb_core::{Config, Simulation};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -130,21 +131,28 @@ fn memory_limit(limit: Option<(u64, String)>) -> Option<MemoryLimit> {
     limit.map(|(bytes, source)| MemoryLimit { bytes, source })
 }
 
+/// The limits of a run from Python's memory limit and event limit, `(events, where the number comes from
+/// and how to insist)`, each optional.
+fn limits(memory: Option<(u64, String)>, events: Option<(f64, String)>) -> Limits {
+    Limits { memory: memory_limit(memory), events: events.map(|(events, source)| EventLimit { events, source }) }
+}
+
 #[pymethods]
 impl PySimulation {
-    /// Builds a simulation from a resolved config (JSON), held to `memory_limit` = (bytes, source) if
-    /// given. Raises ConfigError naming the offending field.
+    /// Builds a simulation from a resolved config (JSON), held to `memory_limit` = (bytes, source) and
+    /// `event_limit` = (events, source) if given. Raises ConfigError naming the offending field.
     #[new]
-    #[pyo3(signature = (config_json, memory_limit=None))]
-    fn new(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, memory_limit=None, event_limit=None))]
+    fn new(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>, event_limit: Option<(f64, String)>) -> PyResult<Self> {
         let cfg = parse_config(config_json)?;
-        let limit = self::memory_limit(memory_limit);
-        let sim = py.allow_threads(|| Simulation::new_within(&cfg, limit)).map_err(line_error)?;
+        let limits = self::limits(memory_limit, event_limit);
+        let sim = py.allow_threads(|| Simulation::new_limited(&cfg, limits)).map_err(line_error)?;
         Ok(PySimulation { inner: Mutex::new(sim) })
     }
 
     /// Processes up to `budget` events without the GIL. Returns True once the run has finished; raises
-    /// ConfigError with the engine's one-line reason if a watchdog stopped it (no progress, memory).
+    /// ConfigError with the engine's one-line reason if a watchdog stopped it (no progress, memory, events,
+    /// the clock's end).
     fn run(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
         let mut guard = self.inner.lock().expect("simulation lock");
         let sim: &mut Simulation = &mut guard;
@@ -185,6 +193,14 @@ fn schemes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         d.set_item("granularity", s.granularity)?;
         d.set_item("summary", s.summary)?;
         let ps = PyList::empty(py);
+        let relations = PyList::empty(py);
+        for r in s.params.iter().flat_map(|p| p.relations) {
+            let rd = PyDict::new(py);
+            rd.set_item("relation", r.text())?;
+            rd.set_item("why", r.why)?;
+            relations.append(rd)?;
+        }
+        d.set_item("relations", relations)?;
         for p in s.params {
             let pd = PyDict::new(py);
             pd.set_item("name", p.name)?;
@@ -233,15 +249,29 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
     Config::from_json(config_json).map_err(config_error)
 }
 
-/// Checks a resolved config (JSON) with the engine's one authority, `Config::check`, and its memory
-/// estimate against `memory_limit` = (bytes, source) if given; raises ConfigError naming the field.
-/// Returns the estimated bytes.
+/// Checks a resolved config (JSON) with the engine's one authority, `Config::check`, its memory estimate
+/// against `memory_limit` = (bytes, source) and its event estimate against `event_limit` = (events,
+/// source and how to insist), each if given; raises ConfigError naming the field. Returns the estimated
+/// bytes.
 #[pyfunction]
-#[pyo3(signature = (config_json, memory_limit=None))]
-fn check_config(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>) -> PyResult<f64> {
+#[pyo3(signature = (config_json, memory_limit=None, event_limit=None))]
+fn check_config(py: Python<'_>, config_json: &str, memory_limit: Option<(u64, String)>, event_limit: Option<(f64, String)>) -> PyResult<f64> {
     let cfg = parse_config(config_json)?;
-    let limit = self::memory_limit(memory_limit);
-    py.allow_threads(|| cfg.check_within(limit.as_ref())).map(|e| e.total()).map_err(config_error)
+    let limits = self::limits(memory_limit, event_limit);
+    py.allow_threads(|| cfg.check_within(&limits)).map(|c| c.memory.total()).map_err(config_error)
+}
+
+/// The engine's estimate of a valid config's run (`dclb_core::runsize`) as JSON: `sources` (per source
+/// `flows`, `started`, `first_us`, `last_us`, `end_us`, `packets`; an infinite time is null),
+/// `sim_time_us`, `horizon`, `events` (per kind: `kind`, `events`, `field`, `what`) and `memory_bytes`.
+/// Runs the whole check first (without limits); raises ConfigError as `check_config` does.
+#[pyfunction]
+fn run_size(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let cfg = parse_config(config_json)?;
+    let checked = py.allow_threads(|| cfg.check_within(&Limits::default())).map_err(config_error)?;
+    let mut out = serde_json::to_value(&checked.size).map_err(|e| PyRuntimeError::new_err(format!("run size: {e}")))?;
+    out["memory_bytes"] = serde_json::json!(checked.memory.total());
+    Ok(out.to_string())
 }
 
 /// The memory estimate of a config before its fabric is built (the fabric, and the sampler over a
@@ -304,6 +334,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(default_parts, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(run_size, m)?)?;
     m.add_function(wrap_pyfunction!(check_memory, m)?)?;
     m.add_function(wrap_pyfunction!(describe_sources, m)?)?;
     m.add_function(wrap_pyfunction!(base_rtt_us, m)?)?;

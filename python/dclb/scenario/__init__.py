@@ -22,9 +22,9 @@ overrides both set or that a failure or blackhole makes moot; and, as the one re
 below the minimum or initial RTO. Everything else that relates
 one value to another -- whether links stay connected, a scheme's parameters, whether a load can be carried,
 whether a source can make a flow at all -- is decided by the engine's one check (``Config::check``), asked
-through ``_core.check_config``. Then three rules about the run as a whole that the front decides from its
-estimate of the run (:func:`dclb.preview.check_run_size`, until the engine owns them): its times within the
-engine's clock, work for every source, a size within the event limit. All raise
+through ``_core.check_config``, whose rules include three about the run as a whole, from the engine's estimate
+of it (:mod:`dclb.preview` prints the same estimate): its times within the engine's clock, work for every
+source, a size within the event limit. All raise
 :class:`~dclb.errors.ScenarioError` with one line that names the field as the user wrote it. Every file a
 scenario names is read through :func:`dclb.textfiles.read_text`, which names the file and field on any failure.
 

@@ -6,11 +6,10 @@ A validated scenario is resolved once (:func:`resolve`): host sets expanded (a l
 read, the engine config built. The check, :func:`describe_load` and :func:`engine_config` share that
 resolution, so a run reads each file once; scenarios are immutable so that it cannot go stale. Everything
 that relates one value to another -- whether links stay connected, a scheme's parameters, whether a load can
-be carried, whether a source can make a flow at all -- is decided by the engine's one check
-(``Config::check``), asked through ``_core.check_config``; after it, the run-size rules of
-:func:`dclb.preview.check_run_size` (clock range, work for every source, event limit). The engine's errors
-(``dclb._core.ConfigError``) carry
-the field as a path of keys and indices, which :meth:`Resolution.user_field` renames to what the user wrote:
+be carried, whether a source can make a flow at all, whether the run fits the engine's clock, has work for
+every source and stays within the event limit -- is decided by the engine's one check (``Config::check``),
+asked through ``_core.check_config`` with the machine's memory limit and the event limit
+(:func:`dclb.preview.engine_event_limit`). The engine's errors (``dclb._core.ConfigError``) carry the field as a path of keys and indices, which :meth:`Resolution.user_field` renames to what the user wrote:
 a single-source scenario's ``traffic.sources[0].load`` is ``traffic.load``, a listed flow its CSV file and
 line, a workload component its mixture key.
 """
@@ -131,15 +130,12 @@ def resolve(sc: Scenario) -> Resolution:
         loaded: dict[str, wl.Workload] = {}
         sources = [_resolve_source(sc, i, s, loaded) for i, s in enumerate(sc.sources())]
         resolution = Resolution(sources, _engine_config(sc, sources))
+        from ..preview import engine_event_limit
+
         try:
-            _core.check_config(json.dumps(resolution.config), memory_limit())
+            _core.check_config(json.dumps(resolution.config), memory_limit(), engine_event_limit())
         except _core.ConfigError as e:
             raise resolution.user_error(e) from None
-        # The rules about the run as a whole that the front decides from its estimate: times within the
-        # clock's range, work for every source, a size within the event limit (dclb.preview).
-        from ..preview import check_run_size
-
-        check_run_size(sc, resolution)
         sc._resolution = resolution
     return sc._resolution
 

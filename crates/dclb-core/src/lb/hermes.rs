@@ -128,7 +128,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let p = HermesParams::from_params(p).on_fabric(p);
+    let p = HermesParams::from_params(p);
     let edges = cx.facts.host_ids().map(|h| Box::new(Hermes::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
@@ -136,6 +136,7 @@ fn install(cx: &BuildCx, p: &Params) -> Installed {
 scheme_params! {
     /// Hermes' parameters; `preset` sets the values its two sources disagree on.
     #[preset = HermesParams::with_preset]
+    #[resolve = HermesParams::on_fabric]
     pub struct HermesParams {
         /// parameter set for the preset-dependent values below: [LB] README's recommended set, or MDTLB's Table 5
         #[source = "[LB] README; MDTLB Table 5"]
@@ -143,6 +144,7 @@ scheme_params! {
         /// T_RTT_low: a good path's delay is below this (preset: readme 60, mdtlb 40; moved to this fabric's base
         /// delay under lb.timing = fabric: module doc)
         #[source = "[LB] README (20 + one-way base delay); MDTLB Table 5"]
+        #[relation(<= rtt_high_us, "a path is good below T_RTT_low and bad above T_RTT_high, so the good bound cannot lie above the bad one")]
         rtt_low_us: Time = 60.0,
         /// T_RTT_high: a bad path's delay is above this (preset: 180 in both; moved like T_RTT_low)
         #[source = "[LB] README; MDTLB Table 5"]
@@ -170,7 +172,7 @@ scheme_params! {
         #[source = "[LB] README T1; MDTLB Table 5"]
         #[rtt_us = LB_FABRIC_RTT_US]
         ecn_window_us: Time = 60.0,
-        /// probe interval (preset: readme 500, mdtlb 50)
+        /// probe interval (preset: readme 500, mdtlb 50); 0 = no probes (paths sensed from ACKs alone)
         #[source = "[LB] authors' scripts / README 100-500; MDTLB Table 5"]
         probe_us: Time = 500.0,
         /// probe destination leaves this host sent to recently, or every leaf
@@ -231,7 +233,7 @@ param_choice! {
 
 impl HermesParams {
     /// The delay thresholds moved onto this fabric ([`threshold_on_fabric`]); `ΔRTT` is a difference of delays
-    /// and stays as it is.
+    /// and stays as it is. The declaration's resolution step (`#[resolve]`): `from_params` applies it.
     fn on_fabric(self, p: &Params) -> HermesParams {
         let shift = |name: &str, t: Time| threshold_on_fabric(p, name, t, self.delay_signal);
         HermesParams { rtt_low_us: shift("rtt_low_us", self.rtt_low_us), rtt_high_us: shift("rtt_high_us", self.rtt_high_us), ..self }
@@ -387,6 +389,10 @@ impl EdgeBalancer for Hermes {
 
     fn timer_period(&self) -> Option<Time> {
         (self.cfg.probe_us > Time::ZERO).then_some(self.cfg.probe_us)
+    }
+
+    fn probes_per_round(&self, active_leaves: usize) -> usize {
+        self.paths.sense().probes_per_round(active_leaves)
     }
 
     fn sets_ect(&self) -> bool {

@@ -182,9 +182,12 @@ scheme_params! {
         fct_target_factor: f64 in 1.0..=1000.0 = 2.0,
         /// lower bound of Q1 and Q2, and their value before the first period ends
         #[source = "dclb choice (one full-size packet)"]
+        #[relation(<= q1_max_bytes if q1_max_bytes > 0, "Q1 is clamped to [q_min_bytes, q1_max_bytes]; a lower bound above the upper one would be silently raised")]
+        #[relation(<= q2_max_bytes if q2_max_bytes > 0, "Q2 is clamped to [q_min_bytes, q2_max_bytes]; a lower bound above the upper one would be silently raised")]
         q_min_bytes: u64 (bytes) in 0..=1_000_000_000 = 1_500,
         /// upper bound of Q1; 0 = the candidate ports' ECN threshold (buffer less one packet if they do not mark)
         #[source = "dclb choice: DCTCP keeps a busy queue near K, so a larger Q1 is never reached"]
+        #[relation(<= q2_max_bytes if q2_max_bytes > 0, "Q2 is raised to at least Q1, so a Q1 bound above Q2's would silently move Q2's")]
         q1_max_bytes: u64 (bytes) in 0..=1_000_000_000 = 0,
         /// upper bound of Q2; 0 = the candidate ports' buffer less one packet
         #[source = "dclb choice (BE may fill one link, L208, L271)"]

@@ -123,22 +123,25 @@ pub const SPEC: SchemeSpec = SchemeSpec {
 };
 
 fn install(cx: &BuildCx, p: &Params) -> Installed {
-    let p = MdtlbParams::from_params(p).on_fabric(p);
+    let p = MdtlbParams::from_params(p);
     let edges = cx.facts.host_ids().map(|h| Box::new(Mdtlb::new(p, cx.facts, h)) as Box<dyn EdgeBalancer>).collect();
     Installed::Edges(edges)
 }
 
 scheme_params! {
     /// MDTLB's parameters (Table 5 where it gives a value).
+    #[resolve = MdtlbParams::on_fabric]
     pub struct MdtlbParams {
         /// T_RTT_LowS: static low RTT threshold (very good / good side)
         #[source = "MDTLB Table 5 MDTLBMinRTTS"]
+        #[relation(<= rtt_high_s_us, "the static low threshold (very good / good) cannot lie above the static high one (bad / very bad)")]
         rtt_low_s_us: Time = 40.0,
         /// T_RTT_highS: static high RTT threshold (bad / very bad side)
         #[source = "MDTLB Table 5 MDTLBHighRTTS"]
         rtt_high_s_us: Time = 180.0,
         /// T_RTT_LowD at start (the dynamic one is this times (100 + c) / 100)
         #[source = "MDTLB Table 5 Initial MDTLMinRTTD"]
+        #[relation(<= rtt_high_d_us, "the dynamic low threshold cannot start above the dynamic high one (both move by the same factor)")]
         rtt_low_d_us: Time = 40.0,
         /// T_RTT_highD at start (the dynamic one is this times (100 + c) / 100)
         #[source = "MDTLB Table 5 Initial MDTLHighRTTD"]
@@ -165,7 +168,8 @@ scheme_params! {
         #[source = "MDTLB Table 5 MDTLBT1"]
         #[rtt_us = LB_FABRIC_RTT_US]
         ecn_window_us: Time = 100.0,
-        /// probe interval; 0 = no probes
+        /// probe interval; 0 = no probes (paths sensed from ACKs alone; the timer still moves the thresholds
+        /// with adapt_trigger = timer)
         #[source = "MDTLB Table 5 MDTLBProbingInterval"]
         probe_us: Time = 50.0,
         /// probe destination leaves this host sent to recently, or every leaf
@@ -231,9 +235,11 @@ scheme_params! {
         adapt_trigger: AdaptTrigger = AdaptTrigger::NewFlow,
         /// a share below this is small
         #[source = "dclb choice (tertiles)"]
+        #[relation(<= portion_big, "a share is small below portion_small and big above portion_big, so small cannot reach above big")]
         portion_small: f64 in 0.0..=1.0 = 1.0 / 3.0,
         /// a share above this is big
         #[source = "dclb choice (tertiles)"]
+        #[relation(> 0.0, "with 0 every share of good or bad paths above nothing is big, and the three shares collapse into two")]
         portion_big: f64 in 0.0..=1.0 = 2.0 / 3.0,
         /// highest c in percent (350 keeps T_LowD <= T_highS with Table 5's values)
         #[source = "dclb choice"]
@@ -632,6 +638,11 @@ impl EdgeBalancer for Mdtlb {
         }
     }
 
+    /// Probing off (`probe_us = 0`), the timer only moves the thresholds.
+    fn probes_per_round(&self, active_leaves: usize) -> usize {
+        self.paths.sense().probes_per_round(active_leaves)
+    }
+
     fn state_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.paths.heap_bytes()
     }
@@ -650,7 +661,7 @@ mod tests {
     fn on(given: &[(&str, Value)], base_rtt: Option<Time>) -> MdtlbParams {
         let m: BTreeMap<String, Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let p = Params::resolve("mdtlb", MdtlbParams::SPECS, &m, base_rtt).unwrap();
-        MdtlbParams::from_params(&p).on_fabric(&p)
+        MdtlbParams::from_params(&p)
     }
 
     #[test]

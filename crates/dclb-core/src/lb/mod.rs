@@ -502,6 +502,11 @@ pub trait EdgeBalancer: Send {
     fn timer_period(&self) -> Option<Time> {
         None
     }
+    /// How many probes one `on_timer` round sends, at most, when this host sends data to `active_leaves`
+    /// other leaves: for the run's event estimate (`runsize.rs`), which must count every event source.
+    fn probes_per_round(&self, _active_leaves: usize) -> usize {
+        0
+    }
     /// A one-shot wake-up asked for with [`EdgeCx::wake_at`].
     fn on_alarm(&mut self, _cx: &mut EdgeCx, _token: u32) {}
     fn state_bytes(&self) -> usize {

@@ -22,6 +22,13 @@
 //!         /// what one memory serves (an enum declared with `param_choice!`)
 //!         #[source = "dclb choice"]
 //!         scope: Scope = Scope::Switch,
+//!         /// a lower bound, which cannot exceed the upper one unless that is 0 (automatic)
+//!         #[source = "dclb choice"]
+//!         #[relation(<= high_bytes if high_bytes > 0, "the lower bound cannot exceed the upper bound")]
+//!         low_bytes: u64 (bytes) = 1500,
+//!         /// an upper bound; 0 = automatic
+//!         #[source = "dclb choice"]
+//!         high_bytes: u64 (bytes) = 0,
 //!     }
 //! }
 //! ```
@@ -41,6 +48,20 @@
 //! **Presets.** `#[preset = path]` before the struct names a `fn(Self) -> Self` that sets a group of values
 //! from a field the scenario chose (Hermes' `preset`). It runs on the declared values, and every parameter the
 //! scenario gave explicitly is then put back: an explicit value always beats the preset ([`Params::given`]).
+//!
+//! **Resolution on the fabric.** `#[resolve = path]` (after any preset) names a `fn(Self, &Params) -> Self`
+//! that runs last, on the values after presets, scaling and the given values: for a value that depends on the
+//! fabric in a way a factor cannot say (Hermes' and MDTLB's delay thresholds keep their margin above the
+//! fabric's base delay). `from_params` is then exactly what the scheme runs with.
+//!
+//! **Relations.** A parameter can declare how it must stand to another one (or to a number), like its
+//! range, with `#[relation(<= other, "why")]` after its source: the comparison (`<`, `<=`, `>`, `>=`), the
+//! other side (a parameter of the same struct, or a number), optionally `if name > 0` (a relation that
+//! holds only while that parameter is set: a threshold of 0 that means "automatic" keeps none), and why the
+//! relation must hold. [`Params::resolve`] checks every relation on the values the scheme would run with
+//! (presets, scaling and resolution applied, so a default moved onto the fabric is compared as moved), and
+//! a broken one is an error naming the parameter the scenario gave ([`Relation`]); `dclb schemes` lists
+//! them. A relation names its fields as Rust identifiers, so a misspelt one does not compile.
 
 use crate::units::Time;
 use serde_json::Value;
@@ -74,6 +95,101 @@ pub struct ParamSpec {
     /// Base RTT (us) of the fabric the default was chosen for, if the default scales with the fabric's base
     /// RTT (see the module doc); 0 if it does not.
     pub rtt_us: f64,
+    /// The relations this parameter keeps, as the left side (see the module doc).
+    pub relations: &'static [Relation],
+}
+
+/// How a relation compares its two sides.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
+/// The right side of a relation: another parameter of the scheme, or a number.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Operand {
+    Param(&'static str),
+    Value(f64),
+}
+
+/// A relation a parameter (`left`) keeps with another parameter or a number, declared on its row with
+/// `#[relation(..)]` (module doc). It is checked on the values the scheme runs with: `values` resolves
+/// the scheme's typed parameters (presets, scaling, resolution on the fabric) and reads the left side, the
+/// right side and the condition's parameter from them.
+#[derive(Copy, Clone, Debug)]
+pub struct Relation {
+    pub left: &'static str,
+    pub cmp: Cmp,
+    pub right: Operand,
+    /// The relation holds only while this parameter compares so to this number (`if q1_max_bytes > 0`).
+    pub when: Option<(&'static str, Cmp, f64)>,
+    /// Why it must hold, for the message and the listing.
+    pub why: &'static str,
+    /// The resolved values of `[left, right, when's parameter]` (the right one is the number itself for a
+    /// number, the third is 0 without a condition).
+    pub values: fn(&Params) -> [f64; 3],
+}
+
+impl Relation {
+    /// The relation as written: `q_min_bytes <= q1_max_bytes if q1_max_bytes > 0`.
+    pub fn text(&self) -> String {
+        let right = match self.right {
+            Operand::Param(name) => name.to_string(),
+            Operand::Value(v) => format!("{v}"),
+        };
+        let when = self.when.map(|(name, cmp, v)| format!(" if {name} {} {v}", cmp.symbol())).unwrap_or_default();
+        format!("{} {} {right}{when}", self.left, self.cmp.symbol())
+    }
+
+    /// Nothing when the relation holds for the scheme's resolved values `p`, else the error naming the
+    /// parameter the scenario gave (the left one if it gave both, or neither).
+    fn check(&self, specs: &[ParamSpec], p: &Params) -> Result<(), String> {
+        let [left, right, cond] = (self.values)(p);
+        if let Some((_, cmp, v)) = self.when {
+            if !cmp.holds(cond, v) {
+                return Ok(());
+            }
+        }
+        if self.cmp.holds(left, right) {
+            return Ok(());
+        }
+        let shown = |name: &str, v: f64| {
+            let unit = specs.iter().find(|s| s.name == name).map_or("", |s| s.unit);
+            let value = if unit.is_empty() { format!("{v}") } else { format!("{v} {unit}") };
+            let how = if p.given(name) { "" } else { " (not given: the default, as resolved for this scenario)" };
+            format!("lb.{name} = {value}{how}")
+        };
+        let (named, sides) = match self.right {
+            Operand::Param(other) => {
+                let named = if !p.given(self.left) && p.given(other) { other } else { self.left };
+                (named, format!("{} and {}", shown(self.left, left), shown(other, right)))
+            }
+            Operand::Value(_) => (self.left, shown(self.left, left)),
+        };
+        Err(format!("lb.{named}: {sides} break {}: {}", self.text(), self.why))
+    }
 }
 
 /// Resolved parameter values for one scheme.
@@ -91,7 +207,8 @@ pub struct Params {
 impl Params {
     /// Merges user values over the declared defaults. `base_rtt` is the simulated fabric's base RTT when
     /// timing defaults are to be scaled to it (`lb.timing = "fabric"`), `None` to take them as published.
-    /// Errors name the field as `lb.<name>`.
+    /// Errors name the field as `lb.<name>`: an unknown name, a value of the wrong kind, out of its range or
+    /// not whole, and a declared [`Relation`] the resolved values break.
     pub fn resolve(scheme: &str, specs: &[ParamSpec], given: &BTreeMap<String, Value>, base_rtt: Option<Time>) -> Result<Params, String> {
         let mut p = Params { base_rtt, ..Params::default() };
         for k in given.keys() {
@@ -126,6 +243,17 @@ impl Params {
                     if s.whole && x.fract() != 0.0 {
                         return Err(format!("lb.{}: must be a whole number, got {x}", s.name));
                     }
+                    // A duration must fit the clock as the scheme will use it: a default scaled to the fabric's
+                    // base RTT too (a preset's values and resolution on the fabric stay within these).
+                    let used = if v.is_none() && s.rtt_us > 0.0 { x * p.rtt_factor(s.rtt_us) } else { x };
+                    if s.unit == "us" && Time::try_from_us_f64(used).is_none() {
+                        let how = if used == x { String::new() } else { format!(" ({x} us scaled to this fabric's base RTT)") };
+                        return Err(format!(
+                            "lb.{}: {used} us{how} is beyond the engine's clock ({} us, picoseconds in 64 bits); give a shorter duration",
+                            s.name,
+                            Time::RANGE_US
+                        ));
+                    }
                     p.nums.insert(s.name, x);
                 }
                 ParamValue::Bool(d) => {
@@ -144,6 +272,11 @@ impl Params {
                     };
                     p.choices.insert(s.name, x);
                 }
+            }
+        }
+        for s in specs {
+            for r in s.relations {
+                r.check(specs, &p)?;
             }
         }
         Ok(p)
@@ -171,6 +304,12 @@ impl Params {
             Some(rtt) => rtt.as_us() / rtt_us,
             None => 1.0,
         }
+    }
+
+    /// The resolved value of number parameter `name` (as given, else its declared default, before presets,
+    /// scaling and resolution), `None` if the scheme declares no such number.
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.nums.get(name).copied()
     }
 
     fn num(&self, name: &str) -> f64 {
@@ -258,6 +397,34 @@ impl RttScaled for f64 {
         self * factor
     }
 }
+
+/// A parameter a [`Relation`] can compare: its value as a number, a duration in microseconds.
+pub trait AsNumber {
+    fn number(self) -> f64;
+}
+
+impl AsNumber for f64 {
+    fn number(self) -> f64 {
+        self
+    }
+}
+
+impl AsNumber for Time {
+    fn number(self) -> f64 {
+        self.as_us()
+    }
+}
+
+macro_rules! count_number {
+    ($($t:ty),+) => {$(
+        impl AsNumber for $t {
+            fn number(self) -> f64 {
+                self as f64
+            }
+        }
+    )+};
+}
+count_number!(u32, u64, usize);
 
 /// A count's default or bound as the `f64` a [`ParamSpec`] holds (a function, so that the macro needs no
 /// cast of a literal).
@@ -350,15 +517,33 @@ macro_rules! scheme_params {
 
     (@preset) => { |values| values };
     (@preset $f:path) => { $f };
+    (@resolve) => { |values, _| values };
+    (@resolve $f:path) => { $f };
+
+    // A relation's comparison, its right side (a field of `$v`, or a number) and its condition.
+    (@cmp <) => { $crate::lb::params::Cmp::Lt };
+    (@cmp <=) => { $crate::lb::params::Cmp::Le };
+    (@cmp >) => { $crate::lb::params::Cmp::Gt };
+    (@cmp >=) => { $crate::lb::params::Cmp::Ge };
+    (@operand $b:ident) => { $crate::lb::params::Operand::Param(stringify!($b)) };
+    (@operand $b:literal) => { $crate::lb::params::Operand::Value($b as f64) };
+    (@number $v:ident $b:ident) => { $crate::lb::params::AsNumber::number($v.$b) };
+    (@number $v:ident $b:literal) => { $b as f64 };
+    (@when) => { None };
+    (@when $c:ident $cmp:tt $cv:literal) => { Some((stringify!($c), $crate::lb::params::scheme_params!(@cmp $cmp), $cv as f64)) };
+    (@when_value $v:ident) => { 0.0 };
+    (@when_value $v:ident $c:ident) => { $crate::lb::params::AsNumber::number($v.$c) };
 
     (
         $(#[doc = $sdoc:literal])*
         $(#[preset = $preset:path])?
+        $(#[resolve = $resolve:path])?
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $doc:literal])+
                 #[source = $source:literal]
                 $(#[rtt_us = $rtt:expr])?
+                $(#[relation($rcmp:tt $rhs:tt $(if $rc:ident $rccmp:tt $rcv:literal)?, $why:literal)])*
                 $field:ident : $ty:ident $(($unit:ident))? $(in $min:tt ..= $max:tt)? = $default:expr
             ),+ $(,)?
         }
@@ -383,6 +568,23 @@ macro_rules! scheme_params {
                     max: $crate::lb::params::scheme_params!(@max $ty $($max)?),
                     whole: $crate::lb::params::scheme_params!(@whole $ty),
                     rtt_us: $crate::lb::params::scheme_params!(@rtt $($rtt)?),
+                    relations: &[$(
+                        $crate::lb::params::Relation {
+                            left: stringify!($field),
+                            cmp: $crate::lb::params::scheme_params!(@cmp $rcmp),
+                            right: $crate::lb::params::scheme_params!(@operand $rhs),
+                            when: $crate::lb::params::scheme_params!(@when $($rc $rccmp $rcv)?),
+                            why: $why,
+                            values: |p| {
+                                let v = Self::from_params(p);
+                                [
+                                    $crate::lb::params::AsNumber::number(v.$field),
+                                    $crate::lb::params::scheme_params!(@number v $rhs),
+                                    $crate::lb::params::scheme_params!(@when_value v $($rc)?),
+                                ]
+                            },
+                        },
+                    )*],
                 },
             )+];
 
@@ -394,7 +596,8 @@ macro_rules! scheme_params {
                 let mut values = preset(declared);
                 $($( values.$field = $crate::lb::params::RttScaled::scaled(values.$field, p.rtt_factor($rtt)); )?)+
                 $( if p.given(stringify!($field)) { values.$field = ParamType::read(p, stringify!($field)); } )+
-                values
+                let resolve: fn(Self, &$crate::lb::params::Params) -> Self = $crate::lb::params::scheme_params!(@resolve $($resolve)?);
+                resolve(values, p)
             }
         }
 
@@ -438,6 +641,14 @@ mod tests {
             /// a mode
             #[source = "test"]
             mode: Mode = Mode::A,
+            /// a lower bound
+            #[source = "test"]
+            #[relation(<= high_bytes if high_bytes > 0, "low above high")]
+            #[relation(< 1000.0, "too low a bound")]
+            low_bytes: u64 (bytes) = 10,
+            /// an upper bound; 0 = automatic
+            #[source = "test"]
+            high_bytes: u64 (bytes) = 0,
         }
     }
 
@@ -462,8 +673,8 @@ mod tests {
     #[test]
     fn the_declaration_gives_specs_and_typed_values() {
         let names: Vec<&str> = Test::SPECS.iter().map(|s| s.name).collect();
-        assert_eq!(names, ["gap_us", "count", "rate", "on", "mode"]);
-        let [gap, count, rate, on, mode] = Test::SPECS else { panic!() };
+        assert_eq!(names, ["gap_us", "count", "rate", "on", "mode", "low_bytes", "high_bytes"]);
+        let [gap, count, rate, on, mode, ..] = Test::SPECS else { panic!() };
         assert_eq!((gap.unit, gap.doc, gap.source), ("us", "a gap over two lines", "test"));
         assert!(matches!(gap.default, ParamValue::Num(x) if x == 50.0));
         assert_eq!((count.min, count.max, count.whole), (1.0, 64.0, true));
@@ -472,7 +683,7 @@ mod tests {
         assert!(matches!(mode.default, ParamValue::Choice("a")));
         assert_eq!(mode.choices, ["a", "b"]);
 
-        assert_eq!(Test::default(), Test { gap_us: Time::from_us(50), count: 2, rate: 5.0, on: true, mode: Mode::A });
+        assert_eq!(Test::default(), Test { gap_us: Time::from_us(50), count: 2, rate: 5.0, on: true, mode: Mode::A, low_bytes: 10, high_bytes: 0 });
         let t = test(&[("gap_us", json!(0.5)), ("count", json!(3)), ("on", json!(false)), ("mode", json!("b"))]);
         assert_eq!((t.gap_us, t.count, t.on, t.mode), (Time::from_ns(500), 3, false, Mode::B));
     }
@@ -503,6 +714,46 @@ mod tests {
         // Giving a value, even the declared default, beats the preset.
         let t = test(&[("mode", json!("b")), ("gap_us", json!(50.0))]);
         assert_eq!((t.gap_us, t.count), (Time::from_us(50), 9));
+    }
+
+    #[test]
+    fn relations_are_checked_on_the_values_used_naming_the_given_parameter() {
+        let [.., low, high] = Test::SPECS else { panic!() };
+        assert_eq!(low.relations.len(), 2);
+        assert!(high.relations.is_empty());
+        assert_eq!(low.relations[0].text(), "low_bytes <= high_bytes if high_bytes > 0");
+        assert_eq!(low.relations[1].text(), "low_bytes < 1000");
+        // 0 means automatic: no relation; a set upper bound must not be below the lower one.
+        resolve(&[("low_bytes", json!(500))]).unwrap();
+        resolve(&[("low_bytes", json!(500)), ("high_bytes", json!(500))]).unwrap();
+        assert_eq!(
+            resolve(&[("low_bytes", json!(500)), ("high_bytes", json!(400))]).unwrap_err(),
+            "lb.low_bytes: lb.low_bytes = 500 bytes and lb.high_bytes = 400 bytes break low_bytes <= high_bytes if high_bytes > 0: low above high"
+        );
+        // Only the upper one given: it is the one named, and the other is said to be the default.
+        let e = resolve(&[("high_bytes", json!(5))]).unwrap_err();
+        assert!(e.starts_with("lb.high_bytes: lb.low_bytes = 10 bytes (not given: the default"), "{e}");
+        assert!(resolve(&[("low_bytes", json!(1000))]).unwrap_err().starts_with("lb.low_bytes: lb.low_bytes = 1000 bytes break low_bytes < 1000: too low a bound"));
+    }
+
+    #[test]
+    fn a_duration_beyond_the_clock_is_refused_as_scaled() {
+        assert!(resolve(&[("gap_us", json!(2e13))]).unwrap_err().starts_with("lb.gap_us: 20000000000000 us is beyond the engine's clock"));
+        resolve(&[("gap_us", json!(1.8e13))]).unwrap();
+    }
+
+    #[test]
+    fn every_scheme_keeps_its_relations_by_default_and_names_declared_numbers() {
+        use crate::lb::SCHEMES;
+        for scheme in SCHEMES {
+            Params::resolve(scheme.name, scheme.params, &BTreeMap::new(), None).unwrap_or_else(|e| panic!("{}: {e}", scheme.name));
+            for r in scheme.params.iter().flat_map(|p| p.relations) {
+                for name in [Some(r.left), match r.right { Operand::Param(n) => Some(n), _ => None }, r.when.map(|w| w.0)].into_iter().flatten() {
+                    let spec = scheme.params.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{}: {name}", scheme.name));
+                    assert!(matches!(spec.default, ParamValue::Num(_)), "{}: {name} is not a number", scheme.name);
+                }
+            }
+        }
     }
 
     #[test]

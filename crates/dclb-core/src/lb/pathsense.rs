@@ -387,6 +387,21 @@ impl PathTable {
         self.cfg.probe_scope == ProbeScope::All || self.sent_within(dst_leaf, now, self.cfg.probe_interval.mul(10))
     }
 
+    /// The most probes one round sends when this host sends to `active_leaves` other leaves: up to three paths
+    /// (two random and the best) to each destination leaf in scope, every other leaf under
+    /// `ProbeScope::All`; none when probing is off.
+    pub fn probes_per_round(&self, active_leaves: usize) -> usize {
+        if self.cfg.probe_interval == Time::ZERO {
+            return 0;
+        }
+        let per_leaf = self.usable.iter().map(|u| u.len().min(3)).max().unwrap_or(0);
+        let leaves = match self.cfg.probe_scope {
+            ProbeScope::All => self.usable.iter().filter(|u| !u.is_empty()).count(),
+            ProbeScope::Active => active_leaves,
+        };
+        leaves * per_leaf
+    }
+
     /// One probe round (module doc). `rank` orders a destination's paths by the scheme's judgement, lowest
     /// best; the first in uplink order wins a tie. Random draws: two per leaf with more than three paths.
     pub fn probe_round<K: PartialOrd>(&mut self, cx: &mut EdgeCx, rank: impl Fn(&PathState) -> (K, f64)) {
