@@ -39,6 +39,7 @@ use crate::config::{Config, ConfigError, DeadlineModel, FieldPath, Pattern, Queu
 use crate::fabric::{buffer_of, threshold_of, Buffer, Fabric, Origin, PortRole};
 use crate::lb::{find_scheme, Params};
 use crate::memory::{Estimate, MemoryLimit};
+use crate::traffic::window::{self, Plan};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
 use crate::units::Rate;
@@ -297,6 +298,21 @@ fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     }
     if let Some(s) = &r.sampler {
         positive(s.interval_us, &FieldPath::of("run.sampler.interval_us"))?;
+    }
+    validate_window(r)
+}
+
+/// The measurement window's fields (`traffic/window.rs`): lengths of zero or more, and a cool-down only
+/// after a warm-up.
+fn validate_window(r: &RunConfig) -> Result<(), ConfigError> {
+    if let Some(w) = r.warmup_us {
+        non_negative(w, &FieldPath::of("run.warmup_us"))?;
+    }
+    if let Some(c) = r.cooldown_us {
+        non_negative(c, &FieldPath::of("run.cooldown_us"))?;
+        if r.warmup_us.is_none() {
+            return Err(error_at("run.cooldown_us", "only a run with a measurement window has a cool-down; set run.warmup_us (0 for none) or remove cooldown_us"));
+        }
     }
     Ok(())
 }
@@ -590,6 +606,12 @@ fn check_scheme(cfg: &Config) -> Result<(), ConfigError> {
 }
 
 fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
+    if cfg.run.warmup_us.is_some() && !cfg.sources.iter().any(|s| s.pattern == Pattern::Poisson) {
+        return Err(error_at(
+            "run.warmup_us",
+            "a measurement window is counted in a poisson source's arrivals (its flows or duration_us after the warm-up), and this scenario has no poisson source; remove warmup_us",
+        ));
+    }
     if cfg.run.horizon_us.is_none() && cfg.sources.iter().any(|s| s.pattern == Pattern::LongLived) {
         return Err(error_at("run.horizon_us", "long-lived flows never end, so the run needs a horizon"));
     }
@@ -624,13 +646,18 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
             fabric_load += check_poisson(s, &info, hpl, &f)?;
         }
         let (n, field) = flow_count(s, &info);
+        // With a measurement window, a poisson source also draws its warm-up and cool-down arrivals.
+        let (n, span_us) = match Plan::of(&cfg.run) {
+            Some(plan) if s.pattern == Pattern::Poisson => window::expected_arrivals(&plan, s, &info, n),
+            _ => (n, arrival_span_us(s, &info, n)),
+        };
         let field = f.key(field);
         flows += n;
         if flows > MAX_FLOWS as f64 {
             return Err(error(&field, format!("the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows")));
         }
         facts.flows.push((n, field.to_string()));
-        facts.span_us = facts.span_us.max(arrival_span_us(s, &info, n));
+        facts.span_us = facts.span_us.max(span_us);
     }
     if fabric_load > 1.0 + 1e-9 {
         return Err(error_at("traffic", format!("the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)")));
@@ -747,9 +774,11 @@ fn check_sampled_flows(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError>
 }
 
 /// Exactly how many flows the run will have: in closed form when every source has one, else by generating
-/// the traffic as the run will.
+/// the traffic as the run will (always with a measurement window, whose warm-up and cool-down arrivals
+/// are random).
 fn flows_made(cfg: &Config, fabric: &Fabric) -> u64 {
-    match cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() {
+    let planned = if cfg.run.warmup_us.is_some() { None } else { cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() };
+    match planned {
         Some(n) => n,
         None => traffic::generate(cfg, fabric, &TcpParams::from_config(&cfg.transport)).0.len() as u64,
     }

@@ -11,6 +11,11 @@
 //! The tables are read from the finished state of a run's parts (`Run`: the network, the host stack, the
 //! packet arena, the sampler), which the simulation hands over in [`crate::Simulation::results`]; nothing
 //! here runs during the simulation except the sampler's recording.
+//!
+//! With a measurement window (`run.warmup_us`, [`crate::traffic::window`]) the flow table gains a
+//! `measured` column, the flows drawn for the cool-down that had not arrived when the run stopped are left
+//! out of it (they never existed in the simulated world; `flow_id` keeps the engine's numbering), and the
+//! run statistics gain the window's (`window_*`, absent without a window).
 
 use crate::config::{QueueUnit, TransportKind};
 pub use crate::host::FlowState;
@@ -19,6 +24,7 @@ use crate::ids::{FlowId, PortId};
 use crate::lb::SwitchKind;
 use crate::packet::PacketArena;
 use crate::switch::Network;
+use crate::traffic::window::Window;
 use crate::traffic::SourceInfo;
 use crate::units::Time;
 
@@ -162,6 +168,26 @@ pub struct RunStats {
     pub source_offered_bps: Vec<f64>,
     pub source_access_capacity_bps: Vec<f64>,
     pub source_fabric_capacity_bps: Vec<f64>,
+    /// Measured flows (rows whose `measured` is true). Like every `window_*` statistic, present only in a
+    /// run with a measurement window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_flows_measured: Option<u64>,
+    /// Flows drawn for the cool-down that had not arrived when the run stopped: left out of the tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_flows_not_arrived: Option<u64>,
+    /// The earliest opening and the latest closing of the poisson sources' windows, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_opens_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_closes_us: Option<f64>,
+    /// Bits the poisson sources' flows delivered in their windows over the bits their nominal loads offer
+    /// in them (measured at the window bounds, not estimated); `None` (null) if a bound was never reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_carried_load_ratio: Option<f64>,
+    /// How long the last measured flow ran after the last arrival of the run, µs: 0 when arrivals went
+    /// on until every measured flow had ended (the measured flows never saw a draining fabric).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_drain_us: Option<f64>,
 }
 
 pub struct Results {
@@ -244,23 +270,28 @@ fn transport_name(t: TransportKind) -> &'static str {
     }
 }
 
-/// The per-flow table.
-fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
+/// The per-flow table of the flows at `rows` (engine flow ids, ascending); the `measured` column when
+/// `windowed`.
+fn flow_table(all: &[Flow], rows: &[usize], windowed: bool, uplinks: usize, uplink_bytes: &[u64]) -> Table {
+    let flows: Vec<&Flow> = rows.iter().map(|&i| &all[i]).collect();
     let us = |t: Time| t.as_us();
-    let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(f).collect());
-    let opt = |f: &dyn Fn(&Flow) -> Option<f64>| Column::OptF64(flows.iter().map(f).collect());
+    let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(|x| f(x)).collect());
+    let opt = |f: &dyn Fn(&Flow) -> Option<f64>| Column::OptF64(flows.iter().map(|x| f(x)).collect());
     let completed = |f: &Flow| f.state == Some(FlowState::Completed);
     let fct = |f: &Flow| completed(f).then(|| f.finish - f.spec.start);
     let deadline = |f: &Flow| (f.spec.deadline != Time::ZERO).then(|| f.spec.deadline - f.spec.start);
     let ideal = |f: &Flow| (f.ideal_fct != Time::MAX).then_some(f.ideal_fct);
     let mut t = Table::default();
-    t.push("flow_id", Column::U64((0..flows.len() as u64).collect()));
+    t.push("flow_id", Column::U64(rows.iter().map(|&i| i as u64).collect()));
     t.push("source", u64s(&|f| f.spec.source as u64));
     t.push("src_host", u64s(&|f| f.spec.src.0 as u64));
     t.push("dst_host", u64s(&|f| f.spec.dst.0 as u64));
     t.push("size_bytes", u64s(&|f| f.spec.size));
     t.push("transport", Column::Str(flows.iter().map(|f| transport_name(f.spec.transport)).collect()));
     t.push("best_effort", Column::Bool(flows.iter().map(|f| f.spec.best_effort).collect()));
+    if windowed {
+        t.push("measured", Column::Bool(flows.iter().map(|f| f.spec.measured).collect()));
+    }
     t.push("deadline_us", opt(&|f| deadline(f).map(us)));
     t.push("start_us", Column::F64(flows.iter().map(|f| us(f.spec.start)).collect()));
     t.push("finish_us", opt(&|f| completed(f).then(|| us(f.finish))));
@@ -278,7 +309,8 @@ fn flow_table(flows: &[Flow], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     t.push("timeouts", u64s(&|f| f.tx.timeouts as u64));
     t.push("out_of_order", u64s(&|f| f.out_of_order));
     t.push("queueing_delay_us", Column::F64(flows.iter().map(|f| us(f.queue_delay)).collect()));
-    t.push("uplink_bytes", Column::U64List { width: uplinks, values: uplink_bytes.to_vec() });
+    let uplink_rows = if rows.len() == all.len() { uplink_bytes.to_vec() } else { rows.iter().flat_map(|&i| &uplink_bytes[i * uplinks..(i + 1) * uplinks]).copied().collect() };
+    t.push("uplink_bytes", Column::U64List { width: uplinks, values: uplink_rows });
     t
 }
 
@@ -362,6 +394,7 @@ pub(crate) struct Run<'a> {
     pub pkts: &'a PacketArena,
     pub sampler: Option<&'a Sampler>,
     pub sources: &'a [SourceInfo],
+    pub window: Option<&'a Window>,
     pub end: Time,
     pub events: u64,
     pub engine_bytes: usize,
@@ -369,11 +402,15 @@ pub(crate) struct Run<'a> {
 
 /// Every table and the run statistics of a finished run (or of one stopped early, for inspection).
 pub(crate) fn collect(run: Run) -> Results {
-    let Run { net, hosts, pkts, sampler, sources, end, events, engine_bytes } = run;
+    let Run { net, hosts, pkts, sampler, sources, window, end, events, engine_bytes } = run;
     let areas: Vec<u128> = net.fabric.ports.iter_mut().map(|p| p.queue_area_by(end)).collect();
     let uplink_bytes = net.uplink_bytes_departed(pkts);
-    let flows = hosts.flows();
+    let all = hosts.flows();
+    // With a window, the cool-down's flows that had not arrived are left out (see the module doc).
+    let rows: Vec<usize> = (0..all.len()).filter(|&i| window.is_none() || all[i].started || all[i].spec.measured).collect();
+    let flows: Vec<&Flow> = rows.iter().map(|&i| &all[i]).collect();
     let count = |st: FlowState| flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
+    let window_stats = window.map(|w| window_stats(w, all, rows.len()));
     let (created, delivered, dropped) = pkts.wire_books();
     let stats = RunStats {
         events,
@@ -398,12 +435,31 @@ pub(crate) fn collect(run: Run) -> Results {
         source_offered_bps: sources.iter().map(|i| i.offered_bps).collect(),
         source_access_capacity_bps: sources.iter().map(|i| i.access_capacity_bps).collect(),
         source_fabric_capacity_bps: sources.iter().map(|i| i.fabric_capacity_bps).collect(),
+        ..window_stats.unwrap_or_default()
     };
     Results {
-        flows: flow_table(flows, net.uplinks(), &uplink_bytes),
+        flows: flow_table(all, &rows, window.is_some(), net.uplinks(), &uplink_bytes),
         ports: port_table(net, end, &areas),
         switches: switch_table(net),
         samples: sampler.map(Sampler::table).unwrap_or_default(),
         stats,
+    }
+}
+
+/// The `window_*` statistics of a run with a measurement window, whose `kept` flows are in the tables.
+fn window_stats(w: &Window, flows: &[Flow], kept: usize) -> RunStats {
+    let measured = flows.iter().filter(|f| f.spec.measured);
+    let measured_end = measured.filter(|f| f.state.is_some()).map(|f| f.finish).max().unwrap_or(Time::ZERO);
+    // Flows are sorted by start: the last one drawn is the run's last arrival.
+    let last_arrival = flows.last().map_or(Time::ZERO, |f| f.spec.start);
+    let span = w.span();
+    RunStats {
+        window_flows_measured: Some(w.measured()),
+        window_flows_not_arrived: Some((flows.len() - kept) as u64),
+        window_opens_us: span.map(|s| s.0.as_us()),
+        window_closes_us: span.map(|s| s.1.as_us()),
+        window_carried_load_ratio: w.carried_load_ratio(),
+        window_drain_us: Some(measured_end.saturating_sub(last_arrival).as_us()),
+        ..RunStats::default()
     }
 }

@@ -56,6 +56,7 @@ use crate::metrics::{self, Results, Sampler};
 use crate::packet::PacketArena;
 use crate::sched::{Event, Schedule, Scheduler};
 use crate::switch::Network;
+use crate::traffic::window::Window;
 use crate::traffic::SourceInfo;
 use crate::units::Time;
 
@@ -75,6 +76,8 @@ pub struct Simulation {
     fixed_bytes: f64,
     /// Why the engine stopped the run (a watchdog), if it did.
     error: Option<String>,
+    /// The measurement window (`traffic/window.rs`): with one, the run ends once every measured flow has.
+    window: Option<Window>,
 }
 
 impl Simulation {
@@ -119,9 +122,10 @@ impl Simulation {
             memory_limit: None,
             fixed_bytes: 0.0,
             error: None,
+            window: b.window,
         };
         sim.set_lazy_ports(true);
-        if sim.hosts.flows().is_empty() && sim.horizon == Time::MAX {
+        if sim.flows_to_end() == 0 && sim.horizon == Time::MAX {
             sim.finished = true;
         }
         Ok(sim)
@@ -170,11 +174,16 @@ impl Simulation {
         self.error.as_deref()
     }
 
+    /// How many flows the run waits for: every flow, or with a measurement window every measured flow.
+    fn flows_to_end(&self) -> u64 {
+        self.window.as_ref().map_or(self.hosts.flows().len() as u64, Window::measured)
+    }
+
     /// Runs until the end or until `budget` more events have been processed. Returns true when finished,
     /// which includes a run a watchdog stopped ([`Simulation::error`]).
     pub fn run(&mut self, budget: u64) -> bool {
         let limit = self.sched.processed().saturating_add(budget);
-        let flows = self.hosts.flows().len() as u64;
+        let flows = self.flows_to_end();
         while !self.finished && self.sched.processed() < limit {
             let Some((now, ev)) = self.sched.pop_by(self.horizon) else {
                 self.finished = true;
@@ -191,8 +200,13 @@ impl Simulation {
             if let Some(pid) = self.sched.next_arrival_hint() {
                 self.pkts.prefetch(pid);
             }
+            // A window's bounds are read before the first event at or after them: the state at the bound.
+            if let Some(w) = self.window.as_mut().filter(|w| w.due(now)) {
+                w.read_bounds(now, self.hosts.flows());
+            }
             self.dispatch(now, ev);
-            if self.hosts.ended() == flows && self.horizon == Time::MAX {
+            // Every flow has ended (at least as many as the run waits for, and with a window, each measured).
+            if self.hosts.ended() >= flows && self.horizon == Time::MAX && self.window.as_mut().map_or(true, |w| w.measured_ended(self.hosts.flows())) {
                 self.finished = true;
             }
             if self.sched.processed() % WATCH_EVENTS == 0 {
@@ -296,6 +310,7 @@ impl Simulation {
             pkts: &self.pkts,
             sampler: self.sampler.as_ref(),
             sources: &self.sources,
+            window: self.window.as_ref(),
             end,
             events: self.sched.processed(),
             engine_bytes,
