@@ -78,6 +78,9 @@ pub struct Simulation {
     error: Option<String>,
     /// The measurement window (`traffic/window.rs`): with one, the run ends once every measured flow has.
     window: Option<Window>,
+    /// Events are taken up to this time: the horizon, or just before the next bound of the window, where
+    /// the run stops taking events to read the bytes delivered (so the check costs no event anything).
+    pop_limit: Time,
 }
 
 impl Simulation {
@@ -123,7 +126,9 @@ impl Simulation {
             fixed_bytes: 0.0,
             error: None,
             window: b.window,
+            pop_limit: b.horizon,
         };
+        sim.read_window_bounds(Time::ZERO);
         sim.set_lazy_ports(true);
         if sim.flows_to_end() == 0 && sim.horizon == Time::MAX {
             sim.finished = true;
@@ -185,7 +190,12 @@ impl Simulation {
         let limit = self.sched.processed().saturating_add(budget);
         let flows = self.flows_to_end();
         while !self.finished && self.sched.processed() < limit {
-            let Some((now, ev)) = self.sched.pop_by(self.horizon) else {
+            let Some((now, ev)) = self.sched.pop_by(self.pop_limit) else {
+                // Nothing more by the limit: a window bound comes first, or the run is over.
+                if self.pop_limit < self.horizon {
+                    self.read_window_bounds(self.pop_limit + Time(1));
+                    continue;
+                }
                 self.finished = true;
                 break;
             };
@@ -200,10 +210,6 @@ impl Simulation {
             if let Some(pid) = self.sched.next_arrival_hint() {
                 self.pkts.prefetch(pid);
             }
-            // A window's bounds are read before the first event at or after them: the state at the bound.
-            if let Some(w) = self.window.as_mut().filter(|w| w.due(now)) {
-                w.read_bounds(now, self.hosts.flows());
-            }
             self.dispatch(now, ev);
             // Every flow has ended (at least as many as the run waits for, and with a window, each measured).
             if self.hosts.ended() >= flows && self.horizon == Time::MAX && self.window.as_mut().map_or(true, |w| w.measured_ended(self.hosts.flows())) {
@@ -214,6 +220,14 @@ impl Simulation {
             }
         }
         self.finished
+    }
+
+    /// Reads the window's bounds at or before `at`, with every event before `at` handled and none after:
+    /// the state at the bound. Then events are taken up to just before the next bound (or the horizon).
+    fn read_window_bounds(&mut self, at: Time) {
+        let Some(w) = self.window.as_mut() else { return };
+        w.read_bounds(at, self.hosts.flows());
+        self.pop_limit = w.next_bound().saturating_sub(Time(1)).min(self.horizon);
     }
 
     /// Hands `ev` to the side that owns it, with a context for `now`.

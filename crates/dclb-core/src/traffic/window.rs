@@ -177,14 +177,13 @@ impl Window {
         self.measured
     }
 
-    /// Whether a window bound is due at `now` (call before handling the first event at `now`).
-    #[inline(always)]
-    pub fn due(&self, now: Time) -> bool {
-        now >= self.next_mark
+    /// The earliest bound not read yet, `Time::MAX` when every bound has been.
+    pub fn next_bound(&self) -> Time {
+        self.next_mark
     }
 
-    /// Reads the bytes delivered for every bound at or before `now`. Called before the first event at or
-    /// after a bound is handled, so what it reads is the state at the bound itself.
+    /// Reads the bytes delivered for every bound at or before `now`. The run calls it with every event
+    /// before `now` handled and none at or after it, so what it reads is the state at the bound itself.
     pub fn read_bounds(&mut self, now: Time, flows: &[Flow]) {
         let delivered = |source: u16| flows.iter().filter(|f| f.spec.source == source).map(Flow::bytes_delivered).sum::<u64>();
         for m in &mut self.marks {
