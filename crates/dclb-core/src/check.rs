@@ -947,6 +947,29 @@ mod tests {
     }
 
     #[test]
+    fn a_measurement_window_counts_its_warm_up_and_cool_down_arrivals_in_the_memory_estimate() {
+        // 2 x 4 hosts at fabric load 0.4 of 2 x 20 Gbps, 50.5 KB flows: 39,604 arrivals a second.
+        let mut cfg = base();
+        cfg.sources[0].flows = Some(2_000);
+        cfg.run.warmup_us = Some(100_000.0);
+        let estimated = |cfg: &Config| -> f64 {
+            let e = cfg.check_within(None).unwrap();
+            let part = e.parts.iter().find(|p| p.what.ends_with(" flows")).expect("a flows part");
+            part.what.trim_end_matches(" flows").parse().unwrap()
+        };
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let drawn = traffic::generate(&cfg, &fabric, &TcpParams::from_config(&cfg.transport)).0.len() as f64;
+        // 2,000 measured, 0.1 s of warm-up and 0.2 s of cool-down: about 13,900 drawn.
+        assert!((estimated(&cfg) / drawn - 1.0).abs() < 0.02, "estimated {} flows, drew {drawn}", estimated(&cfg));
+        assert!(drawn > 13_000.0);
+        // The sampled-flow check counts them too: flow 10,000 exists only with the window.
+        cfg.run.sampler = Some(SamplerConfig { flows: vec![10_000], ..Default::default() });
+        cfg.check().unwrap();
+        cfg.run.warmup_us = None;
+        assert!(error(&cfg).starts_with("run.sampler.flows: flow 10000 does not exist"));
+    }
+
+    #[test]
     fn memory_is_checked_before_the_fabric_is_built_and_before_flows_are_drawn() {
         use crate::memory::MemoryLimit;
         let limit = MemoryLimit { bytes: 1 << 30, source: "a test".into() };

@@ -495,7 +495,7 @@ pub struct RunConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_us: Option<f64>,
     /// With `warmup_us`: how long each poisson source's arrivals go on after its measurement window, so
-    /// that measured flows end in a loaded fabric; `None`: as long as `warmup_us`.
+    /// that measured flows end in a loaded fabric; `None`: twice `warmup_us` (`traffic::window`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cooldown_us: Option<f64>,
 }

@@ -10,7 +10,8 @@
 //!
 //! The tables are read from the finished state of a run's parts (`Run`: the network, the host stack, the
 //! packet arena, the sampler), which the simulation hands over in [`crate::Simulation::results`]; nothing
-//! here runs during the simulation except the sampler's recording.
+//! here runs during the simulation except the sampler's recording and the measurement window's readings
+//! ([`Window`]).
 //!
 //! With a measurement window (`run.warmup_us`, [`crate::traffic::window`]) the flow table gains a
 //! `measured` column, the flows drawn for the cool-down that had not arrived when the run stopped are left
@@ -24,7 +25,7 @@ use crate::ids::{FlowId, PortId};
 use crate::lb::SwitchKind;
 use crate::packet::PacketArena;
 use crate::switch::Network;
-use crate::traffic::window::Window;
+use crate::traffic::window::{Plan, SourceWindow};
 use crate::traffic::SourceInfo;
 use crate::units::Time;
 
@@ -132,6 +133,111 @@ pub fn digest(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+/// One source's window as the run measures it: its bounds, its nominal rate, and the bytes its flows had
+/// delivered when each bound was reached (`None` until it is).
+#[derive(Clone, Debug)]
+struct Marks {
+    source: u16,
+    window: SourceWindow,
+    offered_bps: f64,
+    delivered_at_open: Option<u64>,
+    delivered_at_close: Option<u64>,
+}
+
+/// The measurement window of a running simulation: when to read the bytes delivered (each source's window
+/// bounds), and which flows the run still waits for.
+#[derive(Clone, Debug)]
+pub(crate) struct Window {
+    marks: Vec<Marks>,
+    /// The earliest bound not yet read, `Time::MAX` when every bound has been.
+    next_mark: Time,
+    /// Measured flows in all.
+    measured: u64,
+    /// Every flow below this index is unmeasured or has ended (the stop condition's scan resumes here).
+    cursor: usize,
+}
+
+impl Window {
+    /// The window of a run whose flows (sorted by start) and sources are these, if it has one.
+    pub fn new(plan: Option<Plan>, sources: &[SourceInfo], flows: &[Flow]) -> Option<Window> {
+        plan?;
+        let marks: Vec<Marks> = sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let window = s.window?;
+                Some(Marks { source: i as u16, window, offered_bps: s.offered_bps, delivered_at_open: None, delivered_at_close: None })
+            })
+            .collect();
+        let next_mark = marks.iter().map(|m| m.window.opens).min().unwrap_or(Time::MAX);
+        let measured = flows.iter().filter(|f| f.spec.measured).count() as u64;
+        Some(Window { marks, next_mark, measured, cursor: 0 })
+    }
+
+    /// Measured flows in all.
+    pub fn measured(&self) -> u64 {
+        self.measured
+    }
+
+    /// The earliest bound not read yet, `Time::MAX` when every bound has been.
+    pub fn next_bound(&self) -> Time {
+        self.next_mark
+    }
+
+    /// Reads the bytes delivered for every bound at or before `now`. The run calls it with every event
+    /// before `now` handled and none at or after it, so what it reads is the state at the bound itself.
+    pub fn read_bounds(&mut self, now: Time, flows: &[Flow]) {
+        let delivered = |source: u16| flows.iter().filter(|f| f.spec.source == source).map(Flow::bytes_delivered).sum::<u64>();
+        for m in &mut self.marks {
+            if m.delivered_at_open.is_none() && m.window.opens <= now {
+                m.delivered_at_open = Some(delivered(m.source));
+            }
+            if m.delivered_at_close.is_none() && m.window.closes <= now {
+                m.delivered_at_close = Some(delivered(m.source));
+            }
+        }
+        self.next_mark = self
+            .marks
+            .iter()
+            .flat_map(|m| [(m.delivered_at_open.is_none(), m.window.opens), (m.delivered_at_close.is_none(), m.window.closes)])
+            .filter_map(|(pending, t)| pending.then_some(t))
+            .min()
+            .unwrap_or(Time::MAX);
+    }
+
+    /// Whether every measured flow has ended. Each flow is passed over once in the whole run: the scan
+    /// stops at the first measured flow still going and resumes there.
+    pub fn measured_ended(&mut self, flows: &[Flow]) -> bool {
+        while let Some(f) = flows.get(self.cursor) {
+            if f.spec.measured && f.state.is_none() {
+                return false;
+            }
+            self.cursor += 1;
+        }
+        true
+    }
+
+    /// Bits delivered in the windows over the bits their sources' nominal loads offer in them, summed over
+    /// the sources with a load and a window of positive length; `None` if there is none, or if a window's
+    /// bound was never reached (the run stopped before it, at its horizon).
+    pub fn carried_load_ratio(&self) -> Option<f64> {
+        let (mut carried, mut nominal) = (0.0, 0.0);
+        for m in self.marks.iter().filter(|m| m.offered_bps > 0.0 && m.window.closes > m.window.opens) {
+            carried += (m.delivered_at_close? - m.delivered_at_open?) as f64 * 8.0;
+            nominal += m.offered_bps * (m.window.closes - m.window.opens).as_secs();
+        }
+        (nominal > 0.0).then(|| carried / nominal)
+    }
+
+    /// The earliest opening and the latest closing of the sources' windows (`None` without a poisson
+    /// source).
+    pub fn span(&self) -> Option<(Time, Time)> {
+        let opens = self.marks.iter().map(|m| m.window.opens).min()?;
+        let closes = self.marks.iter().map(|m| m.window.closes).max()?;
+        Some((opens, closes))
+    }
 }
 
 /// Per-run numbers. They cross to Python as one serialised value, so a field added here reaches the front

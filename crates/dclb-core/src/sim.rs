@@ -52,11 +52,10 @@ use crate::host::{Flow, Hosts};
 use crate::ids::{LeafId, NodeId};
 use crate::lb::{find_scheme, SchemeSpec};
 use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
-use crate::metrics::{self, Results, Sampler};
+use crate::metrics::{self, Results, Sampler, Window};
 use crate::packet::PacketArena;
 use crate::sched::{Event, Schedule, Scheduler};
 use crate::switch::Network;
-use crate::traffic::window::Window;
 use crate::traffic::SourceInfo;
 use crate::units::Time;
 

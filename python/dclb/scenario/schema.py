@@ -410,7 +410,7 @@ class Run(_Strict):
     #: Steady-state measurement: flows arriving before this time are not measured; each poisson source's
     #: ``flows`` (or ``duration_us``) counts its arrivals after it, and arrivals go on ``cooldown_us`` more.
     warmup_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
-    #: How long arrivals go on after a source's measurement window (default: ``warmup_us``).
+    #: How long arrivals go on after a source's measurement window (default: twice ``warmup_us``).
     cooldown_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
 
     @model_serializer(mode="wrap")

@@ -25,7 +25,8 @@
 //!   the tables. Arrivals are drawn up front (the flow table and the network's per-flow counters are sized
 //!   once), so the cool-down is a length, not "until the last measured flow ends"; a run whose measured
 //!   flows outlast the cool-down's arrivals says by how much (`window_drain_us`).
-//! * **The load carried** in the window is measured exactly ([`Window`]): the run reads the in-order bytes
+//! * **The load carried** in the window is measured exactly ([`crate::metrics::Window`], which also
+//!   tracks the measured flows for the stop condition): the run reads the in-order bytes
 //!   delivered by each source's flows at the moment its window opens and at the moment it closes (the state
 //!   before the first event at or after that time is the state at that time), and divides their difference
 //!   by the bytes the source's nominal load offers over the window. Summed over the sources with a window,
@@ -33,8 +34,14 @@
 
 use super::SourceInfo;
 use crate::config::{RunConfig, SourceConfig};
-use crate::host::Flow;
 use crate::units::Time;
+
+/// The cool-down when the config does not give one, in warm-ups. A warm-up long enough for the flows
+/// that carry most of the bytes to be in flight is shorter than the longest flows (a measured data-mining
+/// flow of 1 GB lasted 4 s after a 3 s warm-up on LBT's fabric: docs/assumptions.md), and a cool-down
+/// longer than needed costs no event, since the run stops with its last measured flow: only the memory of
+/// the flows drawn for it (about 1 KB each).
+pub const COOLDOWN_PER_WARMUP: f64 = 2.0;
 
 /// A run's measurement plan: when the warm-up ends, and how long arrivals go on after a window closes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +54,8 @@ impl Plan {
     /// The plan of a run config; `None` without `warmup_us` (no window: every flow measured).
     pub fn of(run: &RunConfig) -> Option<Plan> {
         let warmup = run.warmup_us?;
-        Some(Plan { warmup: Time::from_us_f64(warmup), cooldown: Time::from_us_f64(run.cooldown_us.unwrap_or(warmup)) })
+        let cooldown = run.cooldown_us.unwrap_or(COOLDOWN_PER_WARMUP * warmup);
+        Some(Plan { warmup: Time::from_us_f64(warmup), cooldown: Time::from_us_f64(cooldown) })
     }
 
     /// The arrival rule of a poisson source that starts at `start`, bounded by `flows` arrivals and/or
@@ -131,111 +139,6 @@ impl Arrivals {
     }
 }
 
-/// One source's window as the run measures it: its bounds, its nominal rate, and the bytes its flows had
-/// delivered when each bound was reached (`None` until it is).
-#[derive(Clone, Debug)]
-struct Marks {
-    source: u16,
-    window: SourceWindow,
-    offered_bps: f64,
-    delivered_at_open: Option<u64>,
-    delivered_at_close: Option<u64>,
-}
-
-/// The measurement window of a running simulation: when to read the bytes delivered (each source's window
-/// bounds), and which flows the run still waits for.
-#[derive(Clone, Debug)]
-pub(crate) struct Window {
-    marks: Vec<Marks>,
-    /// The earliest bound not yet read, `Time::MAX` when every bound has been.
-    next_mark: Time,
-    /// Measured flows in all.
-    measured: u64,
-    /// Every flow below this index is unmeasured or has ended (the stop condition's scan resumes here).
-    cursor: usize,
-}
-
-impl Window {
-    /// The window of a run whose flows (sorted by start) and sources are these, if it has one.
-    pub fn new(plan: Option<Plan>, sources: &[SourceInfo], flows: &[Flow]) -> Option<Window> {
-        plan?;
-        let marks: Vec<Marks> = sources
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let window = s.window?;
-                Some(Marks { source: i as u16, window, offered_bps: s.offered_bps, delivered_at_open: None, delivered_at_close: None })
-            })
-            .collect();
-        let next_mark = marks.iter().map(|m| m.window.opens).min().unwrap_or(Time::MAX);
-        let measured = flows.iter().filter(|f| f.spec.measured).count() as u64;
-        Some(Window { marks, next_mark, measured, cursor: 0 })
-    }
-
-    /// Measured flows in all.
-    pub fn measured(&self) -> u64 {
-        self.measured
-    }
-
-    /// The earliest bound not read yet, `Time::MAX` when every bound has been.
-    pub fn next_bound(&self) -> Time {
-        self.next_mark
-    }
-
-    /// Reads the bytes delivered for every bound at or before `now`. The run calls it with every event
-    /// before `now` handled and none at or after it, so what it reads is the state at the bound itself.
-    pub fn read_bounds(&mut self, now: Time, flows: &[Flow]) {
-        let delivered = |source: u16| flows.iter().filter(|f| f.spec.source == source).map(Flow::bytes_delivered).sum::<u64>();
-        for m in &mut self.marks {
-            if m.delivered_at_open.is_none() && m.window.opens <= now {
-                m.delivered_at_open = Some(delivered(m.source));
-            }
-            if m.delivered_at_close.is_none() && m.window.closes <= now {
-                m.delivered_at_close = Some(delivered(m.source));
-            }
-        }
-        self.next_mark = self
-            .marks
-            .iter()
-            .flat_map(|m| [(m.delivered_at_open.is_none(), m.window.opens), (m.delivered_at_close.is_none(), m.window.closes)])
-            .filter_map(|(pending, t)| pending.then_some(t))
-            .min()
-            .unwrap_or(Time::MAX);
-    }
-
-    /// Whether every measured flow has ended. Each flow is passed over once in the whole run: the scan
-    /// stops at the first measured flow still going and resumes there.
-    pub fn measured_ended(&mut self, flows: &[Flow]) -> bool {
-        while let Some(f) = flows.get(self.cursor) {
-            if f.spec.measured && f.state.is_none() {
-                return false;
-            }
-            self.cursor += 1;
-        }
-        true
-    }
-
-    /// Bits delivered in the windows over the bits their sources' nominal loads offer in them, summed over
-    /// the sources with a load and a window of positive length; `None` if there is none, or if a window's
-    /// bound was never reached (the run stopped before it, at its horizon).
-    pub fn carried_load_ratio(&self) -> Option<f64> {
-        let (mut carried, mut nominal) = (0.0, 0.0);
-        for m in self.marks.iter().filter(|m| m.offered_bps > 0.0 && m.window.closes > m.window.opens) {
-            carried += (m.delivered_at_close? - m.delivered_at_open?) as f64 * 8.0;
-            nominal += m.offered_bps * (m.window.closes - m.window.opens).as_secs();
-        }
-        (nominal > 0.0).then(|| carried / nominal)
-    }
-
-    /// The earliest opening and the latest closing of the sources' windows (`None` without a poisson
-    /// source).
-    pub fn span(&self) -> Option<(Time, Time)> {
-        let opens = self.marks.iter().map(|m| m.window.opens).min()?;
-        let closes = self.marks.iter().map(|m| m.window.closes).max()?;
-        Some((opens, closes))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,8 +181,8 @@ mod tests {
         let mut a = plan.source_window(Time::ZERO, Some(2), None);
         assert_eq!(labels(&mut a, &[1, 2, 3]), [Some(true), Some(true), None]);
         assert_eq!(Plan::of(&RunConfig::default()), None);
-        // The cool-down defaults to the warm-up.
+        // The cool-down defaults to twice the warm-up.
         let plan = Plan::of(&RunConfig { warmup_us: Some(7.0), ..RunConfig::default() }).unwrap();
-        assert_eq!(plan.cooldown, us(7));
+        assert_eq!(plan.cooldown, us(14));
     }
 }
