@@ -48,7 +48,7 @@ pub(crate) struct Built {
     pub sources: Vec<SourceInfo>,
     pub horizon: Time,
     pub stall_window: Time,
-    /// The measurement window, when the run has one (`traffic/window.rs`).
+    /// The measurement window, when the run has one (`traffic/window.rs`, `metrics::Window`).
     pub window: Option<Window>,
 }
 

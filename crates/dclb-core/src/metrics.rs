@@ -11,7 +11,7 @@
 //! The tables are read from the finished state of a run's parts (`Run`: the network, the host stack, the
 //! packet arena, the sampler), which the simulation hands over in [`crate::Simulation::results`]; nothing
 //! here runs during the simulation except the sampler's recording and the measurement window's readings
-//! ([`Window`]).
+//! (`Window`).
 //!
 //! With a measurement window (`run.warmup_us`, [`crate::traffic::window`]) the flow table gains a
 //! `measured` column, the flows drawn for the cool-down that had not arrived when the run stopped are left

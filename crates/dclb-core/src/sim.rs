@@ -75,10 +75,11 @@ pub struct Simulation {
     fixed_bytes: f64,
     /// Why the engine stopped the run (a watchdog), if it did.
     error: Option<String>,
-    /// The measurement window (`traffic/window.rs`): with one, the run ends once every measured flow has.
+    /// The measurement window (`traffic/window.rs`, `metrics::Window`): with one, the run ends once every measured
+    /// flow has.
     window: Option<Window>,
-    /// Events are taken up to this time: the horizon, or just before the next bound of the window, where
-    /// the run stops taking events to read the bytes delivered (so the check costs no event anything).
+    /// Events are taken up to this time: the horizon, or just before the window's next bound, where the
+    /// run pauses to read the bytes delivered (so that a run pays nothing per event for the window).
     pop_limit: Time,
 }
 

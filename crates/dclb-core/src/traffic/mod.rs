@@ -110,7 +110,7 @@ fn long_lived_pairs(s: &SourceConfig) -> impl Iterator<Item = (u32, u32)> + '_ {
 
 /// How many flows source `s` makes, when that is known without drawing them: for every pattern but a
 /// poisson source bounded by `duration_us`, whose count depends on its random arrivals. (In a run with a
-/// measurement window a poisson source's count is random too: see [`window::expected_flows`].)
+/// measurement window a poisson source's count is random too: see [`window::expected_arrivals`].)
 pub fn planned_flows(s: &SourceConfig) -> Option<u64> {
     match s.pattern {
         Pattern::Poisson if s.duration_us.is_some() => None,

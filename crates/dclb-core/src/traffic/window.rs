@@ -25,7 +25,7 @@
 //!   the tables. Arrivals are drawn up front (the flow table and the network's per-flow counters are sized
 //!   once), so the cool-down is a length, not "until the last measured flow ends"; a run whose measured
 //!   flows outlast the cool-down's arrivals says by how much (`window_drain_us`).
-//! * **The load carried** in the window is measured exactly ([`crate::metrics::Window`], which also
+//! * **The load carried** in the window is measured exactly (`metrics::Window`, which also
 //!   tracks the measured flows for the stop condition): the run reads the in-order bytes
 //!   delivered by each source's flows at the moment its window opens and at the moment it closes (the state
 //!   before the first event at or after that time is the state at that time), and divides their difference
