@@ -11,7 +11,14 @@ turns into columns, so the names below are a public contract.
 
 Which flows enter which number
 ------------------------------
-* Counts of flows by state (``flows_*``) cover every flow, UDP included.
+* With a measurement window (``run.warmup_us``; the flow table then has a
+  ``measured`` column), every number below covers the *measured* flows
+  only -- those that arrived in their source's window -- except
+  ``flows_total``, which counts every flow that ran (warm-up and cool-down
+  flows included), and the port counters.  Without a window every flow is
+  measured.
+* Counts of flows by state (``flows_*``) cover every (measured) flow, UDP
+  included.
 * Flow-completion-time (FCT) statistics, slowdowns and the per-class counts
   (``short_*`` / ``long_*``) cover TCP flows only (transport other than
   ``"udp"``): a UDP flow has no completion in the TCP sense.
@@ -34,7 +41,9 @@ Keys and units
 --------------
 Flow counts::
 
-    flows_total            flows of every transport
+    flows_total            flows of every transport that ran (measured or not)
+    flows_measured         ... of them measured (= flows_total without a
+                           measurement window); the counts below are of these
     flows_completed        ... in state "completed"
     flows_cancelled        ... in state "cancelled"
     flows_unfinished       ... in state "unfinished"
@@ -88,7 +97,21 @@ Counters (integers)::
 
     drops, ecn_marks       packets, summed over all ports
     retransmissions, spurious_retransmissions, timeouts, out_of_order
-                           summed over all flows (UDP included)
+                           summed over all (measured) flows (UDP included)
+
+Measurement window (NaN without one; see docs/metrics.md)::
+
+    window_carried_load_ratio  bits the poisson sources' flows delivered in
+                               their windows / bits their nominal loads offer
+                               in them, read by the engine at the window
+                               bounds (exact, not estimated)
+    window_drain_us            how long the last measured flow ran after the
+                               run's last arrival, µs (0: measured flows never
+                               saw a draining fabric)
+    window_flows_not_arrived, window_opens_us, window_closes_us
+                               passed through from the engine when it has a
+                               window (cool-down flows drawn that had not
+                               arrived when the run stopped; the window's span)
 
 Engine::
 
@@ -151,7 +174,9 @@ _FLOW_COUNTERS = (
 _PORT_COUNTERS = ("drops", "ecn_marks")
 #: The size the engine gives a flow that never ends (``UNBOUNDED`` in crates/dclb-core/src/traffic/mod.rs).
 UNBOUNDED_BYTES = (2**64 - 1) // 4
-_KNOWN_STATS = ("events", "sim_time_us", "wall_s")
+_KNOWN_STATS = ("events", "sim_time_us", "wall_s", "window_flows_measured", "window_carried_load_ratio", "window_drain_us")
+#: The window's statistics every summary has (NaN in a run without a window).
+_WINDOW_STATS = ("window_carried_load_ratio", "window_drain_us")
 NAN = float("nan")
 
 
@@ -242,9 +267,11 @@ def _restrict(outer: np.ndarray, inner: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def _state_counts(flows: _Columns) -> dict[str, Scalar]:
+def _state_counts(every_flow: _Columns, flows: _Columns) -> dict[str, Scalar]:
+    """Flows that ran, measured flows (the same without a window), and the measured flows by state."""
     return {
-        "flows_total": len(flows),
+        "flows_total": len(every_flow),
+        "flows_measured": len(flows),
         "flows_completed": int(flows.equals("state", "completed").sum()),
         "flows_cancelled": int(flows.equals("state", "cancelled").sum()),
         "flows_unfinished": int(flows.equals("state", "unfinished").sum()),
@@ -338,13 +365,18 @@ def _engine_stats(stats: Mapping[str, Any]) -> dict[str, Scalar]:
     }
 
 
+def _window_stats(stats: Mapping[str, Any]) -> dict[str, Scalar]:
+    """The measurement window's numbers (NaN without a window, or for a bound the run never reached)."""
+    return {key: NAN if stats.get(key) is None else float(stats[key]) for key in _WINDOW_STATS}
+
+
 def _passthrough(stats: Mapping[str, Any], taken: set[str]) -> dict[str, Scalar]:
     extra: dict[str, Scalar] = {}
     for key, value in stats.items():
         if key in _KNOWN_STATS:
             continue
         name = f"stats.{key}" if key in taken else str(key)
-        extra[name] = _as_scalar(value)
+        extra[name] = NAN if value is None else _as_scalar(value)
     return extra
 
 
@@ -375,16 +407,18 @@ def summarize(
     covers.  Integers come back as ``int``, measurements as ``float`` (NaN for
     an empty group), ``fct_policy`` as ``str``.
     """
-    flow_columns = _Columns(_as_table(flows))
+    every_flow = _Columns(_as_table(flows))
     port_columns = _Columns(_as_table(ports))
     stats = dict(stats or {})
+    # With a measurement window, the flows that arrived in it; else every flow.
+    flow_columns = every_flow.rows(every_flow.bools("measured")) if every_flow.has("measured") else every_flow
 
     tcp = flow_columns.rows(~flow_columns.equals("transport", "udp"))
     is_short = tcp.floats("size_bytes") <= short_threshold_bytes
     done = tcp.rows(tcp.equals("state", "completed"))
 
     summary: dict[str, Scalar] = {}
-    summary.update(_state_counts(flow_columns))
+    summary.update(_state_counts(every_flow, flow_columns))
     summary["short_threshold_bytes"] = int(short_threshold_bytes)
     summary.update(_class_counts(tcp, is_short))
     summary.update(_fct_stats(done, short_threshold_bytes))
@@ -394,6 +428,7 @@ def summarize(
         summary[column] = port_columns.total(column)
     for column in _FLOW_COUNTERS:
         summary[column] = flow_columns.total(column)
+    summary.update(_window_stats(stats))
     summary.update(_engine_stats(stats))
     summary["fct_policy"] = FCT_POLICY
     summary.update(_passthrough(stats, set(summary)))
@@ -405,8 +440,17 @@ LOAD_SHORTFALL = 0.8
 
 
 def load_shortfall_note(summary: Mapping[str, Any]) -> str | None:
-    """A warning when the fabric carried well under the nominal load while flows arrived (the summary's
-    ``carried_load_ratio``; see :func:`dclb.runner.load_ratios`), else None."""
+    """A warning when the fabric carried well under the nominal load: in the measurement window when the run
+    has one (``window_carried_load_ratio``, measured), else while flows arrived (``carried_load_ratio``, an
+    estimate; see :func:`dclb.runner.load_ratios`); None when it did not."""
+    windowed = summary.get("window_carried_load_ratio")
+    if not _is_missing(windowed):
+        if windowed >= LOAD_SHORTFALL:
+            return None
+        return (
+            f"note: in its measurement window the fabric carried {windowed:.0%} of the nominal load. The warm-up "
+            "(run.warmup_us) is too short for the largest flows to be in flight, or the window too short to average them"
+        )
     carried, offered = summary.get("carried_load_ratio"), summary.get("offered_load_ratio")
     if carried is None or _is_missing(carried) or carried >= LOAD_SHORTFALL:
         return None
@@ -479,6 +523,7 @@ def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any]
     threshold = _fmt_bytes(summary.get("short_threshold_bytes", DEFAULT_SHORT_THRESHOLD_BYTES))
     return [
         ("flows_total", "Flows", _fmt_count),
+        ("flows_measured", "Flows measured", _fmt_count),
         ("flows_completed", "Flows completed", _fmt_count),
         ("flows_cancelled", "Flows cancelled", _fmt_count),
         ("flows_unfinished", "Flows unfinished", _fmt_count),
@@ -514,6 +559,8 @@ def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any]
         ("deadline_flows", "Flows with a deadline", _fmt_count),
         ("deadline_misses", "Deadline misses", _fmt_count),
         ("deadline_miss_rate", "Deadline miss rate", _fmt_percent),
+        ("window_carried_load_ratio", "Load carried in the window (of nominal)", _fmt_percent),
+        ("window_drain_us", "Measured flows after the last arrival", _fmt_time_us),
         ("drops", "Packet drops", _fmt_count),
         ("ecn_marks", "ECN marks", _fmt_count),
         ("retransmissions", "Retransmissions", _fmt_count),

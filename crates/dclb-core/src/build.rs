@@ -9,10 +9,11 @@ use crate::host::{EdgeState, Flow, HostParams, Hosts, Setup};
 use crate::lb::source_route::SourceRoute;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::lb::{BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo};
-use crate::metrics::Sampler;
+use crate::metrics::{Sampler, Window};
 use crate::rng::{Rng, Stream};
 use crate::sched::{Event, Schedule, Scheduler};
 use crate::switch::{Network, SwitchState};
+use crate::traffic::window::Plan;
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::reseq::Resequencer;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
@@ -47,6 +48,8 @@ pub(crate) struct Built {
     pub sources: Vec<SourceInfo>,
     pub horizon: Time,
     pub stall_window: Time,
+    /// The measurement window, when the run has one (`traffic/window.rs`, `metrics::Window`).
+    pub window: Option<Window>,
 }
 
 /// Builds a checked config: the fabric, the scheme's balancers (and the rate estimators they ask for), the
@@ -134,7 +137,8 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
         Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.iter().map(|&f| FlowId(f)).collect())
     });
     let horizon = cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX);
-    Ok(Built { sched, net, hosts, sampler, sources, horizon, stall_window })
+    let window = Window::new(Plan::of(&cfg.run), &sources, hosts.flows());
+    Ok(Built { sched, net, hosts, sampler, sources, horizon, stall_window, window })
 }
 
 /// How many times the longest wait of a live run the no-progress watchdog allows (see `sim.rs`).

@@ -50,6 +50,7 @@ use crate::lb::params::ParamType;
 use crate::lb::{find_scheme, BuildCx, Installed, ParamValue, Params, SchemeSpec, SwitchInfo};
 use crate::memory::{Estimate, MemoryLimit};
 use crate::runsize::{self, EventLimit, RunSize};
+use crate::traffic::window::{self, Plan};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
 use crate::units::{Rate, Time};
@@ -352,6 +353,21 @@ fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     }
     if let Some(s) = &r.sampler {
         positive_time_us(s.interval_us, &FieldPath::of("run.sampler.interval_us"))?;
+    }
+    validate_window(r)
+}
+
+/// The measurement window's fields (`traffic/window.rs`): lengths of zero or more, and a cool-down only
+/// after a warm-up.
+fn validate_window(r: &RunConfig) -> Result<(), ConfigError> {
+    if let Some(w) = r.warmup_us {
+        time_us(w, &FieldPath::of("run.warmup_us"))?;
+    }
+    if let Some(c) = r.cooldown_us {
+        time_us(c, &FieldPath::of("run.cooldown_us"))?;
+        if r.warmup_us.is_none() {
+            return Err(error_at("run.cooldown_us", "only a run with a measurement window has a cool-down; set run.warmup_us (0 for none) or remove cooldown_us"));
+        }
     }
     Ok(())
 }
@@ -697,6 +713,12 @@ fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, P
 }
 
 fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
+    if cfg.run.warmup_us.is_some() && !cfg.sources.iter().any(|s| s.pattern == Pattern::Poisson) {
+        return Err(error_at(
+            "run.warmup_us",
+            "a measurement window is counted in a poisson source's arrivals (its flows or duration_us after the warm-up), and this scenario has no poisson source; remove warmup_us",
+        ));
+    }
     if cfg.run.horizon_us.is_none() && cfg.sources.iter().any(|s| s.pattern == Pattern::LongLived) {
         return Err(error_at("run.horizon_us", "long-lived flows never end, so the run needs a horizon"));
     }
@@ -733,6 +755,12 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
             fabric_load += check_poisson(s, &info, hpl, &f)?;
         }
         let (n, name) = flow_count(s, &info);
+        // With a measurement window, a poisson source also draws its warm-up and cool-down arrivals (they
+        // count for the run's size too: they are flows the engine carries).
+        let (n, span_us) = match Plan::of(&cfg.run) {
+            Some(plan) if s.pattern == Pattern::Poisson => window::expected_arrivals(&plan, s, &info, n),
+            _ => (n, arrival_span_us(s, &info, n)),
+        };
         facts.counts.push((n, name));
         let field = f.key(name);
         flows += n;
@@ -740,7 +768,7 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
             return Err(error(&field, format!("the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows")));
         }
         facts.flows.push((n, field.to_string()));
-        facts.span_us = facts.span_us.max(arrival_span_us(s, &info, n));
+        facts.span_us = facts.span_us.max(span_us);
     }
     if fabric_load > 1.0 + 1e-9 {
         return Err(error_at("traffic", format!("the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)")));
@@ -873,9 +901,11 @@ fn check_sampled_flows(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError>
 }
 
 /// Exactly how many flows the run will have: in closed form when every source has one, else by generating
-/// the traffic as the run will.
+/// the traffic as the run will (always with a measurement window, whose warm-up and cool-down arrivals
+/// are random).
 fn flows_made(cfg: &Config, fabric: &Fabric) -> u64 {
-    match cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() {
+    let planned = if cfg.run.warmup_us.is_some() { None } else { cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() };
+    match planned {
         Some(n) => n,
         None => traffic::generate(cfg, fabric, &TcpParams::from_config(&cfg.transport)).0.len() as u64,
     }
@@ -1044,6 +1074,29 @@ mod tests {
         // A failed link carries nothing.
         cfg.topology.links[0].failed = true;
         cfg.check().unwrap();
+    }
+
+    #[test]
+    fn a_measurement_window_counts_its_warm_up_and_cool_down_arrivals_in_the_memory_estimate() {
+        // 2 x 4 hosts at fabric load 0.4 of 2 x 20 Gbps, 50.5 KB flows: 39,604 arrivals a second.
+        let mut cfg = base();
+        cfg.sources[0].flows = Some(2_000);
+        cfg.run.warmup_us = Some(100_000.0);
+        let estimated = |cfg: &Config| -> f64 {
+            let e = cfg.check_within(&Limits::default()).unwrap().memory;
+            let part = e.parts.iter().find(|p| p.what.ends_with(" flows")).expect("a flows part");
+            part.what.trim_end_matches(" flows").parse().unwrap()
+        };
+        let fabric = Fabric::build(&cfg.topology, &cfg.transport);
+        let drawn = traffic::generate(&cfg, &fabric, &TcpParams::from_config(&cfg.transport)).0.len() as f64;
+        // 2,000 measured, 0.1 s of warm-up and 0.2 s of cool-down: about 13,900 drawn.
+        assert!((estimated(&cfg) / drawn - 1.0).abs() < 0.02, "estimated {} flows, drew {drawn}", estimated(&cfg));
+        assert!(drawn > 13_000.0);
+        // The sampled-flow check counts them too: flow 10,000 exists only with the window.
+        cfg.run.sampler = Some(SamplerConfig { flows: vec![10_000], ..Default::default() });
+        cfg.check().unwrap();
+        cfg.run.warmup_us = None;
+        assert!(error(&cfg).starts_with("run.sampler.flows: flow 10000 does not exist"));
     }
 
     #[test]

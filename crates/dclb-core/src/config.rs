@@ -524,14 +524,25 @@ impl Default for SamplerConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
-    /// Stop at this simulated time; `None` runs until every flow has ended.
+    /// Stop at this simulated time; `None` runs until every flow has ended (every measured flow, with
+    /// `warmup_us`).
     pub horizon_us: Option<f64>,
     pub sampler: Option<SamplerConfig>,
+    /// Steady-state measurement (`traffic/window.rs`; `None`: off, every flow measured). Flows that arrive
+    /// before this time warm the fabric up and are not measured; each poisson source's `flows` or
+    /// `duration_us` then counts its measurement window from here, and its arrivals go on after it. The
+    /// run ends once every measured flow has ended. Left out of the JSON when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_us: Option<f64>,
+    /// With `warmup_us`: how long each poisson source's arrivals go on after its measurement window, so
+    /// that measured flows end in a loaded fabric; `None`: twice `warmup_us` (`traffic::window`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cooldown_us: Option<f64>,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { horizon_us: None, sampler: None }
+        RunConfig { horizon_us: None, sampler: None, warmup_us: None, cooldown_us: None }
     }
 }
 

@@ -10,7 +10,13 @@
 //!
 //! The tables are read from the finished state of a run's parts (`Run`: the network, the host stack, the
 //! packet arena, the sampler), which the simulation hands over in [`crate::Simulation::results`]; nothing
-//! here runs during the simulation except the sampler's recording.
+//! here runs during the simulation except the sampler's recording and the measurement window's readings
+//! (`Window`).
+//!
+//! With a measurement window (`run.warmup_us`, [`crate::traffic::window`]) the flow table gains a
+//! `measured` column, the flows drawn for the cool-down that had not arrived when the run stopped are left
+//! out of it (they never existed in the simulated world; `flow_id` keeps the engine's numbering), and the
+//! run statistics gain the window's (`window_*`, absent without a window).
 
 use crate::config::{QueueUnit, TransportKind};
 pub use crate::host::FlowState;
@@ -19,6 +25,7 @@ use crate::ids::{FlowId, PortId};
 use crate::lb::SwitchKind;
 use crate::packet::PacketArena;
 use crate::switch::Network;
+use crate::traffic::window::{Plan, SourceWindow};
 use crate::traffic::SourceInfo;
 use crate::units::Time;
 
@@ -128,6 +135,111 @@ pub fn digest(bytes: &[u8]) -> u64 {
     h
 }
 
+/// One source's window as the run measures it: its bounds, its nominal rate, and the bytes its flows had
+/// delivered when each bound was reached (`None` until it is).
+#[derive(Clone, Debug)]
+struct Marks {
+    source: u16,
+    window: SourceWindow,
+    offered_bps: f64,
+    delivered_at_open: Option<u64>,
+    delivered_at_close: Option<u64>,
+}
+
+/// The measurement window of a running simulation: when to read the bytes delivered (each source's window
+/// bounds), and which flows the run still waits for.
+#[derive(Clone, Debug)]
+pub(crate) struct Window {
+    marks: Vec<Marks>,
+    /// The earliest bound not yet read, `Time::MAX` when every bound has been.
+    next_mark: Time,
+    /// Measured flows in all.
+    measured: u64,
+    /// Every flow below this index is unmeasured or has ended (the stop condition's scan resumes here).
+    cursor: usize,
+}
+
+impl Window {
+    /// The window of a run whose flows (sorted by start) and sources are these, if it has one.
+    pub fn new(plan: Option<Plan>, sources: &[SourceInfo], flows: &[Flow]) -> Option<Window> {
+        plan?;
+        let marks: Vec<Marks> = sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let window = s.window?;
+                Some(Marks { source: i as u16, window, offered_bps: s.offered_bps, delivered_at_open: None, delivered_at_close: None })
+            })
+            .collect();
+        let next_mark = marks.iter().map(|m| m.window.opens).min().unwrap_or(Time::MAX);
+        let measured = flows.iter().filter(|f| f.spec.measured).count() as u64;
+        Some(Window { marks, next_mark, measured, cursor: 0 })
+    }
+
+    /// Measured flows in all.
+    pub fn measured(&self) -> u64 {
+        self.measured
+    }
+
+    /// The earliest bound not read yet, `Time::MAX` when every bound has been.
+    pub fn next_bound(&self) -> Time {
+        self.next_mark
+    }
+
+    /// Reads the bytes delivered for every bound at or before `now`. The run calls it with every event
+    /// before `now` handled and none at or after it, so what it reads is the state at the bound itself.
+    pub fn read_bounds(&mut self, now: Time, flows: &[Flow]) {
+        let delivered = |source: u16| flows.iter().filter(|f| f.spec.source == source).map(Flow::bytes_delivered).sum::<u64>();
+        for m in &mut self.marks {
+            if m.delivered_at_open.is_none() && m.window.opens <= now {
+                m.delivered_at_open = Some(delivered(m.source));
+            }
+            if m.delivered_at_close.is_none() && m.window.closes <= now {
+                m.delivered_at_close = Some(delivered(m.source));
+            }
+        }
+        self.next_mark = self
+            .marks
+            .iter()
+            .flat_map(|m| [(m.delivered_at_open.is_none(), m.window.opens), (m.delivered_at_close.is_none(), m.window.closes)])
+            .filter_map(|(pending, t)| pending.then_some(t))
+            .min()
+            .unwrap_or(Time::MAX);
+    }
+
+    /// Whether every measured flow has ended. Each flow is passed over once in the whole run: the scan
+    /// stops at the first measured flow still going and resumes there.
+    pub fn measured_ended(&mut self, flows: &[Flow]) -> bool {
+        while let Some(f) = flows.get(self.cursor) {
+            if f.spec.measured && f.state.is_none() {
+                return false;
+            }
+            self.cursor += 1;
+        }
+        true
+    }
+
+    /// Bits delivered in the windows over the bits their sources' nominal loads offer in them, summed over
+    /// the sources with a load and a window of positive length; `None` if there is none, or if a window's
+    /// bound was never reached (the run stopped before it, at its horizon).
+    pub fn carried_load_ratio(&self) -> Option<f64> {
+        let (mut carried, mut nominal) = (0.0, 0.0);
+        for m in self.marks.iter().filter(|m| m.offered_bps > 0.0 && m.window.closes > m.window.opens) {
+            carried += (m.delivered_at_close? - m.delivered_at_open?) as f64 * 8.0;
+            nominal += m.offered_bps * (m.window.closes - m.window.opens).as_secs();
+        }
+        (nominal > 0.0).then(|| carried / nominal)
+    }
+
+    /// The earliest opening and the latest closing of the sources' windows (`None` without a poisson
+    /// source).
+    pub fn span(&self) -> Option<(Time, Time)> {
+        let opens = self.marks.iter().map(|m| m.window.opens).min()?;
+        let closes = self.marks.iter().map(|m| m.window.closes).max()?;
+        Some((opens, closes))
+    }
+}
+
 /// Per-run numbers. They cross to Python as one serialised value, so a field added here reaches the front
 /// without touching the binding.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -162,6 +274,26 @@ pub struct RunStats {
     pub source_offered_bps: Vec<f64>,
     pub source_access_capacity_bps: Vec<f64>,
     pub source_fabric_capacity_bps: Vec<f64>,
+    /// Measured flows (rows whose `measured` is true). Like every `window_*` statistic, present only in a
+    /// run with a measurement window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_flows_measured: Option<u64>,
+    /// Flows drawn for the cool-down that had not arrived when the run stopped: left out of the tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_flows_not_arrived: Option<u64>,
+    /// The earliest opening and the latest closing of the poisson sources' windows, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_opens_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_closes_us: Option<f64>,
+    /// Bits the poisson sources' flows delivered in their windows over the bits their nominal loads offer
+    /// in them (measured at the window bounds, not estimated); `None` (null) if a bound was never reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_carried_load_ratio: Option<f64>,
+    /// How long the last measured flow ran after the last arrival of the run, µs: 0 when arrivals went
+    /// on until every measured flow had ended (the measured flows never saw a draining fabric).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_drain_us: Option<f64>,
 }
 
 pub struct Results {
@@ -244,29 +376,34 @@ fn transport_name(t: TransportKind) -> &'static str {
     }
 }
 
-/// The per-flow table.
-fn flow_table(flows: &[Flow], alone: &[Option<Time>], uplinks: usize, uplink_bytes: &[u64]) -> Table {
+/// The per-flow table of the flows at `rows` (engine flow ids, ascending); the `measured` column when
+/// `windowed`. `alone` is each flow's FCT alone on the fabric, by flow id.
+fn flow_table(all: &[Flow], rows: &[usize], windowed: bool, alone: &[Option<Time>], uplinks: usize, uplink_bytes: &[u64]) -> Table {
+    let flows: Vec<&Flow> = rows.iter().map(|&i| &all[i]).collect();
     let us = |t: Time| t.as_us();
-    let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(f).collect());
-    let opt = |f: &dyn Fn(&Flow) -> Option<f64>| Column::OptF64(flows.iter().map(f).collect());
+    let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(|x| f(x)).collect());
+    let opt = |f: &dyn Fn(&Flow) -> Option<f64>| Column::OptF64(flows.iter().map(|x| f(x)).collect());
     let completed = |f: &Flow| f.state == Some(FlowState::Completed);
     let fct = |f: &Flow| completed(f).then(|| f.finish - f.spec.start);
     let deadline = |f: &Flow| (f.spec.deadline != Time::ZERO).then(|| f.spec.deadline - f.spec.start);
     let ideal = |f: &Flow| (f.ideal_fct != Time::MAX).then_some(f.ideal_fct);
     let mut t = Table::default();
-    t.push("flow_id", Column::U64((0..flows.len() as u64).collect()));
+    t.push("flow_id", Column::U64(rows.iter().map(|&i| i as u64).collect()));
     t.push("source", u64s(&|f| f.spec.source as u64));
     t.push("src_host", u64s(&|f| f.spec.src.0 as u64));
     t.push("dst_host", u64s(&|f| f.spec.dst.0 as u64));
     t.push("size_bytes", u64s(&|f| f.spec.size));
     t.push("transport", Column::Str(flows.iter().map(|f| transport_name(f.spec.transport)).collect()));
     t.push("best_effort", Column::Bool(flows.iter().map(|f| f.spec.best_effort).collect()));
+    if windowed {
+        t.push("measured", Column::Bool(flows.iter().map(|f| f.spec.measured).collect()));
+    }
     t.push("deadline_us", opt(&|f| deadline(f).map(us)));
     t.push("start_us", Column::F64(flows.iter().map(|f| us(f.spec.start)).collect()));
     t.push("finish_us", opt(&|f| completed(f).then(|| us(f.finish))));
     t.push("fct_us", opt(&|f| fct(f).map(us)));
     t.push("ideal_fct_us", opt(&|f| ideal(f).map(us)));
-    t.push("alone_fct_us", Column::OptF64(alone.iter().map(|a| a.map(us)).collect()));
+    t.push("alone_fct_us", Column::OptF64(rows.iter().map(|&i| alone[i].map(us)).collect()));
     t.push("slowdown", opt(&|f| Some((fct(f)?.0 as f64 / ideal(f)?.0 as f64).max(1.0))));
     // Met: completed no later than the deadline; a flow that did not complete (cancelled, unfinished) missed.
     t.push("deadline_met", Column::OptBool(flows.iter().map(|f| deadline(f).map(|d| fct(f).is_some_and(|x| x <= d))).collect()));
@@ -279,7 +416,8 @@ fn flow_table(flows: &[Flow], alone: &[Option<Time>], uplinks: usize, uplink_byt
     t.push("timeouts", u64s(&|f| f.tx.timeouts as u64));
     t.push("out_of_order", u64s(&|f| f.out_of_order));
     t.push("queueing_delay_us", Column::F64(flows.iter().map(|f| us(f.queue_delay)).collect()));
-    t.push("uplink_bytes", Column::U64List { width: uplinks, values: uplink_bytes.to_vec() });
+    let uplink_rows = if rows.len() == all.len() { uplink_bytes.to_vec() } else { rows.iter().flat_map(|&i| &uplink_bytes[i * uplinks..(i + 1) * uplinks]).copied().collect() };
+    t.push("uplink_bytes", Column::U64List { width: uplinks, values: uplink_rows });
     t
 }
 
@@ -363,6 +501,7 @@ pub(crate) struct Run<'a> {
     pub pkts: &'a PacketArena,
     pub sampler: Option<&'a Sampler>,
     pub sources: &'a [SourceInfo],
+    pub window: Option<&'a Window>,
     pub end: Time,
     pub events: u64,
     pub engine_bytes: usize,
@@ -370,11 +509,15 @@ pub(crate) struct Run<'a> {
 
 /// Every table and the run statistics of a finished run (or of one stopped early, for inspection).
 pub(crate) fn collect(run: Run) -> Results {
-    let Run { net, hosts, pkts, sampler, sources, end, events, engine_bytes } = run;
+    let Run { net, hosts, pkts, sampler, sources, window, end, events, engine_bytes } = run;
     let areas: Vec<u128> = net.fabric.ports.iter_mut().map(|p| p.queue_area_by(end)).collect();
     let uplink_bytes = net.uplink_bytes_departed(pkts);
-    let flows = hosts.flows();
+    let all = hosts.flows();
+    // With a window, the cool-down's flows that had not arrived are left out (see the module doc).
+    let rows: Vec<usize> = (0..all.len()).filter(|&i| window.is_none() || all[i].started || all[i].spec.measured).collect();
+    let flows: Vec<&Flow> = rows.iter().map(|&i| &all[i]).collect();
     let count = |st: FlowState| flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
+    let window_stats = window.map(|w| window_stats(w, all, rows.len()));
     let (created, delivered, dropped) = pkts.wire_books();
     let stats = RunStats {
         events,
@@ -399,12 +542,31 @@ pub(crate) fn collect(run: Run) -> Results {
         source_offered_bps: sources.iter().map(|i| i.offered_bps).collect(),
         source_access_capacity_bps: sources.iter().map(|i| i.access_capacity_bps).collect(),
         source_fabric_capacity_bps: sources.iter().map(|i| i.fabric_capacity_bps).collect(),
+        ..window_stats.unwrap_or_default()
     };
     Results {
-        flows: flow_table(flows, &hosts.alone_fcts(&net.fabric), net.uplinks(), &uplink_bytes),
+        flows: flow_table(all, &rows, window.is_some(), &hosts.alone_fcts(&net.fabric), net.uplinks(), &uplink_bytes),
         ports: port_table(net, end, &areas),
         switches: switch_table(net),
         samples: sampler.map(Sampler::table).unwrap_or_default(),
         stats,
+    }
+}
+
+/// The `window_*` statistics of a run with a measurement window, whose `kept` flows are in the tables.
+fn window_stats(w: &Window, flows: &[Flow], kept: usize) -> RunStats {
+    let measured = flows.iter().filter(|f| f.spec.measured);
+    let measured_end = measured.filter(|f| f.state.is_some()).map(|f| f.finish).max().unwrap_or(Time::ZERO);
+    // Flows are sorted by start: the last one drawn is the run's last arrival.
+    let last_arrival = flows.last().map_or(Time::ZERO, |f| f.spec.start);
+    let span = w.span();
+    RunStats {
+        window_flows_measured: Some(w.measured()),
+        window_flows_not_arrived: Some((flows.len() - kept) as u64),
+        window_opens_us: span.map(|s| s.0.as_us()),
+        window_closes_us: span.map(|s| s.1.as_us()),
+        window_carried_load_ratio: w.carried_load_ratio(),
+        window_drain_us: Some(measured_end.saturating_sub(last_arrival).as_us()),
+        ..RunStats::default()
     }
 }

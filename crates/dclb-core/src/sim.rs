@@ -63,8 +63,8 @@ use crate::ids::{LeafId, NodeId};
 use crate::lb::{find_scheme, SchemeSpec};
 use crate::check::Limits;
 use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
+use crate::metrics::{self, Results, Sampler, Window};
 use crate::runsize::{self, EventLimit};
-use crate::metrics::{self, Results, Sampler};
 use crate::packet::PacketArena;
 use crate::sched::{Event, Schedule, Scheduler};
 use crate::switch::Network;
@@ -92,6 +92,12 @@ pub struct Simulation {
     progress_seen: (Time, u64),
     /// Why the engine stopped the run (a watchdog), if it did.
     error: Option<String>,
+    /// The measurement window (`traffic/window.rs`, `metrics::Window`): with one, the run ends once every measured
+    /// flow has.
+    window: Option<Window>,
+    /// Events are taken up to this time: the horizon, or just before the window's next bound, where the
+    /// run pauses to read the bytes delivered (so that a run pays nothing per event for the window).
+    pop_limit: Time,
 }
 
 impl Simulation {
@@ -147,9 +153,12 @@ impl Simulation {
             estimated_events: 0.0,
             progress_seen: (Time::ZERO, 0),
             error: None,
+            window: b.window,
+            pop_limit: b.horizon.min(Time(u64::MAX - 1)),
         };
+        sim.read_window_bounds(Time::ZERO);
         sim.set_lazy_ports(true);
-        if sim.hosts.flows().is_empty() && sim.horizon == Time::MAX {
+        if sim.flows_to_end() == 0 && sim.horizon == Time::MAX {
             sim.finished = true;
         }
         Ok(sim)
@@ -198,15 +207,23 @@ impl Simulation {
         self.error.as_deref()
     }
 
+    /// How many flows the run waits for: every flow, or with a measurement window every measured flow.
+    fn flows_to_end(&self) -> u64 {
+        self.window.as_ref().map_or(self.hosts.flows().len() as u64, Window::measured)
+    }
+
     /// Runs until the end or until `budget` more events have been processed. Returns true when finished,
     /// which includes a run a watchdog stopped ([`Simulation::error`]).
     pub fn run(&mut self, budget: u64) -> bool {
         let limit = self.sched.processed().saturating_add(budget);
-        let flows = self.hosts.flows().len() as u64;
-        // An event at the clock's last instant is a saturated time and never runs (module doc).
-        let due_by = self.horizon.min(Time(u64::MAX - 1));
+        let flows = self.flows_to_end();
         while !self.finished && self.sched.processed() < limit {
-            let Some((now, ev)) = self.sched.pop_by(due_by) else {
+            let Some((now, ev)) = self.sched.pop_by(self.pop_limit) else {
+                // Nothing more by the limit: a window bound comes first, or the run is over.
+                if self.pop_limit < self.last_instant() {
+                    self.read_window_bounds(self.pop_limit + Time(1));
+                    continue;
+                }
                 self.out_of_events(flows);
                 break;
             };
@@ -222,7 +239,8 @@ impl Simulation {
                 self.pkts.prefetch(pid);
             }
             self.dispatch(now, ev);
-            if self.hosts.ended() == flows && self.horizon == Time::MAX {
+            // Every flow has ended (at least as many as the run waits for, and with a window, each measured).
+            if self.hosts.ended() >= flows && self.horizon == Time::MAX && self.window.as_mut().map_or(true, |w| w.measured_ended(self.hosts.flows())) {
                 self.finished = true;
             }
             if self.sched.processed() % WATCH_EVENTS == 0 {
@@ -230,6 +248,20 @@ impl Simulation {
             }
         }
         self.finished
+    }
+
+    /// Reads the window's bounds at or before `at`, with every event before `at` handled and none after:
+    /// the state at the bound. Then events are taken up to just before the next bound (or the horizon).
+    fn read_window_bounds(&mut self, at: Time) {
+        let Some(w) = self.window.as_mut() else { return };
+        w.read_bounds(at, self.hosts.flows());
+        self.pop_limit = w.next_bound().saturating_sub(Time(1)).min(self.last_instant());
+    }
+
+    /// The last instant an event may run: the horizon, and never the clock's last instant, which is a
+    /// saturated time (module doc).
+    fn last_instant(&self) -> Time {
+        self.horizon.min(Time(u64::MAX - 1))
     }
 
     /// Hands `ev` to the side that owns it, with a context for `now`.
@@ -287,8 +319,9 @@ impl Simulation {
     #[inline(never)]
     fn out_of_events(&mut self, flows: u64) {
         self.finished = true;
-        if self.horizon == Time::MAX && self.hosts.ended() < flows {
-            self.stop_at_clock_end(flows - self.hosts.ended());
+        let unfinished = flows.saturating_sub(self.hosts.ended());
+        if self.horizon == Time::MAX && unfinished > 0 {
+            self.stop_at_clock_end(unfinished);
         }
     }
 
@@ -385,6 +418,7 @@ impl Simulation {
             pkts: &self.pkts,
             sampler: self.sampler.as_ref(),
             sources: &self.sources,
+            window: self.window.as_ref(),
             end,
             events: self.sched.processed(),
             engine_bytes,

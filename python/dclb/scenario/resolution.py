@@ -33,7 +33,7 @@ from ..errors import ScenarioError
 from ..hosts import host_set_size, parse_hosts
 from ..memory import check_before_expanding, memory_limit
 from ..textfiles import read_text
-from .schema import ListedFlow, Scenario, Source, Topology, validation_message
+from .schema import WINDOW_FIELDS, ListedFlow, Scenario, Source, Topology, validation_message
 
 @dataclass(frozen=True)
 class ResolvedSource:
@@ -296,6 +296,8 @@ def _engine_config(sc: Scenario, sources: list[ResolvedSource]) -> dict[str, Any
         "run": {
             "horizon_us": sc.run.horizon_us,
             "sampler": sc.run.sampler.model_dump() if sc.run.sampler else None,
+            # The measurement window, only when given (a config without one is the same as before it existed).
+            **{name: getattr(sc.run, name) for name in WINDOW_FIELDS if getattr(sc.run, name) is not None},
         },
     }
 

@@ -27,7 +27,8 @@ from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import (
-    BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator,
+    BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_serializer,
+    model_validator,
 )
 
 from .. import _core
@@ -432,10 +433,28 @@ class Sampler(_Strict):
     flows: list[EngineId] = []
 
 
+#: The measurement window's fields (``crates/dclb-core/src/traffic/window.rs``): left out of the resolved
+#: scenario when not given, so that a run without a window keeps the id it had before they existed.
+WINDOW_FIELDS = ("warmup_us", "cooldown_us")
+
+
 class Run(_Strict):
     horizon_us: Optional[Float] = Field(_RUN["horizon_us"], gt=0, le=MAX_US)
     short_threshold_bytes: Int = Field(100_000, ge=1, le=U64)
     sampler: Optional[Sampler] = None
+    #: Steady-state measurement: flows arriving before this time are not measured; each poisson source's
+    #: ``flows`` (or ``duration_us``) counts its arrivals after it, and arrivals go on ``cooldown_us`` more.
+    warmup_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
+    #: How long arrivals go on after a source's measurement window (default: twice ``warmup_us``).
+    cooldown_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_window(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for name in WINDOW_FIELDS:
+            if data.get(name, 0) is None:
+                del data[name]
+        return data
 
 
 class Lb(BaseModel):

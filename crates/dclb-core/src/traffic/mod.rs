@@ -8,8 +8,16 @@
 //! **Load.** A Poisson source at load ρ offers ρ·C bits per second, where C is its basis capacity: `access`
 //! is the sum of the senders' host link rates; `fabric` is the sum of the working uplink rates of the leaves
 //! that hold senders. Arrivals have rate ρ·C / (8·mean size), with the mean of the interpolated CDF.
+//!
+//! **Measurement window.** With `run.warmup_us` ([`window`]), a poisson source's arrivals start as usual
+//! but those before the warm-up ends are not measured; its `flows` (or `duration_us`) then counts the
+//! arrivals of its measurement window, which opens when the warm-up ends, and its arrivals go on for
+//! `run.cooldown_us` after the window closes. Each flow carries whether it is measured; a flow of any
+//! other pattern is measured when it starts after the warm-up. The same draws are made in the same order
+//! as without a window (a window of no warm-up and no cool-down makes the same flows, all measured).
 
 pub mod cdf;
+pub mod window;
 
 use crate::config::{Config, DeadlineModel, LoadBasis, Pattern, SourceConfig, TransportKind};
 use crate::fabric::Fabric;
@@ -18,6 +26,7 @@ use crate::rng::{Rng, Stream};
 use crate::transport::TcpParams;
 use crate::units::{Rate, Time};
 use cdf::{Cdf, Mixture};
+use window::{Plan, SourceWindow};
 
 /// Size used for flows that never end (long-lived TCP or UDP): effectively infinite.
 pub const UNBOUNDED: u64 = u64::MAX / 4;
@@ -35,6 +44,9 @@ pub struct FlowSpec {
     /// Absolute deadline, `Time::ZERO` if none.
     pub deadline: Time,
     pub udp_rate: Rate,
+    /// Whether the flow counts in the results: always without a measurement window, else whether it
+    /// arrived in its source's window (see the module doc).
+    pub measured: bool,
 }
 
 /// Per-source facts printed with a run.
@@ -46,6 +58,8 @@ pub struct SourceInfo {
     pub access_capacity_bps: f64,
     pub fabric_capacity_bps: f64,
     pub flows: u64,
+    /// A poisson source's measurement window, when the run has one.
+    pub window: Option<SourceWindow>,
 }
 
 fn size_model(s: &SourceConfig) -> Option<Mixture> {
@@ -95,7 +109,8 @@ fn long_lived_pairs(s: &SourceConfig) -> impl Iterator<Item = (u32, u32)> + '_ {
 }
 
 /// How many flows source `s` makes, when that is known without drawing them: for every pattern but a
-/// poisson source bounded by `duration_us`, whose count depends on its random arrivals.
+/// poisson source bounded by `duration_us`, whose count depends on its random arrivals. (In a run with a
+/// measurement window a poisson source's count is random too: see [`window::expected_arrivals`].)
 pub fn planned_flows(s: &SourceConfig) -> Option<u64> {
     match s.pattern {
         Pattern::Poisson if s.duration_us.is_some() => None,
@@ -115,7 +130,7 @@ pub fn source_info(fabric: &Fabric, s: &SourceConfig) -> SourceInfo {
         (Pattern::Poisson, LoadBasis::Fabric) => s.load.unwrap_or(0.0) * fab,
         _ => 0.0,
     };
-    SourceInfo { mean_size: mean, offered_bps: offered, access_capacity_bps: access, fabric_capacity_bps: fab, flows: 0 }
+    SourceInfo { mean_size: mean, offered_bps: offered, access_capacity_bps: access, fabric_capacity_bps: fab, flows: 0, window: None }
 }
 
 /// Capacity of the senders' access links and of their leaves' working uplinks, in bits per second.
@@ -143,6 +158,10 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
     let mut flows = Vec::new();
     let mut infos = Vec::new();
     let hpl = fabric.facts.hosts_per_leaf;
+    let plan = Plan::of(&cfg.run);
+    // Without a window every flow is measured; with one, a flow of a pattern other than poisson when it
+    // starts after the warm-up (a poisson source's arrivals say for themselves).
+    let after_warmup = |start: Time| plan.map_or(true, |p| start >= p.warmup);
     for (si, s) in cfg.sources.iter().enumerate() {
         let mut rng = Rng::derive(cfg.seed, Stream::Traffic, si as u64);
         let sizes = size_model(s);
@@ -165,7 +184,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
         };
         let start0 = Time::from_us_f64(s.start_us);
         // The config's host numbers become ids here, once.
-        let push = |rng: &mut Rng, src: u32, dst: u32, size: u64, start: Time, flows: &mut Vec<FlowSpec>| {
+        let push = |rng: &mut Rng, src: u32, dst: u32, size: u64, start: Time, measured: bool, flows: &mut Vec<FlowSpec>| {
             let (src, dst) = (HostId(src), HostId(dst));
             let deadline = match s.deadline {
                 DeadlineModel::None => Time::ZERO,
@@ -186,25 +205,45 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                 best_effort: s.best_effort,
                 deadline,
                 udp_rate: Rate::from_gbps(s.udp_rate_gbps),
+                measured,
             });
         };
         let before = flows.len();
         match s.pattern {
             Pattern::Poisson => {
                 let mean_gap_s = 8.0 * info.mean_size / info.offered_bps;
-                let end = s.duration_us.map(|d| start0 + Time::from_us_f64(d));
-                let max_flows = s.flows.unwrap_or(u64::MAX);
-                let mut t = start0;
-                let mut n = 0u64;
-                loop {
-                    t += Time((rng.exp(mean_gap_s) * 1e12) as u64);
-                    if n >= max_flows || end.is_some_and(|e| t >= e) {
-                        break;
+                let next_arrival = |rng: &mut Rng, t: Time| t + Time((rng.exp(mean_gap_s) * 1e12) as u64);
+                match plan {
+                    None => {
+                        let end = s.duration_us.map(|d| start0 + Time::from_us_f64(d));
+                        let max_flows = s.flows.unwrap_or(u64::MAX);
+                        let mut t = start0;
+                        let mut n = 0u64;
+                        loop {
+                            t = next_arrival(&mut rng, t);
+                            if n >= max_flows || end.is_some_and(|e| t >= e) {
+                                break;
+                            }
+                            let (a, b) = pick_pair(&mut rng);
+                            let size = draw_size(&mut rng);
+                            push(&mut rng, a, b, size, t, true, &mut flows);
+                            n += 1;
+                        }
                     }
-                    let (a, b) = pick_pair(&mut rng);
-                    let size = draw_size(&mut rng);
-                    push(&mut rng, a, b, size, t, &mut flows);
-                    n += 1;
+                    Some(plan) => {
+                        // The same draws in the same order as above; only which arrivals are measured, and
+                        // where the arrivals stop, differ.
+                        let mut w = plan.source_window(start0, s.flows, s.duration_us);
+                        let mut t = start0;
+                        loop {
+                            t = next_arrival(&mut rng, t);
+                            let Some(measured) = w.admit(t) else { break };
+                            let (a, b) = pick_pair(&mut rng);
+                            let size = draw_size(&mut rng);
+                            push(&mut rng, a, b, size, t, measured, &mut flows);
+                        }
+                        info.window = Some(w.window());
+                    }
                 }
             }
             Pattern::Group => {
@@ -212,7 +251,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                     let (a, b) = pick_pair(&mut rng);
                     let size = draw_size(&mut rng);
                     let t = start0 + Time::from_us_f64(s.spread_us * rng.unit());
-                    push(&mut rng, a, b, size, t, &mut flows);
+                    push(&mut rng, a, b, size, t, after_warmup(t), &mut flows);
                 }
             }
             Pattern::Incast => {
@@ -221,14 +260,14 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                     let t = start0 + Time::from_us_f64(s.period_us * r as f64);
                     for a in incast_senders(s) {
                         let size = draw_size(&mut rng);
-                        push(&mut rng, a, dst, size, t, &mut flows);
+                        push(&mut rng, a, dst, size, t, after_warmup(t), &mut flows);
                     }
                 }
             }
             Pattern::LongLived => {
                 for (a, b) in long_lived_pairs(s) {
                     let size = s.size_bytes.unwrap_or(UNBOUNDED);
-                    push(&mut rng, a, b, size, start0, &mut flows);
+                    push(&mut rng, a, b, size, start0, after_warmup(start0), &mut flows);
                 }
             }
             Pattern::List => {
@@ -245,6 +284,7 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                         best_effort: s.best_effort,
                         deadline,
                         udp_rate: Rate::from_gbps(s.udp_rate_gbps),
+                        measured: after_warmup(start),
                     });
                 }
             }
