@@ -85,3 +85,33 @@ def test_priority_queues_let_the_short_flow_pass_the_long_flows(scenario):
 def test_scenario_error_type(scenario):
     with pytest.raises(ScenarioError):
         _config(scenario, "topology.priority_queues=0")
+
+
+def test_fields_added_later_keep_the_run_ids_stored_before_them(scenario: Path) -> None:
+    # The shipped quick start as identified by the commit before priority queues and the window existed
+    # (6a9063f): a scenario that leaves the new fields at their defaults must find its stored runs again.
+    from dclb.runner import run_id_for
+
+    root = Path(__file__).resolve().parents[1]
+    assert run_id_for(load_scenario(root / "scenarios" / "quickstart.toml")) == "quickstart-04b700dd20e0"
+    plain = load_scenario(scenario)
+    resolved = plain.resolved()
+    assert "priority_queues" not in resolved["topology"]
+    assert all("priority" not in s for s in resolved["traffic"]["sources"])
+    # The engine still gets every field explicitly, and a scenario that uses them is another run.
+    assert engine_config(plain)["topology"]["priority_queues"] == 1
+    assert all(s["priority"] == {"kind": "fixed", "level": 0} for s in engine_config(plain)["sources"])
+    two = load_scenario(scenario, ["topology.priority_queues=2"])
+    assert two.resolved()["topology"]["priority_queues"] == 2 and run_id_for(two) != run_id_for(plain)
+    lower = load_scenario(scenario, ["topology.priority_queues=2", "traffic.sources[0].priority.level=1"])
+    assert lower.resolved()["traffic"]["sources"][0]["priority"]["level"] == 1 and run_id_for(lower) != run_id_for(two)
+
+
+def test_a_list_element_is_set_by_either_spelling_of_its_path(scenario: Path) -> None:
+    # Messages name a source as traffic.sources[1]; an override written that way sets the same field as the
+    # dotted index (it once landed in a key named "sources[0]" and failed as "traffic: unknown field").
+    dotted = load_scenario(scenario, ["topology.priority_queues=2", "traffic.sources.0.priority.level=1"])
+    bracket = load_scenario(scenario, ["topology.priority_queues=2", "traffic.sources[0].priority.level=1"])
+    assert dotted.resolved() == bracket.resolved()
+    with pytest.raises(ScenarioError, match=r"'sources\[x\]' is neither a field name nor a list index"):
+        load_scenario(scenario, ["traffic.sources[x].load=0.3"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,9 +65,22 @@ def set_field(data: dict[str, Any], path: list[str | int], value: Any, label: st
         raise ScenarioError(f"{label}: {'.'.join(map(str, path[:-1]))} is not a table")
 
 
+#: One dotted part of a field path: a name or an index, then any number of ``[index]``.
+_PATH_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
 def field_path(dotted: str) -> list[str | int]:
-    """``"traffic.sources.0.load"`` -> ``["traffic", "sources", 0, "load"]``."""
-    return [int(p) if p.isdigit() else p for p in dotted.split(".")]
+    """``"traffic.sources.0.load"``, or as messages spell it, ``"traffic.sources[0].load"`` ->
+    ``["traffic", "sources", 0, "load"]``."""
+    path: list[str | int] = []
+    for part in dotted.split("."):
+        m = _PATH_PART.fullmatch(part)
+        if m is None:
+            raise ScenarioError(f"{dotted}: {part!r} is neither a field name nor a list index (e.g. traffic.sources.0.load or traffic.sources[0].load)")
+        name, indices = m.groups()
+        path.append(int(name) if name.isdigit() else name)
+        path.extend(int(i) for i in re.findall(r"\d+", indices))
+    return path
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from ..errors import ScenarioError
 from ..hosts import host_set_size, parse_hosts
 from ..memory import check_before_expanding, memory_limit
 from ..textfiles import read_text
-from .schema import WINDOW_FIELDS, ListedFlow, Scenario, Source, Topology, validation_message
+from .schema import COMPLETE, ListedFlow, Scenario, Source, Topology, validation_message
 
 @dataclass(frozen=True)
 class ResolvedSource:
@@ -289,15 +289,15 @@ def _read_flow_csv(spec: str, base_dir: Path, field: str) -> tuple[Path, list[di
 def _engine_config(sc: Scenario, sources: list[ResolvedSource]) -> dict[str, Any]:
     return {
         "seed": sc.seed,
-        "topology": sc.topology.model_dump(),
+        "topology": sc.topology.model_dump(context=COMPLETE),
         "transport": sc.transport.model_dump(),
         "lb": {"scheme": sc.lb.scheme, "params": sc.lb.params(), "timing": sc.lb.timing},
         "sources": [s.engine() for s in sources],
         "run": {
             "horizon_us": sc.run.horizon_us,
             "sampler": sc.run.sampler.model_dump() if sc.run.sampler else None,
-            # The measurement window, only when given (a config without one is the same as before it existed).
-            **{name: getattr(sc.run, name) for name in WINDOW_FIELDS if getattr(sc.run, name) is not None},
+            # The measurement window, only when given (the engine's config without one is as before it existed).
+            **{name: getattr(sc.run, name) for name in ("warmup_us", "cooldown_us") if getattr(sc.run, name) is not None},
         },
     }
 

@@ -24,11 +24,11 @@ import math
 import re
 from pathlib import Path
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import (
-    BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_serializer,
-    model_validator,
+    BaseModel, BeforeValidator, ConfigDict, Field, SerializationInfo, StrictBool, ValidationError, field_validator,
+    model_serializer, model_validator,
 )
 
 from .. import _core
@@ -106,6 +106,30 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+#: Serialisation context for every field, explicit (the engine's config), rather than the resolved scenario.
+COMPLETE = {"complete": True}
+
+
+class _AddedLater(_Strict):
+    """A table that gained fields after runs were stored. A field named in ``ADDED_LATER`` is left out of the
+    resolved scenario (what the store hashes into a run id) while it holds the value that means "as before",
+    so a scenario that does not use it keeps the run id, and the stored runs, it had before the field existed.
+    Reading the scenario back fills the default in again."""
+
+    #: Field name -> the value (as dumped to JSON) that leaves runs as they were before the field.
+    ADDED_LATER: ClassVar[dict[str, Any]] = {}
+
+    @model_serializer(mode="wrap")
+    def _without_fields_left_as_before(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
+        data = handler(self)
+        if (info.context or {}).get("complete"):
+            return data  # the engine's config: every field, explicit
+        for name, before in self.ADDED_LATER.items():
+            if name in data and data[name] == before:
+                del data[name]
+        return data
+
+
 class LinkOverride(_Strict):
     """A change to one leaf-spine link (or all parallel links of a pair when ``link`` is omitted)."""
 
@@ -156,7 +180,7 @@ class LinkOverride(_Strict):
         return f"leaf {self.leaf}-spine {self.spine}{link}{way}"
 
 
-class Topology(_Strict):
+class Topology(_AddedLater):
     leaves: Int = Field(_TOPOLOGY["leaves"], ge=1, le=U32)
     spines: Int = Field(_TOPOLOGY["spines"], ge=1, le=U32)
     hosts_per_leaf: Int = Field(_TOPOLOGY["hosts_per_leaf"], ge=1, le=U32)
@@ -174,6 +198,8 @@ class Topology(_Strict):
     links: list[LinkOverride] = []
     #: Strict-priority FIFOs per port (1: one FIFO, no priorities); levels 0 (the top) to priority_queues - 1.
     priority_queues: Int = Field(_TOPOLOGY["priority_queues"], ge=1, le=8)
+
+    ADDED_LATER = {"priority_queues": 1}
 
     @model_validator(mode="after")
     def _links_apply_once(self) -> "Topology":
@@ -356,7 +382,7 @@ PATTERN_FIELDS: dict[str, frozenset[str]] = {
 }
 
 
-class Source(_Strict):
+class Source(_AddedLater):
     """One traffic source. Patterns: poisson (at a load), group (N flows between two sets), incast (N-to-1),
     long_lived (one unbounded flow per sender), list (explicit flows, inline or from ``flows_csv``).
 
@@ -380,6 +406,8 @@ class Source(_Strict):
     best_effort: StrictBool = _SOURCE["best_effort"]
     deadline: Deadline = Deadline()
     priority: Priority = _DEFAULT_PRIORITY
+
+    ADDED_LATER = {"priority": _DEFAULT_PRIORITY.model_dump(mode="json")}
     inter_leaf_only: StrictBool = _SOURCE["inter_leaf_only"]
     flows_csv: Optional[str] = None
     flow_list: list[ListedFlow] = []
@@ -433,12 +461,7 @@ class Sampler(_Strict):
     flows: list[EngineId] = []
 
 
-#: The measurement window's fields (``crates/dclb-core/src/traffic/window.rs``): left out of the resolved
-#: scenario when not given, so that a run without a window keeps the id it had before they existed.
-WINDOW_FIELDS = ("warmup_us", "cooldown_us")
-
-
-class Run(_Strict):
+class Run(_AddedLater):
     horizon_us: Optional[Float] = Field(_RUN["horizon_us"], gt=0, le=MAX_US)
     short_threshold_bytes: Int = Field(100_000, ge=1, le=U64)
     sampler: Optional[Sampler] = None
@@ -448,13 +471,8 @@ class Run(_Strict):
     #: How long arrivals go on after a source's measurement window (default: twice ``warmup_us``).
     cooldown_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
 
-    @model_serializer(mode="wrap")
-    def _without_unset_window(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for name in WINDOW_FIELDS:
-            if data.get(name, 0) is None:
-                del data[name]
-        return data
+    #: The measurement window (``crates/dclb-core/src/traffic/window.rs``) is off unless given.
+    ADDED_LATER = {"warmup_us": None, "cooldown_us": None}
 
 
 class Lb(BaseModel):
