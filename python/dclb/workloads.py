@@ -39,6 +39,16 @@ class Workload:
     def mean_bytes(self) -> float:
         return _core.cdf_mean(list(self.points))
 
+    @property
+    def second_moment_bytes2(self) -> float:
+        """E[S^2] of the same piecewise-linear distribution (bytes squared): the point mass at the first size,
+        then each segment uniform between its sizes."""
+        p = self.points
+        m = p[0][0] ** 2 * p[0][1]
+        for (x0, c0), (x1, c1) in zip(p, p[1:]):
+            m += (c1 - c0) * (x0 * x0 + x0 * x1 + x1 * x1) / 3.0
+        return m
+
 
 def _data_dir() -> Path:
     return Path(str(resources.files("dclb") / "data" / "workloads"))

@@ -6,12 +6,16 @@ point); bar panels group one bar per series at each x value, with the interval a
 model's curves as lines and the simulated means as markers of the same colour, with their intervals as error
 bars. Time-series panels draw every series of one seed (the first), and say which in their title; the figure's
 bar panels beside them carry the means over seeds.
+
+A panel whose x axis is the nominal load (``traffic.load``) prints under each load the load the fabric carried
+(the median over the point's runs, in the measurement window when the runs had one): a point that did not reach
+its nominal load says so on the axis, where the eye reads the load.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,6 +34,22 @@ def _label(field: str | None, panel: Panel) -> str:
     from ..analysis import label_of
 
     return label_of(field)
+
+
+#: The x field whose ticks also print the load carried.
+LOAD_AXIS = "traffic.load"
+
+
+def _load_ticks(ax: Any, panel: Panel, carried: Mapping[float, float], positions: Sequence[float] | None = None, loads: Sequence[Any] | None = None) -> bool:
+    """Labels the x ticks of a load axis ``nominal`` over ``(carried)``; ``positions`` are the ticks of a bar
+    panel's groups (default: the loads themselves). False, and nothing changed, when the panel has no load axis
+    or no carried load is known."""
+    if panel.x != LOAD_AXIS or not carried:
+        return False
+    loads = sorted(carried) if loads is None else list(loads)
+    ax.set_xticks(list(positions) if positions is not None else loads)
+    ax.set_xticklabels([f"{x:g}\n({x * carried[x]:.2g})" if x in carried else f"{x:g}" for x in loads], fontsize=8)
+    return True
 
 
 def _ylabel(panel: Panel) -> str:
@@ -61,7 +81,7 @@ def _line(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], ma
             ax.fill_between(xs, np.where(np.isfinite(lo), lo, ys), np.where(np.isfinite(hi), hi, ys), alpha=0.15, color=colors[series])
 
 
-def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) -> None:
+def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any], carried: Mapping[float, float]) -> None:
     t = panel_table(frame, panel.y.key, panel.x, panel.where, panel.normalize_to, panel.normalize_at)
     series = list(dict.fromkeys(t["series"]))
     xs = sorted(t[panel.x].dropna().unique()) if panel.x else [None]
@@ -84,10 +104,11 @@ def _bars(ax: Any, frame: pd.DataFrame, panel: Panel, colors: dict[str, Any]) ->
         if panel.normalize_to or panel.normalize_at:
             ax.axhline(1.0, color="grey", linewidth=0.8)
         return
-    ax.set_xticks(np.arange(len(xs)))
-    ticks = [f"{x:g}" if isinstance(x, float) else str(x) for x in xs]
-    long_ticks = sum(len(t) for t in ticks) > 40  # names that would overlap side by side (workloads)
-    ax.set_xticklabels(ticks, rotation=20 if long_ticks else 0, ha="right" if long_ticks else "center", fontsize=8 if long_ticks else None)
+    if not _load_ticks(ax, panel, carried, positions=np.arange(len(xs)), loads=xs):
+        ax.set_xticks(np.arange(len(xs)))
+        ticks = [f"{x:g}" if isinstance(x, float) else str(x) for x in xs]
+        long_ticks = sum(len(t) for t in ticks) > 40  # names that would overlap side by side (workloads)
+        ax.set_xticklabels(ticks, rotation=20 if long_ticks else 0, ha="right" if long_ticks else "center", fontsize=8 if long_ticks else None)
     if panel.normalize_to or panel.normalize_at:
         ax.axhline(1.0, color="grey", linewidth=0.8)
 
@@ -107,8 +128,10 @@ def _timeseries(ax: Any, pp: PaperPlan, fig: Figure, panel: Panel, reader: RunRe
     return seed
 
 
-def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunReader):
-    """A matplotlib figure with one axis per panel."""
+def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunReader, carried: Mapping[float, float] | None = None):
+    """A matplotlib figure with one axis per panel; ``carried`` maps each nominal load to the share of it the
+    runs carried (for the load axis's ticks)."""
+    carried = carried or {}
     plt = _pyplot()
     n = len(fig.panels)
     cols = min(n, 3)
@@ -122,7 +145,7 @@ def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunRead
         if panel.kind == "line":
             _line(ax, frame, panel, colors)
         elif panel.kind == "bar":
-            _bars(ax, frame, panel, colors)
+            _bars(ax, frame, panel, colors, carried)
         elif panel.kind == "timeseries":
             seed = _timeseries(ax, pp, fig, panel, reader, colors)
             ax.set_xlabel(panel.xlabel or "time (ms)")
@@ -136,8 +159,11 @@ def draw_figure(pp: PaperPlan, fig: Figure, frame: pd.DataFrame, reader: RunRead
                 ax.plot(g["x"], g["value"], label=s, color=colors.get(s), linestyle="--")
         else:
             raise ValueError(f"figure {fig.id}: unknown panel kind {panel.kind!r}")
+        if panel.kind in ("line", "model"):
+            _load_ticks(ax, panel, carried)
         if panel.kind != "timeseries":
-            ax.set_xlabel(_label(panel.x, panel))
+            label = _label(panel.x, panel)
+            ax.set_xlabel(f"{label}\n(in brackets: the load carried)" if panel.x == LOAD_AXIS and carried else label)
         ax.set_ylabel(_ylabel(panel))
         ax.set_title(title, fontsize=10)
         if panel.logy:

@@ -4,7 +4,9 @@ Each figure's sweeps are expanded with :func:`dclb.sweeps.plan_sweep` — the sa
 so a point is validated by the same checks and gets the run id ``dclb run`` would give it. The overrides of a
 point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, those of
 the point's derived axes (:attr:`~dclb.reproduce.spec.Sweep.axes`), the series' (scheme and its parameters),
-those its linked grid values imply (:attr:`~dclb.reproduce.spec.Sweep.linked`), then the grid values. Points
+those its linked grid values imply (:attr:`~dclb.reproduce.spec.Sweep.linked`), then the grid values; at a
+scale measured in steady state, last, the point's warm-up (``run.warmup_us``, :mod:`dclb.reproduce.steady`),
+which follows from the point's workload and host rate. Points
 that several figures share (LBT's Figs. 6a-c are one sweep drawn three ways) are planned once: the run id is
 the identity. A sweep may set its own number of seeds at a scale (:attr:`~dclb.reproduce.spec.Sweep.seeds`).
 
@@ -83,6 +85,28 @@ def _linked_parts(grid: dict[str, list[Any]], linked: Any, fig_id: str) -> list[
     return parts
 
 
+def _with_warmups(path: Any, sub: Plan, seeds: int, overrides: list[str], label: str) -> Plan:
+    """``sub`` again with each point's warm-up added (:func:`dclb.reproduce.steady.warmup_us`); points without a
+    poisson source, and invalid ones, as they were. Points are re-planned by the grid values they share a warm-up
+    with, so that each keeps its seeds and its checks."""
+    from .steady import warmup_us
+
+    groups: dict[str, list[Point]] = {}
+    for p in sub.points:
+        groups.setdefault(repr(sorted(p.values.items())), []).append(p)
+    points: list[Point] = []
+    for group in groups.values():
+        first = group[0]
+        warmup = warmup_us(first.scenario) if first.error is None else None
+        if warmup is None:
+            points.extend(group)
+            continue
+        grid = {k: [v] for k, v in first.values.items()}
+        again = plan_sweep(path, grid=grid, seeds=seeds, overrides=[*overrides, f"run.warmup_us={warmup!r}"], grid_label=label)
+        points.extend(again.points)
+    return Plan(name=sub.name, grid=sub.grid, seeds=sub.seeds, points=points)
+
+
 def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> PaperPlan:
     """The runs behind ``figure_ids`` (default: every figure) of ``paper`` at ``scale``."""
     if scale not in SCALES:
@@ -104,7 +128,11 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
             for tags, axis_set in _axis_points(sweep.axes, sc.trim):
                 for series in sweep.series:
                     for sub_grid, linked in _linked_parts(grid, sweep.linked, fig.id):
-                        sub = plan_sweep(path, grid=sub_grid, seeds=sweep.seeds.get(scale, sc.seeds), overrides=[*base, *axis_set, *series.set, *linked], grid_label=f"figure {fig.id}")
+                        seeds = sweep.seeds.get(scale, sc.seeds)
+                        overrides = [*base, *axis_set, *series.set, *linked]
+                        sub = plan_sweep(path, grid=sub_grid, seeds=seeds, overrides=overrides, grid_label=f"figure {fig.id}")
+                        if sc.steady_state:
+                            sub = _with_warmups(path, sub, seeds, overrides, f"figure {fig.id}")
                         for p in sub.points:
                             if p.error is not None:
                                 raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")

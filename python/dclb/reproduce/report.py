@@ -121,21 +121,31 @@ def _series_table(pp: "PaperPlan", fig_id: str) -> str:
 
 def header_text(h: "Header", runs: int, failed: int) -> list[str]:
     """The facts of a figure's header, one phrase each (also what the CLI could print)."""
+    from ..summary import LOAD_SHORTFALL
+
     parts = [f"{runs} runs" + (f" ({failed} failed or missing)" if failed else ", all complete")]
     if h.flows is not None:
         lo, hi = h.flows
-        parts.append(f"flows per run {lo:,}" + (f"-{hi:,}" if hi != lo else "") + " (the runs' records)")
+        what = "measured flows per run" if h.windowed else "flows per run"
+        parts.append(f"{what} {lo:,}" + (f"-{hi:,}" if hi != lo else "") + " (the runs' records)")
     if h.seeds:
         parts.append(f"{len(h.seeds)} seed{'s' if len(h.seeds) != 1 else ''} per point ({', '.join(str(s) for s in h.seeds)})")
     loads = [(nominal, ratio, n) for nominal, ratio, n in h.load if nominal is not None]
+    where = "in the measurement window after a warm-up" if h.windowed else "while the flows arrived"
     if loads:
+        short = [f"{nominal:g}" for nominal, ratio, _ in loads if ratio < LOAD_SHORTFALL]
+        verdict = (
+            "the nominal load was reached at every point" if not short
+            else f"the nominal load was not reached (under {LOAD_SHORTFALL:.0%} of it) at {', '.join(short)}"
+        )
         parts.append(
-            "load reached (carried / nominal, median over the runs): "
+            f"load reached {where} (carried / nominal, median over the runs): "
             + ", ".join(f"{nominal:g}: {ratio:.0%} ({nominal * ratio:.2f})" for nominal, ratio, n in loads)
+            + f"; {verdict}"
         )
     elif h.load:
         ratios = [ratio for _, ratio, _ in h.load]
-        parts.append(f"load reached: median {ratios[0]:.0%} of the nominal load")
+        parts.append(f"load reached {where}: median {ratios[0]:.0%} of the nominal load")
     if h.timeseries_seed is not None:
         parts.append(f"time series show seed {h.timeseries_seed}")
     return parts

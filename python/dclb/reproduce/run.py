@@ -37,7 +37,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..errors import ScenarioError
 from .data import RunReader, figure_frame
@@ -50,17 +50,19 @@ from .verdict import Judgement, judge_claim
 class Header:
     """What a figure's runs were, as their records say: what its report header prints."""
 
-    #: Fewest and most flows per run (the summary's ``flows_total``) over the completed runs.
+    #: Fewest and most flows per run over the completed runs (the measured flows when the runs had a warm-up).
     flows: Optional[tuple[int, int]] = None
     seeds: tuple[int, ...] = ()
-    #: Per nominal load (the grid's ``traffic.load``; None for a figure without a load axis): the median of the
-    #: runs' ``carried_load_ratio`` and how many runs it is over.
+    #: Per nominal load (the grid's ``traffic.load``; None for a figure without a load axis): the median share of
+    #: it the runs carried (:func:`carried_ratio`) and how many runs it is over.
     load: tuple[tuple[Optional[float], float, int], ...] = ()
     #: The command that draws this figure at paper scale, and its cost in words.
     command: str = ""
     cost: str = ""
     #: Which seed the figure's time series show (None without time series).
     timeseries_seed: Optional[int] = None
+    #: Whether the runs measured after a warm-up (their flow counts and load are then the measured window's).
+    windowed: bool = False
 
 
 @dataclass(frozen=True)
@@ -299,7 +301,8 @@ def _draw_and_judge(pp: PaperPlan, fig: Figure, reader: RunReader, where: Path, 
     image: Optional[Path] = None
     error = None
     try:
-        image = save(draw_figure(pp, fig, frame, reader), where / f"{fig.slug}.png")
+        carried = {nominal: ratio for nominal, ratio, _ in load_reached(pp, fig, reader) if isinstance(nominal, (int, float))}
+        image = save(draw_figure(pp, fig, frame, reader, carried), where / f"{fig.slug}.png")
     except Exception as e:  # keep the rest of the report; the error is shown in place of the figure
         error = f"{type(e).__name__}: {e}"
     return FigureResult(fig, image, data, judgements, runs, failed, error, load_note(frame, reader))
@@ -361,24 +364,46 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def carried_ratio(summary: Mapping[str, Any]) -> Optional[float]:
+    """The share of its nominal load a run carried: in its measurement window when it has one (measured), else
+    while its flows arrived (the summary's ``carried_load_ratio``); None when neither is known."""
+    for key in ("window_carried_load_ratio", "carried_load_ratio"):
+        value = summary.get(key)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def load_reached(pp: PaperPlan, fig: Figure, reader: RunReader) -> tuple[tuple[Optional[float], float, int], ...]:
+    """Per nominal load of ``fig``'s runs (the grid's ``traffic.load``; None without a load axis): the median
+    share of it the runs carried (:func:`carried_ratio`) and how many runs that is over."""
+    by_load = defaultdict(list)
+    for e in pp.entries:
+        if e.figure != fig.id:
+            continue
+        ratio = carried_ratio((reader.record(e.run_id) or {}).get("summary") or {})
+        if ratio is not None:
+            by_load[e.values.get("traffic.load")].append(ratio)
+    return tuple((nominal, statistics.median(v), len(v)) for nominal, v in sorted(by_load.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+
+
 def header_of(pp: PaperPlan, fig: Figure, fr: FigureResult, reader: RunReader, costs: Optional[_CostModel] = None) -> Header:
     """What ``fig``'s runs were, from their records (see :class:`Header`)."""
     entries = [e for e in pp.entries if e.figure == fig.id]
-    flows, by_load = [], defaultdict(list)
+    flows = []
+    windowed = False
     for e in entries:
         summary = (reader.record(e.run_id) or {}).get("summary") or {}
-        n = summary.get("flows_total")
+        n = summary.get("flows_measured", summary.get("flows_total"))
         if isinstance(n, (int, float)):
             flows.append(int(n))
-        ratio = summary.get("carried_load_ratio")
-        if isinstance(ratio, (int, float)) and math.isfinite(ratio):
-            by_load[e.values.get("traffic.load")].append(float(ratio))
-    load = tuple((nominal, statistics.median(v), len(v)) for nominal, v in sorted(by_load.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+        w = summary.get("window_carried_load_ratio")
+        windowed = windowed or (isinstance(w, (int, float)) and math.isfinite(w))
     seeds = tuple(sorted({e.seed for e in entries}))
     series_ts = any(p.kind == "timeseries" for p in fig.panels)
     command = f"dclb reproduce {pp.paper.key} --figure {fig.id} --scale paper"
     cost = costs.describe(fig) if costs is not None else ""
-    return Header((min(flows), max(flows)) if flows else None, seeds, load, command, cost, seeds[0] if series_ts and seeds else None)
+    return Header((min(flows), max(flows)) if flows else None, seeds, load_reached(pp, fig, reader), command, cost, seeds[0] if series_ts and seeds else None, windowed)
 
 
 def load_note(frame: Any, reader: RunReader) -> Optional[str]:
@@ -391,17 +416,17 @@ def load_note(frame: Any, reader: RunReader) -> Optional[str]:
         return None
     ratios = []
     for run_id in frame.loc[frame["status"] == "completed", "run_id"]:
-        value = ((reader.record(run_id) or {}).get("summary") or {}).get("carried_load_ratio")
-        if isinstance(value, (int, float)) and value == value:
-            ratios.append(float(value))
+        value = carried_ratio((reader.record(run_id) or {}).get("summary") or {})
+        if value is not None:
+            ratios.append(value)
     low = [r for r in ratios if r < LOAD_SHORTFALL]
     if not low:
         return None
     ratios.sort()
     return (
         f"load reached: in {len(low)} of {len(ratios)} runs the fabric carried under {LOAD_SHORTFALL:.0%} of the nominal "
-        f"load while flows arrived (all runs: {ratios[0]:.0%} to {ratios[-1]:.0%}, median {ratios[len(ratios) // 2]:.0%}); "
-        "too few flows to reach steady state, so load-dependent claims are weak at this scale"
+        f"load while their measured flows arrived (all runs: {ratios[0]:.0%} to {ratios[-1]:.0%}, median {ratios[len(ratios) // 2]:.0%}); "
+        "the fabric did not reach steady state (too few flows, or too short a warm-up), so load-dependent claims are weak here"
     )
 
 

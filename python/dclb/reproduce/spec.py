@@ -12,7 +12,7 @@ The scenario files live beside the package (``dclb/data/papers/<paper>/``) as or
 run with ``dclb run`` or swept with ``dclb sweep`` on its own, and a user can copy and change it.
 
 Scales. Every figure runs at one of three scales, each a :class:`Scale` of the paper: ``paper`` (the paper's
-flow counts, 3-5 seeds), ``quick`` (every setting kept, fewer flows, 3 seeds: the fewest with which a verdict
+flow counts, 3-5 seeds, measured after a warm-up), ``quick`` (every setting kept, fewer flows, 3 seeds: the fewest with which a verdict
 judges a difference; minutes on two cores) and ``ci`` (the least that still draws every figure: few flows, one
 seed, each grid trimmed to its ends; its verdicts read "noise unknown").
 """
@@ -35,11 +35,14 @@ class Scale:
     """How big a paper's runs are at one scale.
 
     ``seeds``: seeds per point; ``set``: ``--set`` texts applied to every scenario of the paper (flow counts,
-    durations); ``trim``: keep only the first and last value of every grid (the ``ci`` scale)."""
+    durations); ``trim``: keep only the first and last value of every grid (the ``ci`` scale); ``steady_state``:
+    measure after a warm-up (:mod:`dclb.reproduce.steady`) in every run with a poisson source (the ``paper``
+    scale)."""
 
     seeds: int
     set: tuple[str, ...] = ()
     trim: bool = False
+    steady_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class Sweep:
     and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field.
 
     ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. fewer for
-    heavy runs; below 3 their verdicts read "noise unknown"). No paper uses it now."""
+    heavy runs; below 3 their verdicts read "noise unknown"; MDTLB gives its figures more seeds than its scale)."""
 
     scenario: str
     series: tuple[Series, ...]
