@@ -188,6 +188,9 @@ def test_rank_trend_level_and_their_bands():
     assert level(AFCT, Spread(("A", "B")), at(0.1), within=(1.0, 1.5))(f).outcome is Outcome.REPRODUCED
     assert level(AFCT, Spread(), at(0.7), within=(1.0, 1.5))(f).outcome is Outcome.OPPOSITE
     assert level(AFCT, "A", points(LOAD, [0.1, 0.7]), within=(100.0, 200.0), any_point=True)(f).outcome is Outcome.OPPOSITE
+    # "at some point" names the point that comes closest, not the first one tried: C is 9 at 0.1 and about 18 at 0.7
+    closest = level(AFCT, "C", points(LOAD, [0.1, 0.7]), within=(100.0, 200.0), any_point=True)(f)
+    assert closest.outcome is Outcome.OPPOSITE and "at load 0.7" in closest.text and "the closest of 2" in closest.text
     zero = frame({("T", 0.1): [0.0, 0.0, 0.0]})
     assert level(AFCT, "T", at(0.1), within=(0, 0), every_run=True)(zero).outcome is Outcome.REPRODUCED
     zero.loc[1, "afct_ms"] = 0.001

@@ -335,9 +335,10 @@ def _with_reading(text: str, reading: str, band: str = "") -> str:
     return text
 
 
-def _decide(results: Sequence[tuple[Any, Effect, Outcome]], expect: Any) -> tuple[Any, Effect, Outcome]:
+def _decide(results: Sequence[tuple[Any, Effect, Outcome]], expect: Any, best: bool = False) -> tuple[Any, Effect, Outcome]:
     """The comparison that decides a claim of several: the one that misses by most (first by outcome, then by how
-    far its mean lies on the wrong side)."""
+    far its mean lies on the wrong side); with ``best``, for a claim that needs only one, the one that comes
+    closest."""
     order = {o: i for i, o in enumerate((Outcome.OPPOSITE, Outcome.INDISTINGUISHABLE, Outcome.SMALLER, Outcome.CANNOT_TELL, Outcome.REPRODUCED))}
 
     def lean(e: Effect) -> float:
@@ -348,7 +349,8 @@ def _decide(results: Sequence[tuple[Any, Effect, Outcome]], expect: Any) -> tupl
         v = pct[0] if pct else e.mean
         return expect.sign * v if math.isfinite(v) else math.inf
 
-    return min(results, key=lambda r: (order[r[2]], lean(r[1])))
+    key = lambda r: (order[r[2]], lean(r[1]))  # noqa: E731
+    return max(results, key=key) if best else min(results, key=key)
 
 
 @dataclass(frozen=True)
@@ -688,18 +690,16 @@ class Level(Shape):
         if not results:
             return Verdict(Outcome.CANNOT_TELL, _with_reading(f"{subject}: dclb: no data", self.reading, reading), paper=paper)
         outcome = combine([r[2] for r in results], self.need)
-        if self.need == "any":
-            pick = [r for r in results if r[2] is outcome] or results
-            (s, p), e, _ = pick[0]
-        else:
-            (s, p), e, _ = _decide(results, self.band)
+        # The deciding result: for "at some point" the one that comes closest to the band, else the one that
+        # misses it by most.
+        (s, p), e, _ = _decide(results, self.band, best=self.need == "any")
         seeds = min(r[1].n for r in results)
         shown = e.text() if not ratio else f"ratio {math.exp(e.mean):.3g}" + (f" [{math.exp(e.lo):.3g}, {math.exp(e.hi):.3g}]" if e.known else "")
         where = f" at {where_text(p)}" if p else ""
         lead = f"{s}{where}: " if len(results) > 1 else ""
         text = f"{subject}: dclb {lead}{shown}, {seeds} seed{'s' if seeds != 1 else ''}"
         if len(results) > 1:
-            which = "the first to hold" if self.need == "any" and outcome is Outcome.REPRODUCED else "the deciding one"
+            which = "the closest" if self.need == "any" else "the deciding one"
             text += f" ({which} of {len(results)} series and points)"
         if outcome is Outcome.CANNOT_TELL:
             text += f" ({_noise_note(seeds)})"
