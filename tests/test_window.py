@@ -109,3 +109,14 @@ def test_window_fields_are_checked_with_one_line_naming_the_field(run, expected)
     with pytest.raises(ScenarioError) as error:
         dclb.run(_long_flows(10, **run), out=None)
     assert str(error.value).startswith(expected) and "\n" not in str(error.value)
+
+
+def test_dclb_run_shows_the_window_rows_only_for_a_run_with_a_window():
+    from dclb.headline import run_summary_keys
+
+    plain = {"flows_total": 10, "window_carried_load_ratio": float("nan"), "long_lived_flows": 0}
+    windowed = {**plain, "window_carried_load_ratio": 0.93}
+    assert "flows_measured" not in run_summary_keys(plain) and "window_carried_load_ratio" not in run_summary_keys(plain)
+    assert {"flows_measured", "window_carried_load_ratio", "window_drain_us"} <= set(run_summary_keys(windowed))
+    assert "long_lived_goodput_gbps" not in run_summary_keys(windowed)
+    assert "long_lived_goodput_gbps" in run_summary_keys({**plain, "long_lived_flows": 4})

@@ -42,7 +42,7 @@ from rich.table import Table
 
 from . import interrupts
 from .errors import ScenarioError, UserError, one_line
-from .headline import COMPARISON, RUN_SUMMARY
+from .headline import COMPARISON, run_summary_keys
 from .interrupts import Interrupted
 from .jsonvalues import json_text
 
@@ -214,9 +214,8 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
     from .store import Store
     from .summary import load_shortfall_note, summary_rows
 
-    # Long-lived rows only when the run had such flows (they are n/a otherwise, and always in run.json).
-    keys = [k for k in RUN_SUMMARY if result.summary.get("long_lived_flows") or not k.startswith("long_lived_")]
-    console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, keys)))
+    # Rows about what the run did not have (long-lived flows, a window) are left out; run.json has them all.
+    console.print(_summary_table(f"run {result.run_id}", summary_rows(result.summary, run_summary_keys(result.summary))))
     if (note := load_shortfall_note(result.summary)) is not None:
         err.print(note, soft_wrap=True, highlight=False)
     if result.path is not None:

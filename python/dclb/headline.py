@@ -14,7 +14,9 @@ Labels and units come from :mod:`dclb.summary` (``summary_rows``, ``label_of``),
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -24,11 +26,15 @@ class Headline:
 
     key: str
     compares: bool = False
+    #: Shown only for runs where this summary key holds a number other than 0 (long-lived rows for runs with
+    #: long-lived flows, window rows for runs with a measurement window); None: always.
+    only_with: str | None = None
 
 
 #: Every headline metric, in the order they are shown.
 HEADLINES: tuple[Headline, ...] = (
     Headline("flows_total"),
+    Headline("flows_measured", only_with="window_carried_load_ratio"),
     Headline("flows_completed"),
     Headline("flows_cancelled"),
     Headline("flows_unfinished"),
@@ -44,11 +50,13 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("fct_1m_inf_p99_us"),
     Headline("mean_slowdown", compares=True),
     Headline("deadline_miss_rate"),
-    Headline("long_lived_flows"),
-    Headline("long_lived_goodput_gbps"),
-    Headline("long_lived_goodput_min_gbps"),
-    Headline("long_lived_goodput_max_gbps"),
-    Headline("long_lived_goodput_total_gbps"),
+    Headline("long_lived_flows", only_with="long_lived_flows"),
+    Headline("long_lived_goodput_gbps", only_with="long_lived_flows"),
+    Headline("long_lived_goodput_min_gbps", only_with="long_lived_flows"),
+    Headline("long_lived_goodput_max_gbps", only_with="long_lived_flows"),
+    Headline("long_lived_goodput_total_gbps", only_with="long_lived_flows"),
+    Headline("window_carried_load_ratio", only_with="window_carried_load_ratio"),
+    Headline("window_drain_us", only_with="window_carried_load_ratio"),
     Headline("drops", compares=True),
     Headline("ecn_marks"),
     Headline("retransmissions"),
@@ -62,8 +70,18 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("fct_policy"),
 )
 
-#: What ``dclb run`` prints, in order (long-lived rows only for runs that had long-lived flows).
+#: What ``dclb run`` can print, in order (:func:`run_summary_keys` picks a run's rows).
 RUN_SUMMARY: list[str] = [h.key for h in HEADLINES]
+
+
+def run_summary_keys(summary: Mapping[str, Any]) -> list[str]:
+    """The rows ``dclb run`` prints for ``summary``: every headline, less those about what the run did not have."""
+
+    def has(key: str) -> bool:
+        v = summary.get(key)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v != 0
+
+    return [h.key for h in HEADLINES if h.only_with is None or has(h.only_with)]
 
 #: The metrics that compare runs, in order (see the module documentation).
 COMPARISON: list[str] = [h.key for h in HEADLINES if h.compares]

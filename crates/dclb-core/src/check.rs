@@ -754,17 +754,21 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
         if s.pattern == Pattern::Poisson {
             fabric_load += check_poisson(s, &info, hpl, &f)?;
         }
-        let (n, name) = flow_count(s, &info);
+        let (measured, name) = flow_count(s, &info);
         // With a measurement window, a poisson source also draws its warm-up and cool-down arrivals (they
         // count for the run's size too: they are flows the engine carries).
         let (n, span_us) = match Plan::of(&cfg.run) {
-            Some(plan) if s.pattern == Pattern::Poisson => window::expected_arrivals(&plan, s, &info, n),
-            _ => (n, arrival_span_us(s, &info, n)),
+            Some(plan) if s.pattern == Pattern::Poisson => window::expected_arrivals(&plan, s, &info, measured),
+            _ => (measured, arrival_span_us(s, &info, measured)),
         };
         facts.counts.push((n, name));
         let field = f.key(name);
         flows += n;
         if flows > MAX_FLOWS as f64 {
+            // Name the window when its arrivals, not the measured flows, break the limit.
+            if flows - n + measured <= MAX_FLOWS as f64 {
+                return Err(error_at("run.warmup_us", format!("the warm-up and cool-down would add about {:.0} flows to {}, more than the engine's {MAX_FLOWS} flow ids in all; give a shorter warm-up (or cooldown_us)", n - measured, field)));
+            }
             return Err(error(&field, format!("the sources would make about {flows:.0} flows, more than the engine's {MAX_FLOWS} flow ids; make fewer flows")));
         }
         facts.flows.push((n, field.to_string()));
@@ -1280,6 +1284,20 @@ mod tests {
         let expected = "traffic.sources[0].load: 16000.0 Gbps of flows of 1 bytes on average arrive every 0.500 ps, finer than the engine's 1 ps clock; lower the load or use larger flows";
         assert_eq!(error(&cfg), expected);
         assert_eq!(crate::simulate(&cfg).err().as_deref(), Some(expected));
+    }
+
+    #[test]
+    fn a_warm_up_too_long_for_the_flow_ids_names_the_warm_up() {
+        // The measured flows fit in the 32-bit ids; a warm-up of a million seconds of arrivals does not.
+        let mut cfg = base();
+        cfg.run.warmup_us = Some(1e12);
+        let e = error(&cfg);
+        assert!(e.starts_with("run.warmup_us: the warm-up and cool-down would add about ") && e.contains("traffic.sources[0].flows"), "{e}");
+        // Without the window the same flows are fine; too many measured flows still name the source.
+        cfg.run.warmup_us = None;
+        cfg.check().unwrap();
+        cfg.sources[0].flows = Some(u64::from(u32::MAX) + 1);
+        assert!(error(&cfg).starts_with("traffic.sources[0].flows: the sources would make about"));
     }
 
     #[test]
