@@ -45,3 +45,25 @@ def test_the_summary_line_counts_outcomes_also_of_lines_saved_earlier():
 
     lines = [J("reproduced"), J("opposite"), J("reproduced"), SavedLine("x: dclb +1% => indistinguishable (within noise)", False)]
     assert outcome_counts(lines) == "2 reproduced, 1 indistinguishable, 1 opposite"
+
+
+def test_a_miss_rate_claim_where_the_baseline_misses_nothing_reads_headroom():
+    # DAR's "-38% misses against ECMP" on a fabric where no scheme misses a deadline: nothing to reduce, so the
+    # claim cannot be tested here, which "within noise" would hide.
+    from dclb.reproduce.claims import compare
+    from dclb.reproduce.verdict import Outcome, Reason, reason_of
+
+    def frame(ecmp: list[float]) -> pd.DataFrame:
+        rows = []
+        for seed, (dar, base) in enumerate(zip([0.0, 0.0, 0.0], ecmp), start=1):
+            for series, v in (("DAR", dar), ("ECMP", base)):
+                rows.append({"series": series, "traffic.load": 0.7, "seed": seed, "run_id": f"{series}{seed}", "status": "completed", m.DEADLINE_MISS.key: v})
+        return pd.DataFrame(rows)
+
+    none = compare(m.DEADLINE_MISS, "DAR", "ECMP", at={"traffic.load": 0.7}, paper=-38.0)(frame([0.0, 0.0, 0.0]))
+    assert none.outcome is Outcome.INDISTINGUISHABLE and none.headroom == 0.0
+    reason, detail = reason_of(none)
+    assert reason is Reason.HEADROOM and "nothing to reduce" in detail
+    # Where ECMP misses, any reduction down to zero is possible: no headroom reason, DAR's zero reproduces it.
+    some = compare(m.DEADLINE_MISS, "DAR", "ECMP", at={"traffic.load": 0.7}, paper=-38.0)(frame([0.2, 0.3, 0.25]))
+    assert some.headroom == -100.0 and reason_of(some)[0] is not Reason.HEADROOM

@@ -296,11 +296,18 @@ def _hint_text(results: Sequence[tuple[Any, Effect]], expect: Any) -> str:
 
 def _headroom(d: FrameData, metric: Metric, a: Side, b: Side, point: Mapping[str, Any]) -> Optional[float]:
     """The largest percent change of ``a`` against ``b`` any balancer could reach: ``a`` at its ideal FCTs (the
-    frame's ``<key>@ideal`` column), paired with ``b`` per seed. None when the frame does not know it."""
+    frame's ``<key>@ideal`` column), paired with ``b`` per seed. A difference-scale metric (a count, rate or
+    share of events: misses, drops, retransmissions) can go down to zero and no further: -100% of ``b``, or 0%
+    when ``b`` is zero in every run (nothing to reduce). None when the frame does not know it."""
     m = a.metric or metric
     ideal_key = f"{m.key}@ideal"
     if not d.has(ideal_key):
-        return None
+        if m.scale != "difference":
+            return None
+        base = list(d.side(b, metric, point).values())
+        if not base:
+            return None
+        return 0.0 if all(v == 0 for v in base) else -100.0
     ideal = d.values(ideal_key, a.series, {**point, **a.where})
     actual = d.side(b, metric, point)
     scale, diffs, base = _differences(ideal, actual, LOG)

@@ -98,7 +98,8 @@ class Metric:
     throughputs and other positive quantities) or ``"difference"`` (for quantities that can be zero: miss rates,
     retransmissions, shares). ``ideal``: the same number with every flow at its ideal FCT, when known: it bounds
     what any load balancer could reach (the ``headroom`` reason of :mod:`dclb.reproduce.verdict`); the figure's
-    frame then has a ``<key>@ideal`` column."""
+    frame then has a ``<key>@ideal`` column. A difference-scale metric counts events, so its bound is zero: a
+    claim that it falls by some percent cannot be tested where the baseline has none."""
 
     key: str
     label: str

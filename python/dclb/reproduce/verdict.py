@@ -491,6 +491,8 @@ def reason_of(v: Verdict, alternatives: Sequence[tuple[Alternative, Verdict]] = 
     if metrics:
         return Reason.METRIC, "holds on " + "; ".join(a.label for a in metrics)
     if headroom_short(v):
+        if v.headroom == 0:  # a count or rate already at zero: nothing to reduce
+            return Reason.HEADROOM, f"the paper's {v.paper} needs at least {v.need:+.1f}% here, and the baseline has nothing to reduce at this load (it is 0 in every run)"
         return Reason.HEADROOM, f"the paper's {v.paper} needs at least {v.need:+.1f}% here, and the most any balancer could reach at this load is {v.headroom:+.1f}%"
     if o is Outcome.INDISTINGUISHABLE:
         return Reason.NOISE, f"{v.seeds} seeds"
