@@ -393,6 +393,49 @@ def test_two_processes_record_concurrently(tmp_path):
     assert runs["only_worker_1"].notna().sum() == 20
 
 
+def _hold_catalog_open(path: str, seconds: float, ready) -> None:
+    import time
+
+    import duckdb
+
+    con = duckdb.connect(path, read_only=True)
+    ready.set()
+    time.sleep(seconds)
+    con.close()
+
+
+def test_another_program_holding_the_catalog_is_waited_for(tmp_path, monkeypatch):
+    # A DuckDB shell opened on the catalog beside a long reproduction once ended it with "Could not set lock":
+    # a run is recorded once the other program lets go, and only a program that never does is an error.
+    import dclb.store.store as store_module
+
+    store = Store(tmp_path)
+
+    def stored(run_id: str) -> dict:
+        store.write_run(run_id, record(run_id), {"flows": flows_table(2), "ports": ports_table(1)})
+        return store.read_record(run_id)
+
+    store.record_in_catalog(stored("r1"))
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    holder = context.Process(target=_hold_catalog_open, args=(str(store.catalog_path), 1.5, ready))
+    holder.start()
+    assert ready.wait(60)
+    store.record_in_catalog(stored("r2"))
+    holder.join(60)
+    assert set(Store(tmp_path).runs()["run_id"]) == {"r1", "r2"}
+
+    monkeypatch.setattr(store_module, "CATALOG_BUSY_WAIT_S", 0.2)
+    ready = context.Event()
+    holder = context.Process(target=_hold_catalog_open, args=(str(store.catalog_path), 5.0, ready))
+    holder.start()
+    assert ready.wait(60)
+    with pytest.raises(StoreError, match="another program has it open"):
+        store.record_in_catalog(stored("r3"))
+    holder.join(60)
+    assert store.is_complete("r3")  # the folder is stored; only its catalog row waits for `store repair`
+
+
 # --------------------------------------------------------------------------
 # not a store
 # --------------------------------------------------------------------------

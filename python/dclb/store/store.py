@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -50,6 +51,8 @@ if TYPE_CHECKING:  # the readers return DataFrames; writing a run never imports 
     import pandas as pd
 
 LOCK_TIMEOUT_S = 600.0
+#: How long to wait for another program that has the catalog open (DuckDB's own file lock).
+CATALOG_BUSY_WAIT_S = 120.0
 QUERYABLE_TABLES = ("flows", "ports", "switches", "samples")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
@@ -319,14 +322,33 @@ class Store:
 
     @contextlib.contextmanager
     def _catalog(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Open the catalog for one operation; DuckDB errors become StoreError."""
-        try:
-            con = duckdb.connect(str(self.catalog_path), read_only=read_only)
-        except duckdb.Error as error:
-            raise StoreError(
-                f"cannot open the catalog {self.catalog_path}: {error} "
-                f"(if the file is damaged, `dclb store repair {self.path}` rebuilds it from the run folders)"
-            ) from error
+        """Open the catalog for one operation; DuckDB errors become StoreError.
+
+        dclb's own processes take turns through the store's lock file; another program (a DuckDB shell, a
+        notebook) that has the catalog open holds DuckDB's own file lock instead. That is waited for, up to
+        :data:`CATALOG_BUSY_WAIT_S`, so that a query run beside a long sweep does not end the sweep."""
+        waited, attempt = 0.0, 0
+        while True:
+            try:
+                con = duckdb.connect(str(self.catalog_path), read_only=read_only)
+                break
+            except duckdb.Error as error:
+                busy = "lock" in str(error).lower()
+                if busy and waited < CATALOG_BUSY_WAIT_S:
+                    pause = min(0.05 * 2**attempt, 1.0)
+                    time.sleep(pause)
+                    waited, attempt = waited + pause, attempt + 1
+                    continue
+                if busy:
+                    raise StoreError(
+                        f"cannot open the catalog {self.catalog_path}: another program has it open ({error}); "
+                        f"waited {waited:.0f} s. Close it (or open it read-only from a copy) and run the command again: "
+                        "finished runs are kept and are not run again"
+                    ) from error
+                raise StoreError(
+                    f"cannot open the catalog {self.catalog_path}: {error} "
+                    f"(if the file is damaged, `dclb store repair {self.path}` rebuilds it from the run folders)"
+                ) from error
         try:
             yield con
         except duckdb.Error as error:
