@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from dclb.reproduce import metrics as m
 from dclb.reproduce.run import SavedLine, outcome_counts
@@ -63,7 +64,25 @@ def test_a_miss_rate_claim_where_the_baseline_misses_nothing_reads_headroom():
     none = compare(m.DEADLINE_MISS, "DAR", "ECMP", at={"traffic.load": 0.7}, paper=-38.0)(frame([0.0, 0.0, 0.0]))
     assert none.outcome is Outcome.INDISTINGUISHABLE and none.headroom == 0.0
     reason, detail = reason_of(none)
-    assert reason is Reason.HEADROOM and "nothing to reduce" in detail
+    assert reason is Reason.HEADROOM and "already at the floor" in detail
     # Where ECMP misses, any reduction down to zero is possible: no headroom reason, DAR's zero reproduces it.
     some = compare(m.DEADLINE_MISS, "DAR", "ECMP", at={"traffic.load": 0.7}, paper=-38.0)(frame([0.2, 0.3, 0.25]))
     assert some.headroom == -100.0 and reason_of(some)[0] is not Reason.HEADROOM
+
+
+def test_a_deadline_flow_that_would_miss_alone_is_the_floor_of_the_miss_rate():
+    # Two deadline flows miss; one of them could not meet its deadline even alone (a deadline shorter than its
+    # FCT alone), so no balancer could bring the miss rate below one in three.
+    flows = pd.DataFrame(
+        {
+            "size_bytes": [10_000, 10_000, 10_000, 10_000],
+            "deadline_us": [50.0, 100.0, 100.0, None],
+            "alone_fct_us": [60.0, 30.0, 30.0, 30.0],
+            "fct_us": [70.0, 120.0, 40.0, 30.0],
+            "deadline_met": [False, False, True, None],
+            "state": ["completed"] * 4,
+        }
+    )
+    assert m.DEADLINE_MISS.ideal.flows(flows) == pytest.approx(1 / 3)
+    assert m.DEADLINE_MISSES.ideal.flows(flows) == 1.0
+    assert math.isnan(m.DEADLINE_MISS.ideal.flows(flows.drop(columns=["alone_fct_us"])))

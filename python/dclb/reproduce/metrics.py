@@ -107,6 +107,7 @@ LONG_GOODPUT = summary("long_goodput_gbps", "long-flow goodput (Gbps)")
 DEADLINE_MISS = summary("deadline_miss_rate", "deadline miss rate", scale="difference")
 #: How many deadline flows missed (cancelled ones included): the count behind :data:`DEADLINE_MISS`.
 DEADLINE_MISSES = summary("deadline_misses", "missed deadline flows (count)", scale="difference")
+# Their floor: the flows whose deadline is shorter than their FCT alone miss whatever the balancer (defined below).
 #: Mean over completed flows of FCT / ideal FCT (each at least 1): every flow weighs the same, whatever its size,
 #: where the AFCT of all flows is dominated by the largest flows.
 MEAN_SLOWDOWN = summary("mean_slowdown", "mean slowdown (FCT / ideal FCT)")
@@ -270,6 +271,29 @@ def deadline_count(which: str, label: str, *, key: str = "") -> Metric:
         return float(cancelled.sum() if which == "cancelled" else (_missed(d) & ~cancelled).sum())
 
     return Metric(key=key or f"deadline_{which}_flows", label=label, flows=f, scale="difference")
+
+
+def deadline_alone_misses(rate: bool, *, key: str) -> Metric:
+    """The deadline flows that would miss even alone on the fabric (their ``alone_fct_us`` beyond their deadline):
+    a share of the deadline flows (``rate``) or a count. The floor no load balancer can bring a miss rate or count
+    below, so the headroom of a miss-rate claim (:attr:`~dclb.reproduce.spec.Metric.ideal`); NaN for runs stored
+    before the column existed."""
+
+    def f(flows: pd.DataFrame) -> float:
+        if ALONE not in flows.columns:
+            return math.nan
+        d = _deadline_flows(flows)
+        if not len(d):
+            return math.nan
+        missed = (d[ALONE].isna() | (d[ALONE] > d["deadline_us"])).sum()
+        return float(missed / len(d) if rate else missed)
+
+    what = "share" if rate else "count"
+    return Metric(key=key, label=f"deadline flows that miss even alone ({what})", flows=f, scale="difference")
+
+
+DEADLINE_MISS = replace(DEADLINE_MISS, ideal=deadline_alone_misses(True, key="deadline_miss_rate_alone"))
+DEADLINE_MISSES = replace(DEADLINE_MISSES, ideal=deadline_alone_misses(False, key="deadline_misses_alone"))
 
 
 def _ratio(num: float, den: float) -> float:

@@ -491,8 +491,8 @@ def reason_of(v: Verdict, alternatives: Sequence[tuple[Alternative, Verdict]] = 
     if metrics:
         return Reason.METRIC, "holds on " + "; ".join(a.label for a in metrics)
     if headroom_short(v):
-        if v.headroom == 0:  # a count or rate already at zero: nothing to reduce
-            return Reason.HEADROOM, f"the paper's {v.paper} needs at least {v.need:+.1f}% here, and the baseline has nothing to reduce at this load (it is 0 in every run)"
+        if v.headroom == 0:  # e.g. misses only of flows that would miss alone, or none at all
+            return Reason.HEADROOM, f"the paper's {v.paper} needs at least {v.need:+.1f}% here, and no balancer could reduce it at this load: the baseline is already at the floor (what every flow would get alone on the fabric)"
         return Reason.HEADROOM, f"the paper's {v.paper} needs at least {v.need:+.1f}% here, and the most any balancer could reach at this load is {v.headroom:+.1f}%"
     if o is Outcome.INDISTINGUISHABLE:
         return Reason.NOISE, f"{v.seeds} seeds"
