@@ -98,7 +98,10 @@ def test_sack_options_reach_the_engine(tiny):
 def test_python_defaults_match_the_engine():
     engine = json.loads(_core.default_config())
     assert Transport().model_dump() == engine["transport"]
-    topo = Topology().model_dump()
+    # Every field, those left out of a resolved scenario at their "as before" value included.
+    from dclb.scenario.schema import COMPLETE
+
+    topo = Topology().model_dump(context=COMPLETE)
     for key, value in engine["topology"].items():
         assert topo[key] == value, key
 
