@@ -918,24 +918,12 @@ fn flows_made(cfg: &Config, fabric: &Fabric) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Direction, LinkOverride, ListedFlow, LoadBasis, SamplerConfig, WorkloadComponent};
+    use crate::config::{Direction, LinkOverride, ListedFlow, LoadBasis, SamplerConfig};
     use serde_json::json;
 
-    /// 2 leaves x 2 spines x 4 hosts; one poisson source between all hosts at fabric load 0.4.
+    /// The shared two-leaf poisson config with 50 flows.
     fn base() -> Config {
-        let mut cfg = Config::default();
-        cfg.topology.leaves = 2;
-        cfg.topology.spines = 2;
-        cfg.topology.hosts_per_leaf = 4;
-        cfg.sources = vec![SourceConfig {
-            senders: (0..8).collect(),
-            receivers: (0..8).collect(),
-            workload: vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (100_000.0, 1.0)] }],
-            load: Some(0.4),
-            flows: Some(50),
-            ..Default::default()
-        }];
-        cfg
+        crate::config::test_configs::two_leaf_poisson(50)
     }
 
     fn error(cfg: &Config) -> String {

@@ -744,6 +744,28 @@ impl Config {
     }
 }
 
+/// Configs the engine's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_configs {
+    use super::{Config, SourceConfig, WorkloadComponent};
+
+    /// 2 leaves x 2 spines x 4 hosts; one poisson source between all hosts at fabric load 0.4 (16 Gbps of
+    /// 50.5 KB flows on average: about 40,000 arrivals a second), `flows` flows.
+    pub(crate) fn two_leaf_poisson(flows: u64) -> Config {
+        let mut cfg = Config::default();
+        (cfg.topology.leaves, cfg.topology.spines, cfg.topology.hosts_per_leaf) = (2, 2, 4);
+        cfg.sources = vec![SourceConfig {
+            senders: (0..8).collect(),
+            receivers: (0..8).collect(),
+            workload: vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (100_000.0, 1.0)] }],
+            load: Some(0.4),
+            flows: Some(flows),
+            ..Default::default()
+        }];
+        cfg
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -628,23 +628,12 @@ fn active_leaves(cfg: &Config, fabric: &Fabric) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::check::Limits;
-    use crate::config::{Direction, LinkOverride, ListedFlow, WorkloadComponent};
+    use crate::config::{Direction, LinkOverride, ListedFlow};
     use serde_json::json;
 
-    /// 2 leaves x 2 spines x 4 hosts; one poisson source between all hosts at fabric load 0.4 (16 Gbps of
-    /// 50.5 KB flows on average: about 40,000 arrivals a second), 50 flows.
+    /// The shared two-leaf poisson config with 50 flows.
     fn base() -> Config {
-        let mut cfg = Config::default();
-        (cfg.topology.leaves, cfg.topology.spines, cfg.topology.hosts_per_leaf) = (2, 2, 4);
-        cfg.sources = vec![SourceConfig {
-            senders: (0..8).collect(),
-            receivers: (0..8).collect(),
-            workload: vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (100_000.0, 1.0)] }],
-            load: Some(0.4),
-            flows: Some(50),
-            ..Default::default()
-        }];
-        cfg
+        crate::config::test_configs::two_leaf_poisson(50)
     }
 
     fn error(cfg: &Config) -> String {

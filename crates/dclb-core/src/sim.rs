@@ -463,7 +463,7 @@ fn span(t: Time) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Direction, LinkOverride, ListedFlow, Pattern, SourceConfig, WorkloadComponent};
+    use crate::config::{Direction, LinkOverride, ListedFlow, Pattern, SourceConfig};
     use serde_json::json;
 
     /// 2 leaves x 1 spine x 1 host; one 100 KB flow from host 0 to host 1, whose only path (leaf 0's uplink)
@@ -509,16 +509,7 @@ mod tests {
         assert!(sim.events() < 300_000);
         // A run whose flows deliver, held to a limit its estimate fits but the run does not: the estimate
         // was low.
-        let mut cfg = Config::default();
-        (cfg.topology.leaves, cfg.topology.spines, cfg.topology.hosts_per_leaf) = (2, 2, 4);
-        cfg.sources = vec![SourceConfig {
-            senders: (0..8).collect(),
-            receivers: (0..8).collect(),
-            workload: vec![WorkloadComponent { weight: 1.0, points: vec![(1000.0, 0.0), (100_000.0, 1.0)] }],
-            load: Some(0.4),
-            flows: Some(400),
-            ..Default::default()
-        }];
+        let cfg = crate::config::test_configs::two_leaf_poisson(400);
         let estimate = cfg.check_within(&Limits::default()).unwrap().size.total_events();
         let mut sim = Simulation::new_limited(&cfg, Limits { memory: None, events: Some(EventLimit { events: estimate.max(70_000.0), source: "a test".into() }) }).unwrap();
         sim.run_to_end();

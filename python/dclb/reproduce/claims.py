@@ -28,6 +28,7 @@ every grid field the comparison does not fix.
 
 from __future__ import annotations
 
+import abc
 import itertools
 import math
 import re
@@ -320,14 +321,15 @@ def _headroom(d: FrameData, metric: Metric, a: Side, b: Side, point: Mapping[str
 # Shapes
 
 
-class Shape:
-    """A claim's shape: judged by calling it on a figure's frame (or its :class:`FrameData`)."""
+class Shape(abc.ABC):
+    """A claim's shape: judged by calling it on a figure's frame (or its :class:`FrameData`). Every shape
+    defines :meth:`judge`; a class that does not cannot be made."""
 
     def __call__(self, frame: Any) -> Verdict:
         return self.judge(FrameData.of(frame))
 
-    def judge(self, d: FrameData) -> Verdict:  # pragma: no cover - every shape defines it
-        raise NotImplementedError
+    @abc.abstractmethod
+    def judge(self, d: FrameData) -> Verdict: ...
 
     def metrics(self) -> list[Metric]:
         return []
