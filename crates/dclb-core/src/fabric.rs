@@ -792,59 +792,46 @@ impl Fabric {
 
     /// The links of the path [`Fabric::ideal_fct`] finds best for `size` payload bytes from `src` to `dst`
     /// (first the sender's NIC, last the receiving leaf's down-link), for a flow alone on the fabric
-    /// ([`crate::transport::alone`]).
+    /// ([`crate::transport::alone`]). The first of equally fast paths, in routing order.
     pub fn best_hops(&self, src: HostId, dst: HostId, size: u64, tp: &crate::transport::TcpParams) -> Vec<Hop> {
         let pkts = size.div_ceil(tp.mss).max(1);
         let (wire_total, first) = (size + pkts * tp.header as u64, size.min(tp.mss) + tp.header as u64);
-        let hop = |p: &Port| Hop { rate: p.rate, delay: p.delay };
-        let nic = self.port(self.host_nic(src));
-        let down = self.port(self.leaf_down_port(dst));
-        let (sl, dl) = (self.facts.leaf_of_host(src), self.facts.leaf_of_host(dst));
-        if sl == dl {
-            return vec![hop(nic), hop(down)];
-        }
         let mut best: Option<(Time, Vec<Hop>)> = None;
-        for &up in self.leaf_candidates(sl, dl) {
-            let upp = self.port(up);
-            let spine = self.facts.spine_at(upp.peer);
-            for &sd in self.spine_candidates(spine, dl) {
-                let hops = vec![hop(nic), hop(upp), hop(self.port(sd)), hop(down)];
-                let t = chain_time(&hops, wire_total, first);
-                if best.as_ref().is_none_or(|(b, _)| t < *b) {
-                    best = Some((t, hops));
-                }
+        self.each_path(src, dst, |hops| {
+            let t = chain_time(hops, wire_total, first);
+            if best.as_ref().is_none_or(|(b, _)| t < *b) {
+                best = Some((t, hops.to_vec()));
             }
-        }
+        });
         best.map(|(_, h)| h).unwrap_or_default()
     }
 
     /// Shortest time to deliver `wire_total` bytes from `src` to `dst` in an idle fabric, the first packet
     /// (`first` bytes) store-and-forward on every link and the rest at the bottleneck rate behind it.
     fn best_chain(&self, src: HostId, dst: HostId, wire_total: u64, first: u64) -> Time {
-        let chain_time = |links: &[&Port]| -> Time {
-            let mut t = Time::ZERO;
-            let mut bottleneck = Rate(u64::MAX);
-            for p in links {
-                t += p.delay + p.rate.tx_time(Bytes(first));
-                bottleneck = bottleneck.min(p.rate);
-            }
-            t + bottleneck.tx_time(Bytes(wire_total - first))
-        };
-        let nic = self.port(self.host_nic(src));
-        let down = self.port(self.leaf_down_port(dst));
+        let mut best = Time::MAX;
+        self.each_path(src, dst, |hops| best = best.min(chain_time(hops, wire_total, first)));
+        best
+    }
+
+    /// Calls `f` with the links of every path from `src` to `dst`, in routing order: the sender's NIC, an
+    /// uplink, a spine's down-link and the receiving leaf's down-link (the NIC and the down-link within a
+    /// leaf). On the stack: [`Fabric::ideal_fct`] runs for every flow.
+    fn each_path(&self, src: HostId, dst: HostId, mut f: impl FnMut(&[Hop])) {
+        let hop = |p: &Port| Hop { rate: p.rate, delay: p.delay };
+        let nic = hop(self.port(self.host_nic(src)));
+        let down = hop(self.port(self.leaf_down_port(dst)));
         let (sl, dl) = (self.facts.leaf_of_host(src), self.facts.leaf_of_host(dst));
         if sl == dl {
-            return chain_time(&[nic, down]);
+            return f(&[nic, down]);
         }
-        let mut best = Time::MAX;
         for &up in self.leaf_candidates(sl, dl) {
             let upp = self.port(up);
             let spine = self.facts.spine_at(upp.peer);
             for &sd in self.spine_candidates(spine, dl) {
-                best = best.min(chain_time(&[nic, upp, self.port(sd), down]));
+                f(&[nic, hop(upp), hop(self.port(sd)), down]);
             }
         }
-        best
     }
 }
 
