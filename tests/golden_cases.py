@@ -66,6 +66,18 @@ CASES.update({
     "paper-tr": (PAPERS / "tr" / "large.toml", ["traffic.flows=150"], False, "TR's large-scale fabric"),
     "paper-dar": (PAPERS / "dar" / "websearch.toml", ["traffic.sources.0.duration_us=1500", "traffic.sources.1.duration_us=1500"], False, "DAR's fabric: deadlines, handshake, SACK"),
     "paper-mdtlb": (PAPERS / "mdtlb" / "main.toml", ["traffic.duration_us=20000"], False, "MDTLB's fabric"),
+    "stationary-ecmp": (
+        QUICK,
+        ["traffic.flows=150", 'traffic.workload="datamining"', 'run.start="stationary"', "run.warmup_us=2000", "run.drain_us=500", "run.start_candidates=4"],
+        False,
+        "a stationary start (pre-loaded data-mining flows from the fluid run), a window and a drain",
+    ),
+    "stationary-lbt": (
+        PAPERS / "lbt" / "main.toml",
+        ["traffic.sources.0.flows=100", "traffic.sources.1.flows=12", 'traffic.workload="datamining"', 'run.start="stationary"', "run.warmup_us=2000", "run.drain_us=1000", "lb.short_priority=true", "topology.priority_queues=2"],
+        False,
+        "a stationary start under LBT with strict priority: pre-loaded flows skip the handshake, resume mid-flow (SACK) and count their prior bytes",
+    ),
 })
 
 

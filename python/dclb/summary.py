@@ -113,6 +113,27 @@ Measurement window (NaN without one; see docs/metrics.md)::
                                window (cool-down flows drawn that had not
                                arrived when the run stopped; the window's span)
 
+The whole fabric over the measured span (the window's, or without one the
+poisson sources' first to last arrival; NaN without a poisson source; read
+by the engine at the span's bounds, see docs/metrics.md)::
+
+    fabric_carried_load_ratio  in-order payload every flow delivered to its
+                               receiver in the span (a stationary start's
+                               pre-loaded flows and other sources' flows
+                               included) / payload the poisson sources'
+                               nominal loads offer in it
+    fabric_span_us             the span's length, µs
+    util_host_to_leaf, util_leaf_to_host, util_leaf_to_spine,
+    util_spine_to_leaf         mean utilisation (wire bytes sent / capacity)
+                               over the span of the working links of each kind
+
+A stationary start (``run.start = "stationary"``) passes through
+``prefill_flows``, ``prefill_remaining_bytes``, ``prefill_fluid_flows``,
+``prefill_fluid_time_us``, ``prefill_candidates``, ``prefill_load_ratio`` (the
+fluid model's carried load in the state taken, of nominal) and
+``prefill_cut_bytes``; a run stopped at its drain (``run.drain_us``) passes
+through ``window_flows_censored``, the measured flows still running then.
+
 Engine::
 
     events                 events processed (NaN if the engine did not say)
@@ -174,9 +195,19 @@ _FLOW_COUNTERS = (
 _PORT_COUNTERS = ("drops", "ecn_marks")
 #: The size the engine gives a flow that never ends (``UNBOUNDED`` in crates/dclb-core/src/traffic/mod.rs).
 UNBOUNDED_BYTES = (2**64 - 1) // 4
-_KNOWN_STATS = ("events", "sim_time_us", "wall_s", "window_flows_measured", "window_carried_load_ratio", "window_drain_us")
-#: The window's statistics every summary has (NaN in a run without a window).
-_WINDOW_STATS = ("window_carried_load_ratio", "window_drain_us")
+#: The window's and the fabric meter's statistics every summary has (NaN in a run without a window, or
+#: without a poisson source).
+_WINDOW_STATS = (
+    "window_carried_load_ratio",
+    "window_drain_us",
+    "fabric_carried_load_ratio",
+    "fabric_span_us",
+    "util_host_to_leaf",
+    "util_leaf_to_host",
+    "util_leaf_to_spine",
+    "util_spine_to_leaf",
+)
+_KNOWN_STATS = ("events", "sim_time_us", "wall_s", "window_flows_measured", *_WINDOW_STATS)
 NAN = float("nan")
 
 
@@ -561,6 +592,11 @@ def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any]
         ("deadline_miss_rate", "Deadline miss rate", _fmt_percent),
         ("window_carried_load_ratio", "Load carried in the window (of nominal)", _fmt_percent),
         ("window_drain_us", "Measured flows after the last arrival", _fmt_time_us),
+        ("fabric_carried_load_ratio", "Load the fabric carried (of nominal)", _fmt_percent),
+        ("util_leaf_to_host", "Utilisation, leaf to host links", _fmt_percent),
+        ("util_leaf_to_spine", "Utilisation, leaf to spine links", _fmt_percent),
+        ("prefill_flows", "Flows pre-loaded (stationary start)", _fmt_count),
+        ("window_flows_censored", "Measured flows censored at the drain", _fmt_count),
         ("drops", "Packet drops", _fmt_count),
         ("ecn_marks", "ECN marks", _fmt_count),
         ("retransmissions", "Retransmissions", _fmt_count),

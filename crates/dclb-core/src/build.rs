@@ -9,7 +9,8 @@ use crate::host::{EdgeState, Flow, HostParams, Hosts, Setup};
 use crate::lb::source_route::SourceRoute;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::lb::{BuildCx, EdgeBalancer, Installed, Params, SchemeSpec, SwitchBalancer, SwitchInfo};
-use crate::metrics::{Sampler, Window};
+use crate::metrics::{FabricMeter, Sampler, Window};
+use crate::traffic::stationary::PrefillReport;
 use crate::rng::{Rng, Stream};
 use crate::sched::{Event, Schedule, Scheduler};
 use crate::switch::{Network, SwitchState};
@@ -50,6 +51,15 @@ pub(crate) struct Built {
     pub stall_window: Time,
     /// The measurement window, when the run has one (`traffic/window.rs`, `metrics::Window`).
     pub window: Option<Window>,
+    /// The load the fabric carries over the measured span (`metrics::FabricMeter`), with a poisson source.
+    pub meter: Option<FabricMeter>,
+    /// What a stationary start pre-loaded (`traffic/stationary.rs`).
+    pub prefill: Option<PrefillReport>,
+    /// Whether the run ends when every flow it waits for has ended (no `run.horizon_us`); its horizon may
+    /// then still be the drain's (`run.drain_us`).
+    pub until_ended: bool,
+    /// Whether the horizon is the drain's (`run.drain_us`), earlier than any `run.horizon_us`.
+    pub drain: bool,
 }
 
 /// Builds a checked config: the fabric, the scheme's balancers (and the rate estimators they ask for), the
@@ -79,19 +89,25 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
     let switches: Vec<SwitchState> = switch_lbs.into_iter().zip(infos_sw).map(|(lb, info)| SwitchState::new(info, lb, Rng::derive(cfg.seed, Stream::Switch, info.node.0 as u64))).collect();
     let edges: Vec<EdgeState> = edge_lbs.into_iter().enumerate().map(|(h, lb)| EdgeState::new(lb, Rng::derive(cfg.seed, Stream::Edge, h as u64))).collect();
 
-    let (specs, sources) = traffic::generate(cfg, &fabric, &tp);
+    let traffic::Traffic { flows: specs, sources, prefill } = traffic::generate_all(cfg, &fabric, &tp);
     let mut port_rng = Rng::derive(cfg.seed, Stream::FlowPorts, 0);
     let flows: Vec<Flow> = specs
         .into_iter()
         .map(|spec| {
-            let ideal = if spec.size >= UNBOUNDED { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport, cfg.transport.handshakes(spec.transport)) };
+            // A pre-loaded flow is never measured: it has no ideal FCT (nor an FCT alone).
+            let ideal = if spec.size >= UNBOUNDED || spec.preloaded { Time::MAX } else { fabric.ideal_fct(spec.src, spec.dst, spec.size, &cfg.transport, cfg.transport.handshakes(spec.transport)) };
             let dctcp = spec.transport == TransportKind::Dctcp;
+            let (mut tx, mut rx) = (TcpSender::new(spec.size, dctcp, &tp), TcpReceiver::default());
+            if spec.prior > 0 {
+                tx.resume_at(spec.prior);
+                rx.resume_at(spec.prior);
+            }
             Flow {
-                tx: TcpSender::new(spec.size, dctcp, &tp),
+                tx,
                 sport: 10_000 + port_rng.below(50_000) as u16,
                 dport: 80,
                 spec,
-                rx: TcpReceiver::default(),
+                rx,
                 reseq: Resequencer::default(),
                 state: None,
                 started: false,
@@ -136,9 +152,17 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
         schedule.at(Time::ZERO, Event::Sample);
         Sampler::new(Time::from_us_f64(sc.interval_us), ports, sc.flows.iter().map(|&f| FlowId(f)).collect())
     });
-    let horizon = cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX);
+    let mut horizon = cfg.run.horizon_us.map(Time::from_us_f64).unwrap_or(Time::MAX);
     let window = Window::new(Plan::of(&cfg.run), &sources, hosts.flows());
-    Ok(Built { sched, net, hosts, sampler, sources, horizon, stall_window, window })
+    // The drain: the run stops this long after the window closes, whatever is still running.
+    let mut drain = false;
+    if let (Some(d), Some((_, closes))) = (cfg.run.drain_us, window.as_ref().and_then(Window::span)) {
+        let at = closes + Time::from_us_f64(d);
+        drain = at < horizon;
+        horizon = horizon.min(at);
+    }
+    let meter = FabricMeter::new(window.as_ref().and_then(Window::span), &sources, hosts.flows());
+    Ok(Built { sched, net, hosts, sampler, sources, horizon, stall_window, window, meter, prefill, until_ended: cfg.run.horizon_us.is_none(), drain })
 }
 
 /// How many times the longest wait of a live run the no-progress watchdog allows (see `sim.rs`).

@@ -50,6 +50,7 @@ use crate::lb::params::ParamType;
 use crate::lb::{find_scheme, BuildCx, Installed, ParamValue, Params, SchemeSpec, SwitchInfo};
 use crate::memory::{Estimate, MemoryLimit};
 use crate::runsize::{self, EventLimit, RunSize};
+use crate::traffic::stationary;
 use crate::traffic::window::{self, Plan};
 use crate::traffic::{self, SourceInfo, UNBOUNDED};
 use crate::transport::TcpParams;
@@ -357,9 +358,24 @@ fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     validate_window(r)
 }
 
-/// The measurement window's fields (`traffic/window.rs`): lengths of zero or more, and a cool-down only
-/// after a warm-up.
+/// The measurement window's fields (`traffic/window.rs`): lengths of zero or more, a cool-down only after a
+/// warm-up, a drain only with a window, and the stationary start's candidates only with one.
 fn validate_window(r: &RunConfig) -> Result<(), ConfigError> {
+    let windowed = r.warmup_us.is_some() || !r.start.is_empty();
+    if let Some(d) = r.drain_us {
+        time_us(d, &FieldPath::of("run.drain_us"))?;
+        if !windowed {
+            return Err(error_at("run.drain_us", "the drain is counted from the end of the measurement window, and this run has none; set run.warmup_us (or run.start = \"stationary\") or remove drain_us"));
+        }
+    }
+    if let Some(k) = r.start_candidates {
+        if r.start.is_empty() {
+            return Err(error_at("run.start_candidates", "only a stationary start (run.start = \"stationary\") chooses among candidate states; remove start_candidates or set run.start"));
+        }
+        if !(1..=stationary::MAX_CANDIDATES).contains(&k) {
+            return Err(error_at("run.start_candidates", format!("must be from 1 to {}, got {k}", stationary::MAX_CANDIDATES)));
+        }
+    }
     if let Some(w) = r.warmup_us {
         time_us(w, &FieldPath::of("run.warmup_us"))?;
     }
@@ -713,6 +729,9 @@ fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, P
 }
 
 fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
+    if !cfg.run.start.is_empty() {
+        check_stationary(cfg, fabric)?;
+    }
     if cfg.run.warmup_us.is_some() && !cfg.sources.iter().any(|s| s.pattern == Pattern::Poisson) {
         return Err(error_at(
             "run.warmup_us",
@@ -726,6 +745,32 @@ fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
     let sampled = cfg.run.sampler.as_ref().and_then(|s| s.ports.as_deref()).unwrap_or_default();
     if let Some(p) = sampled.iter().find(|&&p| p as usize >= ports) {
         return Err(error_at("run.sampler.ports", format!("port {p} does not exist (ports are 0..{})", ports - 1)));
+    }
+    Ok(())
+}
+
+/// A stationary start pre-loads what poisson sources with a load have in flight, modelling TCP's sharing
+/// (`traffic/stationary.rs`): it needs such a source, and none of them may be UDP.
+fn check_stationary(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
+    let mut any = false;
+    for (i, s) in cfg.sources.iter().enumerate() {
+        if !stationary::takes_part(s, &traffic::source_info(fabric, s)) {
+            continue;
+        }
+        if s.transport == TransportKind::Udp {
+            return Err(error(
+                &source_field(i).key("transport"),
+                "a stationary start pre-loads the flows a poisson source has in flight, modelled as TCP flows sharing their links fairly, and this poisson source is UDP; use an empty start (run.start = \"empty\") with a warm-up, or a TCP transport",
+            ));
+        }
+        any = true;
+    }
+    if !any {
+        let what = if cfg.sources.iter().any(|s| s.pattern == Pattern::Poisson) { "no poisson source with a load and flow sizes" } else { "no poisson source" };
+        return Err(error_at(
+            "run.start",
+            format!("a stationary start pre-loads the flows that poisson sources (arrivals at a load) would have in flight in steady state, and this scenario has {what}; use run.start = \"empty\""),
+        ));
     }
     Ok(())
 }
@@ -777,6 +822,16 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
     if fabric_load > 1.0 + 1e-9 {
         return Err(error_at("traffic", format!("the sources together offer a fabric load of {fabric_load:.2}, more than the fabric can carry (1.0)")));
     }
+    // A stationary start's pre-loaded flows are flows the engine carries too.
+    let infos: Vec<SourceInfo> = cfg.sources.iter().map(|s| traffic::source_info(fabric, s)).collect();
+    let preloaded = stationary::expected_preloaded(cfg, fabric, &TcpParams::from_config(&cfg.transport), &infos);
+    if preloaded > 0.0 {
+        flows += preloaded;
+        if flows > MAX_FLOWS as f64 {
+            return Err(error_at("run.start", format!("the stationary start would pre-load about {preloaded:.0} flows, which with the sources' {:.0} is more than the engine's {MAX_FLOWS} flow ids; use an empty start or fewer hosts", flows - preloaded)));
+        }
+        facts.flows.push((preloaded, "run.start".to_string()));
+    }
     Ok(facts)
 }
 
@@ -792,7 +847,23 @@ fn check_run_size(cfg: &Config, fabric: &Fabric, traffic: &TrafficFacts) -> Resu
     for (i, e) in sources.iter().enumerate() {
         runsize::check_work(cfg, fabric, i, e).map_err(refuse)?;
     }
-    let sim_time_us = cfg.run.horizon_us.unwrap_or_else(|| sources.iter().map(|e| e.end_us).fold(0.0, f64::max));
+    let mut sim_time_us = cfg.run.horizon_us.unwrap_or_else(|| sources.iter().map(|e| e.end_us).fold(0.0, f64::max));
+    // A drain stops the run that long after the last window closes (expected: the measured arrivals at
+    // their mean rate).
+    if let (Some(plan), Some(drain)) = (Plan::of(&cfg.run), cfg.run.drain_us) {
+        let closes = cfg
+            .sources
+            .iter()
+            .filter(|s| s.pattern == Pattern::Poisson)
+            .map(|s| {
+                let info = traffic::source_info(fabric, s);
+                let (measured, _) = flow_count(s, &info);
+                let rate = info.offered_bps / (8.0 * info.mean_size.max(1.0));
+                plan.warmup.as_us().max(s.start_us) + if rate > 0.0 { measured / rate * 1e6 } else { 0.0 }
+            })
+            .fold(0.0, f64::max);
+        sim_time_us = sim_time_us.min(closes + drain);
+    }
     Ok(RunSize { sources, sim_time_us, horizon: cfg.run.horizon_us.is_some(), events: Vec::new() })
 }
 
@@ -908,7 +979,7 @@ fn check_sampled_flows(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError>
 /// the traffic as the run will (always with a measurement window, whose warm-up and cool-down arrivals
 /// are random).
 fn flows_made(cfg: &Config, fabric: &Fabric) -> u64 {
-    let planned = if cfg.run.warmup_us.is_some() { None } else { cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() };
+    let planned = if Plan::of(&cfg.run).is_some() { None } else { cfg.sources.iter().map(traffic::planned_flows).sum::<Option<u64>>() };
     match planned {
         Some(n) => n,
         None => traffic::generate(cfg, fabric, &TcpParams::from_config(&cfg.transport)).0.len() as u64,

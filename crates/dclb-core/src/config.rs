@@ -538,11 +538,44 @@ pub struct RunConfig {
     /// that measured flows end in a loaded fabric; `None`: twice `warmup_us` (`traffic::window`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cooldown_us: Option<f64>,
+    /// What the fabric holds when the run starts (`traffic/stationary.rs`): nothing (`empty`, the default),
+    /// or the flows each poisson source would have in flight in steady state (`stationary`), which need a
+    /// measurement window (`warmup_us`, by default [`crate::traffic::stationary::default_warmup`]). Left out of
+    /// the JSON when `empty`.
+    #[serde(skip_serializing_if = "Start::is_empty")]
+    pub start: Start,
+    /// With a stationary start: how many steady states of the fluid run are candidates for the start; the
+    /// one whose carried load is nearest the nominal load is taken (1: the first, unmatched). `None`:
+    /// [`crate::traffic::stationary::DEFAULT_CANDIDATES`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_candidates: Option<u32>,
+    /// With a measurement window: stop the run this long after the window closes, whether or not every
+    /// measured flow has ended (those still running are censored: state `unfinished`). `None`: the run goes
+    /// on until every measured flow has ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain_us: Option<f64>,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { horizon_us: None, sampler: None, warmup_us: None, cooldown_us: None }
+        RunConfig { horizon_us: None, sampler: None, warmup_us: None, cooldown_us: None, start: Start::Empty, start_candidates: None, drain_us: None }
+    }
+}
+
+/// What the fabric holds when a run starts (`run.start`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Start {
+    /// Nothing: the first flow finds an idle fabric.
+    #[default]
+    Empty,
+    /// The flows each poisson source would have in flight in steady state (`traffic/stationary.rs`).
+    Stationary,
+}
+
+impl Start {
+    pub fn is_empty(&self) -> bool {
+        *self == Start::Empty
     }
 }
 

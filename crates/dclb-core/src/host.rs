@@ -112,12 +112,13 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Bytes that reached the receiving application so far.
+    /// Bytes that reached the receiving application so far in the run (a pre-loaded flow's bytes before
+    /// the run, `spec.prior`, left out).
     pub fn bytes_delivered(&self) -> u64 {
         if self.spec.transport == TransportKind::Udp {
             self.udp_received
         } else {
-            self.rx.rcv_nxt
+            self.rx.rcv_nxt - self.spec.prior
         }
     }
 
@@ -250,7 +251,7 @@ impl Hosts {
             .iter()
             .map(|f| {
                 let s = &f.spec;
-                if s.transport == TransportKind::Udp || s.size >= crate::traffic::UNBOUNDED {
+                if s.transport == TransportKind::Udp || s.size >= crate::traffic::UNBOUNDED || s.preloaded {
                     return None;
                 }
                 let dctcp = s.transport == TransportKind::Dctcp;
@@ -384,7 +385,8 @@ impl Hosts {
         self.peak_active = self.peak_active.max(self.active);
         match f.spec.transport {
             TransportKind::Udp => self.udp_tick(cx, net, flow),
-            _ if self.params.handshake => self.send_syn(cx, net, flow, self.tp.init_rto),
+            // A pre-loaded flow's connection is open already (traffic/stationary.rs).
+            _ if self.params.handshake && !f.spec.preloaded => self.send_syn(cx, net, flow, self.tp.init_rto),
             _ => self.send_more(cx, net, flow),
         }
     }
@@ -479,7 +481,7 @@ impl Hosts {
             // Data only: a SYN, like every control packet, stays at the top level. `bytes_sent` is the
             // payload the flow has put on the wire before this packet (PIAS counts what it has sent).
             if p.payload > 0 {
-                p.priority = rules[f.spec.source as usize].level(f.bytes_sent);
+                p.priority = rules[f.spec.source as usize].level(f.spec.prior + f.bytes_sent);
             }
         }
     }

@@ -26,6 +26,8 @@ use crate::lb::SwitchKind;
 use crate::packet::PacketArena;
 use crate::switch::Network;
 use crate::traffic::window::{Plan, SourceWindow};
+use crate::fabric::PortRole;
+use crate::traffic::stationary::PrefillReport;
 use crate::traffic::SourceInfo;
 use crate::units::Time;
 
@@ -240,6 +242,106 @@ impl Window {
     }
 }
 
+/// What the whole fabric carried over a run's measured span (`fabric_carried_load_ratio` and the mean
+/// utilisation of each kind of link): the span of the measurement window, or without one from the first to
+/// the last arrival of the poisson sources. At each bound the meter reads, without changing any state, the
+/// in-order payload every flow had delivered to its receiver (pre-loaded flows included: they are part of
+/// the load; so are the flows of other patterns, which the fabric carries too) and the wire bytes every port
+/// had sent; the differences over the span give the numbers, the payload over what the poisson sources'
+/// nominal loads offer in the span. A run without a poisson source has no meter.
+#[derive(Clone, Debug)]
+pub(crate) struct FabricMeter {
+    opens: Time,
+    closes: Time,
+    /// The poisson sources' nominal load in all, bit/s.
+    offered_bps: f64,
+    at_open: Option<Reading>,
+    at_close: Option<Reading>,
+}
+
+#[derive(Clone, Debug)]
+struct Reading {
+    delivered: u64,
+    port_bytes: Vec<u64>,
+}
+
+/// [`FabricMeter`]'s numbers.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FabricLoad {
+    pub span_us: f64,
+    pub carried_load_ratio: Option<f64>,
+    /// Mean over the working ports of each role: host NIC to leaf, leaf to host, leaf to spine, spine to leaf.
+    pub utilisation: [Option<f64>; 4],
+}
+
+impl FabricMeter {
+    /// The meter of a run with measurement window `span` (its earliest opening and latest closing), or
+    /// without one, of the arrival span of its poisson sources' flows (sorted by start).
+    pub fn new(span: Option<(Time, Time)>, sources: &[SourceInfo], flows: &[Flow]) -> Option<FabricMeter> {
+        let counted: Vec<bool> = sources.iter().map(|s| s.offered_bps > 0.0).collect();
+        let offered_bps: f64 = sources.iter().map(|s| s.offered_bps).sum();
+        if offered_bps <= 0.0 {
+            return None;
+        }
+        let (opens, closes) = match span {
+            Some(s) => s,
+            None => {
+                let mut arrivals = flows.iter().filter(|f| counted[f.spec.source as usize] && !f.spec.preloaded).map(|f| f.spec.start);
+                let first = arrivals.next()?;
+                (first, arrivals.last().unwrap_or(first))
+            }
+        };
+        (closes > opens).then_some(FabricMeter { opens, closes, offered_bps, at_open: None, at_close: None })
+    }
+
+    /// The earliest bound not yet read, `Time::MAX` when both have been.
+    pub fn next_bound(&self) -> Time {
+        if self.at_open.is_none() {
+            self.opens
+        } else if self.at_close.is_none() {
+            self.closes
+        } else {
+            Time::MAX
+        }
+    }
+
+    /// Reads each bound at or before `now` (every event before `now` handled, none at or after it).
+    pub fn read_bounds(&mut self, now: Time, net: &Network, flows: &[Flow]) {
+        let read = |at: Time| Reading {
+            delivered: flows.iter().map(Flow::bytes_delivered).sum(),
+            port_bytes: net.fabric.ports.iter().map(|p| p.bytes_sent_by(at)).collect(),
+        };
+        if self.at_open.is_none() && self.opens <= now {
+            self.at_open = Some(read(self.opens));
+        }
+        if self.at_close.is_none() && self.closes <= now {
+            self.at_close = Some(read(self.closes));
+        }
+    }
+
+    /// The span's numbers; only the span's length when a bound was never reached (a horizon before it).
+    pub fn load(&self, net: &Network) -> FabricLoad {
+        let span = self.closes - self.opens;
+        let mut out = FabricLoad { span_us: span.as_us(), ..FabricLoad::default() };
+        let (Some(a), Some(b)) = (&self.at_open, &self.at_close) else { return out };
+        let secs = span.as_secs();
+        out.carried_load_ratio = Some((b.delivered - a.delivered) as f64 * 8.0 / (self.offered_bps * secs));
+        let roles = [PortRole::HostUp, PortRole::LeafDown, PortRole::LeafUp, PortRole::SpineDown];
+        for (k, role) in roles.iter().enumerate() {
+            let shares: Vec<f64> = net
+                .fabric
+                .ports
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.role == *role && p.up)
+                .map(|(i, p)| (b.port_bytes[i] - a.port_bytes[i]) as f64 * 8.0 / (p.rate.bps() as f64 * secs))
+                .collect();
+            out.utilisation[k] = (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64);
+        }
+        out
+    }
+}
+
 /// Per-run numbers. They cross to Python as one serialised value, so a field added here reaches the front
 /// without touching the binding.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -294,6 +396,41 @@ pub struct RunStats {
     /// on until every measured flow had ended (the measured flows never saw a draining fabric).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_drain_us: Option<f64>,
+    /// The whole fabric over the measured span ([`FabricMeter`]; absent without a poisson source): the
+    /// in-order payload every flow delivered in it (pre-loaded flows included) over the payload the poisson
+    /// sources' nominal loads offer in it, and the span's length.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_carried_load_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_span_us: Option<f64>,
+    /// Mean utilisation over the span (wire bytes sent over capacity) of the working links of each kind:
+    /// host to leaf, leaf to host, leaf to spine, spine to leaf.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub util_host_to_leaf: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub util_leaf_to_host: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub util_leaf_to_spine: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub util_spine_to_leaf: Option<f64>,
+    /// What a stationary start pre-loaded (`traffic/stationary.rs`); absent with an empty start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_flows: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_remaining_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_fluid_flows: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_fluid_time_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_candidates: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_load_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_cut_bytes: Option<u64>,
+    /// Measured flows still running when the run stopped at its drain (`run.drain_us`): censored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_flows_censored: Option<u64>,
 }
 
 pub struct Results {
@@ -378,7 +515,7 @@ fn transport_name(t: TransportKind) -> &'static str {
 
 /// The per-flow table of the flows at `rows` (engine flow ids, ascending); the `measured` column when
 /// `windowed`. `alone` is each flow's FCT alone on the fabric, by flow id.
-fn flow_table(all: &[Flow], rows: &[usize], windowed: bool, alone: &[Option<Time>], uplinks: usize, uplink_bytes: &[u64]) -> Table {
+fn flow_table(all: &[Flow], rows: &[usize], windowed: bool, preloaded: bool, alone: &[Option<Time>], uplinks: usize, uplink_bytes: &[u64]) -> Table {
     let flows: Vec<&Flow> = rows.iter().map(|&i| &all[i]).collect();
     let us = |t: Time| t.as_us();
     let u64s = |f: &dyn Fn(&Flow) -> u64| Column::U64(flows.iter().map(|x| f(x)).collect());
@@ -397,6 +534,11 @@ fn flow_table(all: &[Flow], rows: &[usize], windowed: bool, alone: &[Option<Time
     t.push("best_effort", Column::Bool(flows.iter().map(|f| f.spec.best_effort).collect()));
     if windowed {
         t.push("measured", Column::Bool(flows.iter().map(|f| f.spec.measured).collect()));
+    }
+    if preloaded {
+        // A stationary start's: whether the flow was in flight at the start, and the bytes it had sent then.
+        t.push("preloaded", Column::Bool(flows.iter().map(|f| f.spec.preloaded).collect()));
+        t.push("prior_bytes", u64s(&|f| f.spec.prior));
     }
     t.push("deadline_us", opt(&|f| deadline(f).map(us)));
     t.push("start_us", Column::F64(flows.iter().map(|f| us(f.spec.start)).collect()));
@@ -502,6 +644,10 @@ pub(crate) struct Run<'a> {
     pub sampler: Option<&'a Sampler>,
     pub sources: &'a [SourceInfo],
     pub window: Option<&'a Window>,
+    pub meter: Option<&'a FabricMeter>,
+    pub prefill: Option<&'a PrefillReport>,
+    /// Whether the run stopped at a drain horizon (`run.drain_us`) with measured flows still running.
+    pub drained: bool,
     pub end: Time,
     pub events: u64,
     pub engine_bytes: usize,
@@ -509,7 +655,7 @@ pub(crate) struct Run<'a> {
 
 /// Every table and the run statistics of a finished run (or of one stopped early, for inspection).
 pub(crate) fn collect(run: Run) -> Results {
-    let Run { net, hosts, pkts, sampler, sources, window, end, events, engine_bytes } = run;
+    let Run { net, hosts, pkts, sampler, sources, window, meter, prefill, drained, end, events, engine_bytes } = run;
     let areas: Vec<u128> = net.fabric.ports.iter_mut().map(|p| p.queue_area_by(end)).collect();
     let uplink_bytes = net.uplink_bytes_departed(pkts);
     let all = hosts.flows();
@@ -518,6 +664,8 @@ pub(crate) fn collect(run: Run) -> Results {
     let flows: Vec<&Flow> = rows.iter().map(|&i| &all[i]).collect();
     let count = |st: FlowState| flows.iter().filter(|f| f.state.unwrap_or(FlowState::Unfinished) == st).count() as u64;
     let window_stats = window.map(|w| window_stats(w, all, rows.len()));
+    let fabric = meter.map(|m| m.load(net)).unwrap_or_default();
+    let censored = drained.then(|| all.iter().filter(|f| f.spec.measured && f.state.is_none()).count() as u64);
     let (created, delivered, dropped) = pkts.wire_books();
     let stats = RunStats {
         events,
@@ -542,10 +690,24 @@ pub(crate) fn collect(run: Run) -> Results {
         source_offered_bps: sources.iter().map(|i| i.offered_bps).collect(),
         source_access_capacity_bps: sources.iter().map(|i| i.access_capacity_bps).collect(),
         source_fabric_capacity_bps: sources.iter().map(|i| i.fabric_capacity_bps).collect(),
+        fabric_carried_load_ratio: fabric.carried_load_ratio,
+        fabric_span_us: meter.map(|_| fabric.span_us),
+        util_host_to_leaf: fabric.utilisation[0],
+        util_leaf_to_host: fabric.utilisation[1],
+        util_leaf_to_spine: fabric.utilisation[2],
+        util_spine_to_leaf: fabric.utilisation[3],
+        prefill_flows: prefill.map(|p| p.flows),
+        prefill_remaining_bytes: prefill.map(|p| p.remaining_bytes),
+        prefill_fluid_flows: prefill.map(|p| p.fluid_flows),
+        prefill_fluid_time_us: prefill.map(|p| p.fluid_time_us),
+        prefill_candidates: prefill.map(|p| p.candidates),
+        prefill_load_ratio: prefill.map(|p| p.load_ratio),
+        prefill_cut_bytes: prefill.map(|p| p.cut_bytes),
+        window_flows_censored: censored,
         ..window_stats.unwrap_or_default()
     };
     Results {
-        flows: flow_table(all, &rows, window.is_some(), &hosts.alone_fcts(&net.fabric), net.uplinks(), &uplink_bytes),
+        flows: flow_table(all, &rows, window.is_some(), prefill.is_some(), &hosts.alone_fcts(&net.fabric), net.uplinks(), &uplink_bytes),
         ports: port_table(net, end, &areas),
         switches: switch_table(net),
         samples: sampler.map(Sampler::table).unwrap_or_default(),

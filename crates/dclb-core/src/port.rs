@@ -606,6 +606,17 @@ impl Port {
         }
     }
 
+    /// Bytes this port has sent by `now`, without letting go of anything: on a lazy port, the departures
+    /// not yet popped that have left by `now` count (a reading that changes no state, so taking it at any
+    /// moment leaves the run as it was).
+    pub fn bytes_sent_by(&self, now: Time) -> u64 {
+        if !self.lazy {
+            return self.bytes_sent;
+        }
+        let left: u64 = self.departures.iter().take_while(|d| d.left_by(now)).map(|d| d.wire() as u64).sum();
+        self.admitted_bytes - self.queued_bytes + left
+    }
+
     /// Packets this port has sent (serialised): on a lazy port, call after popping what has left.
     pub fn packets_sent(&self) -> u64 {
         if self.lazy {

@@ -16,6 +16,8 @@ pub enum Stream {
     HashSalt = 4,
     FlowPorts = 5,
     LinkLoss = 6,
+    /// The stationary start's fluid run (`traffic/stationary.rs`).
+    Prefill = 7,
 }
 
 #[derive(Clone, Debug)]

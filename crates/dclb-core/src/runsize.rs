@@ -523,7 +523,19 @@ pub fn events(cfg: &Config, fabric: &Fabric, scheme: Option<(&SchemeSpec, &Param
     if let Some((i, e)) = sources.iter().enumerate().max_by(|a, b| a.1.packets.total_cmp(&b.1.packets)) {
         let packets: f64 = sources.iter().map(|e| e.packets).sum();
         let field = if e.end_us.is_infinite() { "run.horizon_us".to_string() } else { FieldPath::of("traffic.sources").index(i).key(e.count_field).to_string() };
-        parts.push(EventPart { kind: "packets", events: (packets * EVENTS_PER_PACKET).ceil(), field, what: "data packets".into() });
+        // A stationary start carries about the nominal load from the first instant: at least what the
+        // poisson sources offer over the whole run, pre-loaded flows included.
+        let nominal = if cfg.run.start.is_empty() || !sim_time_us.is_finite() {
+            0.0
+        } else {
+            let offered: f64 = cfg.sources.iter().map(|s| traffic::source_info(fabric, s).offered_bps).sum();
+            offered / 8.0 * sim_time_us * 1e-6 / cfg.transport.mss_bytes as f64
+        };
+        if nominal > packets {
+            parts.push(EventPart { kind: "packets", events: (nominal * EVENTS_PER_PACKET).ceil(), field: "run.start".into(), what: "data packets (the fabric at its nominal load from a stationary start)".into() });
+        } else {
+            parts.push(EventPart { kind: "packets", events: (packets * EVENTS_PER_PACKET).ceil(), field, what: "data packets".into() });
+        }
     }
     if !(sim_time_us.is_finite() && sim_time_us > 0.0) {
         return parts;

@@ -63,7 +63,8 @@ use crate::ids::{LeafId, NodeId};
 use crate::lb::{find_scheme, SchemeSpec};
 use crate::check::Limits;
 use crate::memory::{self, MemoryLimit, BYTES_PER_SAMPLE_ROW, WATCH_EVENTS};
-use crate::metrics::{self, Results, Sampler, Window};
+use crate::metrics::{self, FabricMeter, Results, Sampler, Window};
+use crate::traffic::stationary::PrefillReport;
 use crate::runsize::{self, EventLimit};
 use crate::packet::PacketArena;
 use crate::sched::{Event, Schedule, Scheduler};
@@ -95,9 +96,18 @@ pub struct Simulation {
     /// The measurement window (`traffic/window.rs`, `metrics::Window`): with one, the run ends once every measured
     /// flow has.
     window: Option<Window>,
-    /// Events are taken up to this time: the horizon, or just before the window's next bound, where the
-    /// run pauses to read the bytes delivered (so that a run pays nothing per event for the window).
+    /// Events are taken up to this time: the horizon, or just before the window's or the meter's next
+    /// bound, where the run pauses to read them (so that a run pays nothing per event for either).
     pop_limit: Time,
+    /// The load the whole fabric carried over the measured span (`metrics::FabricMeter`).
+    meter: Option<FabricMeter>,
+    /// What a stationary start pre-loaded (`traffic/stationary.rs`).
+    prefill: Option<PrefillReport>,
+    /// Whether the run ends once every flow it waits for has (no `run.horizon_us`), and whether it did.
+    until_ended: bool,
+    ended_with_flows: bool,
+    /// Whether the horizon is the drain's (`run.drain_us`): flows still running there are censored.
+    drain: bool,
 }
 
 impl Simulation {
@@ -155,11 +165,17 @@ impl Simulation {
             error: None,
             window: b.window,
             pop_limit: b.horizon.min(Time(u64::MAX - 1)),
+            meter: b.meter,
+            prefill: b.prefill,
+            until_ended: b.until_ended,
+            ended_with_flows: false,
+            drain: b.drain,
         };
-        sim.read_window_bounds(Time::ZERO);
+        sim.read_bounds(Time::ZERO);
         sim.set_lazy_ports(true);
-        if sim.flows_to_end() == 0 && sim.horizon == Time::MAX {
+        if sim.flows_to_end() == 0 && sim.until_ended {
             sim.finished = true;
+            sim.ended_with_flows = true;
         }
         Ok(sim)
     }
@@ -221,7 +237,7 @@ impl Simulation {
             let Some((now, ev)) = self.sched.pop_by(self.pop_limit) else {
                 // Nothing more by the limit: a window bound comes first, or the run is over.
                 if self.pop_limit < self.last_instant() {
-                    self.read_window_bounds(self.pop_limit + Time(1));
+                    self.read_bounds(self.pop_limit + Time(1));
                     continue;
                 }
                 self.out_of_events(flows);
@@ -240,8 +256,9 @@ impl Simulation {
             }
             self.dispatch(now, ev);
             // Every flow has ended (at least as many as the run waits for, and with a window, each measured).
-            if self.hosts.ended() >= flows && self.horizon == Time::MAX && self.window.as_mut().map_or(true, |w| w.measured_ended(self.hosts.flows())) {
+            if self.hosts.ended() >= flows && self.until_ended && self.window.as_mut().map_or(true, |w| w.measured_ended(self.hosts.flows())) {
                 self.finished = true;
+                self.ended_with_flows = true;
             }
             if self.sched.processed() % WATCH_EVENTS == 0 {
                 self.watch(now);
@@ -250,12 +267,20 @@ impl Simulation {
         self.finished
     }
 
-    /// Reads the window's bounds at or before `at`, with every event before `at` handled and none after:
-    /// the state at the bound. Then events are taken up to just before the next bound (or the horizon).
-    fn read_window_bounds(&mut self, at: Time) {
-        let Some(w) = self.window.as_mut() else { return };
-        w.read_bounds(at, self.hosts.flows());
-        self.pop_limit = w.next_bound().saturating_sub(Time(1)).min(self.last_instant());
+    /// Reads the window's and the meter's bounds at or before `at`, with every event before `at` handled
+    /// and none after: the state at the bound. Then events are taken up to just before the next bound (or
+    /// the horizon).
+    fn read_bounds(&mut self, at: Time) {
+        let mut next = Time::MAX;
+        if let Some(w) = self.window.as_mut() {
+            w.read_bounds(at, self.hosts.flows());
+            next = next.min(w.next_bound());
+        }
+        if let Some(m) = self.meter.as_mut() {
+            m.read_bounds(at, &self.net, self.hosts.flows());
+            next = next.min(m.next_bound());
+        }
+        self.pop_limit = next.saturating_sub(Time(1)).min(self.last_instant());
     }
 
     /// The last instant an event may run: the horizon, and never the clock's last instant, which is a
@@ -408,7 +433,7 @@ impl Simulation {
 
     /// Builds the result tables. Call after the run has finished (or to inspect a partial run).
     pub fn results(&mut self) -> Results {
-        let end = if self.horizon != Time::MAX && self.finished { self.horizon.min(self.sched.peek_time().unwrap_or(self.horizon)).max(self.sched.now()) } else { self.sched.now() };
+        let end = if self.horizon != Time::MAX && self.finished && !self.ended_with_flows { self.horizon.min(self.sched.peek_time().unwrap_or(self.horizon)).max(self.sched.now()) } else { self.sched.now() };
         // Lazily drained ports let go of what has left by the end (departures run first at their time).
         self.net.pop_all_departed(&mut self.pkts, end);
         let engine_bytes = self.engine_bytes();
@@ -419,6 +444,9 @@ impl Simulation {
             sampler: self.sampler.as_ref(),
             sources: &self.sources,
             window: self.window.as_ref(),
+            meter: self.meter.as_ref(),
+            prefill: self.prefill.as_ref(),
+            drained: self.drain && self.finished && !self.ended_with_flows && self.error.is_none(),
             end,
             events: self.sched.processed(),
             engine_bytes,

@@ -297,7 +297,8 @@ def _engine_config(sc: Scenario, sources: list[ResolvedSource]) -> dict[str, Any
             "horizon_us": sc.run.horizon_us,
             "sampler": sc.run.sampler.model_dump() if sc.run.sampler else None,
             # The measurement window, only when given (the engine's config without one is as before it existed).
-            **{name: getattr(sc.run, name) for name in ("warmup_us", "cooldown_us") if getattr(sc.run, name) is not None},
+            **{name: getattr(sc.run, name) for name in ("warmup_us", "cooldown_us", "start_candidates", "drain_us") if getattr(sc.run, name) is not None},
+            **({"start": sc.run.start} if sc.run.start != "empty" else {}),
         },
     }
 

@@ -470,9 +470,18 @@ class Run(_AddedLater):
     warmup_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
     #: How long arrivals go on after a source's measurement window (default: twice ``warmup_us``).
     cooldown_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
+    #: What the fabric holds at time zero: nothing, or the flows each poisson source would have in flight in
+    #: steady state (``crates/dclb-core/src/traffic/stationary.rs``; with a default warm-up of 20 ms).
+    start: Literal["empty", "stationary"] = "empty"
+    #: Stationary start: how many steady states of the fluid run to choose from (the one whose carried load is
+    #: nearest the nominal is taken; 1: the first, unmatched). Default 32.
+    start_candidates: Optional[Int] = Field(None, ge=1, le=1024)
+    #: With a measurement window: stop this long after the window closes; measured flows still running are
+    #: censored (``flows_censored``). Default: run until every measured flow has ended.
+    drain_us: Optional[Float] = Field(None, ge=0, le=MAX_US)
 
-    #: The measurement window (``crates/dclb-core/src/traffic/window.rs``) is off unless given.
-    ADDED_LATER = {"warmup_us": None, "cooldown_us": None}
+    #: The measurement window (``crates/dclb-core/src/traffic/window.rs``) is off unless given, the start empty.
+    ADDED_LATER = {"warmup_us": None, "cooldown_us": None, "start": "empty", "start_candidates": None, "drain_us": None}
 
 
 class Lb(BaseModel):

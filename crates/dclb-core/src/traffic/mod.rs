@@ -17,6 +17,7 @@
 //! as without a window (a window of no warm-up and no cool-down makes the same flows, all measured).
 
 pub mod cdf;
+pub mod stationary;
 pub mod window;
 
 use crate::config::{Config, DeadlineModel, LoadBasis, Pattern, SourceConfig, TransportKind};
@@ -47,6 +48,11 @@ pub struct FlowSpec {
     /// Whether the flow counts in the results: always without a measurement window, else whether it
     /// arrived in its source's window (see the module doc).
     pub measured: bool,
+    /// Payload bytes sent and acknowledged before the run: a pre-loaded flow's ([`stationary`]), 0 for any
+    /// other. Its sender starts at this sequence number and its receiver expects it.
+    pub prior: u64,
+    /// Whether the flow was in flight when the run started (a stationary start's, [`stationary`]).
+    pub preloaded: bool,
 }
 
 /// Per-source facts printed with a run.
@@ -62,7 +68,7 @@ pub struct SourceInfo {
     pub window: Option<SourceWindow>,
 }
 
-fn size_model(s: &SourceConfig) -> Option<Mixture> {
+pub(crate) fn size_model(s: &SourceConfig) -> Option<Mixture> {
     if s.workload.is_empty() {
         None
     } else {
@@ -153,8 +159,38 @@ pub fn capacities(fabric: &Fabric, senders: &[u32]) -> (f64, f64) {
     (access, up)
 }
 
+/// Every flow of a run, with its sources' facts and what a stationary start pre-loaded.
+pub struct Traffic {
+    pub flows: Vec<FlowSpec>,
+    pub sources: Vec<SourceInfo>,
+    pub prefill: Option<stationary::PrefillReport>,
+}
+
 /// Generates every flow of the scenario, sorted by start time (ties keep source order).
 pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>, Vec<SourceInfo>) {
+    let t = generate_all(cfg, fabric, tp);
+    (t.flows, t.sources)
+}
+
+/// [`generate`], with a stationary start's pre-loaded flows ([`stationary`]) among the flows (they start
+/// within a round trip of their source's start) and its report.
+pub fn generate_all(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> Traffic {
+    let (mut flows, infos) = arrivals(cfg, fabric);
+    // The stationary start matches its population to the load over the window: the span of the sources'.
+    let windows = infos.iter().filter_map(|i| i.window);
+    let span = windows.clone().map(|w| w.opens).min().zip(windows.map(|w| w.closes).max()).unwrap_or((Time::ZERO, Time::ZERO));
+    let prefill = stationary::prefill(cfg, fabric, tp, &infos, &flows, span);
+    let report = prefill.map(|p| {
+        flows.extend(p.flows);
+        // Stable: at equal times the pre-loaded flows follow the arrivals, as they were appended.
+        flows.sort_by_key(|f| f.start);
+        p.report
+    });
+    Traffic { flows, sources: infos, prefill: report }
+}
+
+/// Every source's own flows (no pre-loaded ones), sorted by start time (ties keep source order).
+fn arrivals(cfg: &Config, fabric: &Fabric) -> (Vec<FlowSpec>, Vec<SourceInfo>) {
     let mut flows = Vec::new();
     let mut infos = Vec::new();
     let hpl = fabric.facts.hosts_per_leaf;
@@ -206,6 +242,8 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                 deadline,
                 udp_rate: Rate::from_gbps(s.udp_rate_gbps),
                 measured,
+                prior: 0,
+                preloaded: false,
             });
         };
         let before = flows.len();
@@ -285,6 +323,8 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
                         deadline,
                         udp_rate: Rate::from_gbps(s.udp_rate_gbps),
                         measured: after_warmup(start),
+                        prior: 0,
+                        preloaded: false,
                     });
                 }
             }
@@ -292,7 +332,6 @@ pub fn generate(cfg: &Config, fabric: &Fabric, tp: &TcpParams) -> (Vec<FlowSpec>
         info.flows = (flows.len() - before) as u64;
         infos.push(info);
     }
-    let _ = tp;
     flows.sort_by_key(|f| f.start);
     (flows, infos)
 }

@@ -51,9 +51,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan of a run config; `None` without `warmup_us` (no window: every flow measured).
+    /// The plan of a run config; `None` without `warmup_us` (no window: every flow measured), unless the
+    /// run has a stationary start, whose warm-up is then [`super::stationary::DEFAULT_WARMUP_US`].
     pub fn of(run: &RunConfig) -> Option<Plan> {
-        let warmup = run.warmup_us?;
+        let warmup = run.warmup_us.or((!run.start.is_empty()).then_some(super::stationary::DEFAULT_WARMUP_US))?;
         let cooldown = run.cooldown_us.unwrap_or(COOLDOWN_PER_WARMUP * warmup);
         Some(Plan { warmup: Time::from_us_f64(warmup), cooldown: Time::from_us_f64(cooldown) })
     }

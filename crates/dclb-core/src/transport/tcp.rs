@@ -152,6 +152,14 @@ impl TcpSender {
         }
     }
 
+    /// A connection in mid-life (a stationary start's pre-loaded flow): the first `prior` bytes were sent
+    /// and acknowledged before the run, so sending resumes there, from the initial window. The markers of
+    /// recovery and of DCTCP's windows are compared with `snd_una` only and stay at zero.
+    pub fn resume_at(&mut self, prior: u64) {
+        debug_assert!(prior < self.size);
+        (self.snd_una, self.snd_nxt, self.high_tx) = (prior, prior, prior);
+    }
+
     pub fn finished(&self) -> bool {
         self.snd_una >= self.size
     }
@@ -500,6 +508,11 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// The receiving end of [`TcpSender::resume_at`]: the first `prior` bytes arrived before the run.
+    pub fn resume_at(&mut self, prior: u64) {
+        (self.rcv_nxt, self.high) = (prior, prior);
+    }
+
     /// The out-of-order range holding byte `x`.
     fn range_of(&self, x: u64) -> Option<(u64, u64)> {
         self.ooo.iter().copied().find(|&(s, e)| s <= x && x < e)
