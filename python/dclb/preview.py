@@ -85,6 +85,11 @@ class Preview:
     #: The estimate by source: data packets, balancer timers, probes, sampler ticks.
     events_by_kind: dict[str, float] = field(default_factory=dict)
     sources: list[SourceEstimate] = field(default_factory=list, repr=False)
+    #: Of ``flows``, those measured (all without a measurement window); the warm-up (µs) with a window; the
+    #: flows a stationary start pre-loads (expected; not in ``flows``).
+    measured_flows: float = 0.0
+    warmup_us: Optional[float] = None
+    preloaded_flows: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """The facts as plain data (``--dry-run --json``), with each source's flows, those expected to start
@@ -99,6 +104,14 @@ class Preview:
     def lines(self) -> list[str]:
         """What ``--dry-run`` prints, one fact per line."""
         flows = f"{self.flows:,.0f}" if self.flows_exact else f"about {self.flows:,.0f} expected ({self.flows_note})"
+        if self.warmup_us is not None:
+            # A window: say which flows are measured and which only warm the fabric up or keep it loaded.
+            flows += (
+                f" ({self.measured_flows:,.0f} measured in the window, about {self.flows - self.measured_flows:,.0f} more in "
+                f"the {_time(self.warmup_us)} warm-up and the cool-down)"
+            )
+        if self.preloaded_flows > 0:
+            flows += f", and about {self.preloaded_flows:,.0f} pre-loaded by the stationary start"
         if self.horizon:
             time = f"at most {_time(self.sim_time_us)} (run.horizon_us)"
         else:
@@ -167,7 +180,8 @@ def estimate(sc: "Scenario", resolution: "Resolution") -> Preview:
         hosts=hosts, leaves=t.leaves, spines=t.spines, ports=hosts + switch_ports, host_ports=hosts,
         switch_ports=switch_ports, flows=sum(e.flows for e in sources), flows_exact=not notes, flows_note="; ".join(notes),
         sim_time_us=float(sim_time), horizon=bool(size["horizon"]), events=float(sum(kinds.values())),
-        events_by_kind=kinds, sources=sources,
+        events_by_kind=kinds, sources=sources, measured_flows=float(size.get("measured_flows", 0.0)),
+        warmup_us=size.get("warmup_us"), preloaded_flows=float(size.get("preloaded_flows", 0.0)),
     )
 
 

@@ -785,13 +785,18 @@ struct TrafficFacts {
     flows: Vec<(f64, String)>,
     counts: Vec<(f64, &'static str)>,
     span_us: f64,
+    /// Of the flows, those measured (every flow without a window), and a stationary start's pre-loaded ones.
+    measured: f64,
+    preloaded: f64,
+    /// Each source's measured flows (its count without a window).
+    measured_by_source: Vec<f64>,
 }
 
 fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigError> {
     let hpl = cfg.topology.hosts_per_leaf;
     let mut fabric_load = 0.0;
     let mut flows = 0.0;
-    let mut facts = TrafficFacts { flows: Vec::new(), counts: Vec::new(), span_us: 0.0 };
+    let mut facts = TrafficFacts { flows: Vec::new(), counts: Vec::new(), span_us: 0.0, measured: 0.0, preloaded: 0.0, measured_by_source: Vec::new() };
     for (i, s) in cfg.sources.iter().enumerate() {
         let f = source_field(i);
         check_makes_flows(s, hpl, &f)?;
@@ -807,6 +812,8 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
             _ => (measured, arrival_span_us(s, &info, measured)),
         };
         facts.counts.push((n, name));
+        facts.measured += if Plan::of(&cfg.run).is_some() && s.pattern != Pattern::Poisson { n } else { measured };
+        facts.measured_by_source.push(measured);
         let field = f.key(name);
         flows += n;
         if flows > MAX_FLOWS as f64 {
@@ -831,6 +838,7 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
             return Err(error_at("run.start", format!("the stationary start would pre-load about {preloaded:.0} flows, which with the sources' {:.0} is more than the engine's {MAX_FLOWS} flow ids; use an empty start or fewer hosts", flows - preloaded)));
         }
         facts.flows.push((preloaded, "run.start".to_string()));
+        facts.preloaded = preloaded;
     }
     Ok(facts)
 }
@@ -838,7 +846,12 @@ fn check_traffic(cfg: &Config, fabric: &Fabric) -> Result<TrafficFacts, ConfigEr
 /// The clock and work rules ([`crate::runsize`]) on every source's estimate; the run's size without its
 /// events (counted once the memory is known to fit, as they need the scheme's balancers built).
 fn check_run_size(cfg: &Config, fabric: &Fabric, traffic: &TrafficFacts) -> Result<RunSize, ConfigError> {
-    let sources = runsize::sources(cfg, fabric, &traffic.counts);
+    let mut sources = runsize::sources(cfg, fabric, &traffic.counts);
+    if let Some(plan) = Plan::of(&cfg.run) {
+        for (i, e) in sources.iter_mut().enumerate() {
+            runsize::windowed(cfg, fabric, &plan, i, traffic.measured_by_source[i], e);
+        }
+    }
     let stall = stall_window(cfg, fabric, &TcpParams::from_config(&cfg.transport));
     let refuse = |(path, message): (FieldPath, String)| ConfigError::new(path, message);
     for (i, e) in sources.iter().enumerate() {
@@ -864,7 +877,8 @@ fn check_run_size(cfg: &Config, fabric: &Fabric, traffic: &TrafficFacts) -> Resu
             .fold(0.0, f64::max);
         sim_time_us = sim_time_us.min(closes + drain);
     }
-    Ok(RunSize { sources, sim_time_us, horizon: cfg.run.horizon_us.is_some(), events: Vec::new() })
+    let warmup_us = Plan::of(&cfg.run).map(|p| p.warmup.as_us());
+    Ok(RunSize { sources, sim_time_us, horizon: cfg.run.horizon_us.is_some(), events: Vec::new(), measured_flows: traffic.measured, preloaded_flows: traffic.preloaded, warmup_us })
 }
 
 /// When source `s`'s last flow starts (on average for a poisson source of `n` flows), from time zero.

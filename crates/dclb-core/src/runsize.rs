@@ -53,7 +53,7 @@ use crate::config::{Config, DeadlineModel, FieldPath, Pattern, SourceConfig, Tra
 use crate::fabric::{Fabric, PortRole};
 use crate::ids::{HostId, LeafId};
 use crate::lb::{BuildCx, Installed, Params, SchemeSpec, SwitchInfo};
-use crate::traffic::{self, SourceInfo};
+use crate::traffic::{self, window, SourceInfo};
 use crate::units::{Rate, Time};
 
 /// Events the engine handles per data packet sent between leaves (see the module doc).
@@ -106,6 +106,11 @@ pub struct RunSize {
     pub sim_time_us: f64,
     pub horizon: bool,
     pub events: Vec<EventPart>,
+    /// Of the sources' flows, those measured (in the window, when the run has one), and the flows a
+    /// stationary start pre-loads (expected); the warm-up, µs, with a window.
+    pub measured_flows: f64,
+    pub preloaded_flows: f64,
+    pub warmup_us: Option<f64>,
 }
 
 impl RunSize {
@@ -287,6 +292,32 @@ fn source_estimate(cfg: &Config, s: &SourceConfig, info: &SourceInfo, n: f64, co
     }
     let packets = n * (mean / cfg.transport.mss_bytes as f64 + 0.5);
     estimate(end, packets)
+}
+
+/// Corrects a poisson source's estimate `e` for a run with a measurement window `plan` (`measured` flows in
+/// it): the run simulates its warm-up, its window and then only until its measured flows have ended (or its
+/// drain), not the whole cool-down it draws, so the arrivals it carries are those of that span, and its
+/// last flow ends at the earliest when the largest measured flow, arriving at the window's end, could.
+pub fn windowed(cfg: &Config, fabric: &Fabric, plan: &window::Plan, i: usize, measured: f64, e: &mut SourceEstimate) {
+    let s = &cfg.sources[i];
+    if s.pattern != Pattern::Poisson {
+        return;
+    }
+    let info = traffic::source_info(fabric, s);
+    let rate = arrival_rate(&info);
+    if rate <= 0.0 {
+        return;
+    }
+    let rates = FabricRates::of(cfg, fabric);
+    let opens = plan.warmup.as_us().max(s.start_us);
+    let window_us = s.duration_us.map_or(measured / rate * 1e6, |d| d.min(measured / rate * 1e6));
+    let closes = opens + window_us;
+    let alone_largest = largest_bytes(s, info.mean_size) * 8.0 / rates.host_bps.min(rates.fastest_uplink_bps.max(1.0)) * 1e6;
+    let tail = cfg.run.drain_us.unwrap_or(rates.base_rtt_us + alone_largest).min(plan.cooldown.as_us());
+    let simulated = (closes + tail - s.start_us).max(0.0);
+    e.last_us = closes + tail;
+    e.end_us = e.end_us.min(closes + cfg.run.drain_us.unwrap_or(rates.base_rtt_us + alone_largest));
+    e.packets = e.packets.min(rate * simulated / 1e6 * (info.mean_size / cfg.transport.mss_bytes as f64 + 0.5));
 }
 
 /// Of a source's `n` flows, those expected to start before `horizon` (all without one).
