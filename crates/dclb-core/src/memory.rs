@@ -163,7 +163,14 @@ fn flows_part(cfg: &Config, flows: &[(f64, String)]) -> Option<Part> {
     let (_, field) = flows.iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
     let uplinks = cfg.topology.spines as f64 * cfg.topology.links_per_pair as f64;
     let per_flow = (size_of::<Flow>() + size_of::<FlowSpec>()) as f64 + 8.0 * uplinks + RESULT_BYTES_PER_FLOW;
-    Some(Part { what: format!("{total:.0} flows"), field: field.clone(), bytes: total * per_flow, hint: "make fewer flows".into() })
+    // A stationary start's pre-loaded flows are named apart: a user who did not write them must see where they came from.
+    let preloaded: f64 = flows.iter().filter(|(_, f)| f == "run.start").map(|(n, _)| n).sum();
+    let (what, hint) = if preloaded > 0.0 {
+        (format!("{total:.0} flows, {preloaded:.0} of them pre-loaded by the stationary start"), "make fewer flows, or use run.start = \"empty\" with a warm-up")
+    } else {
+        (format!("{total:.0} flows"), "make fewer flows")
+    };
+    Some(Part { what, field: field.clone(), bytes: total * per_flow, hint: hint.into() })
 }
 
 /// The sampler's rows over `duration_us` of simulated time (none without a sampler).
@@ -233,5 +240,15 @@ mod tests {
         let err = e.within(Some(&limit(1 << 34))).unwrap_err();
         assert!(err.starts_with("run.sampler.interval_us: "), "{err}");
         assert!(err.contains("sampler 6.400e8 rows at least, over the arrivals"), "{err}");
+    }
+
+    #[test]
+    fn pre_loaded_flows_are_named_in_the_refusal() {
+        let cfg = Config::default();
+        let flows = [(4e8, "traffic.sources[0].flows".to_string()), (6e8, "run.start".to_string())];
+        let err = Estimate::of_run(&cfg, &flows, 0.0).within(Some(&limit(1 << 34))).unwrap_err();
+        assert!(err.starts_with("run.start: "), "{err}");
+        assert!(err.contains("1000000000 flows, 600000000 of them pre-loaded by the stationary start"), "{err}");
+        assert!(err.ends_with("or use run.start = \"empty\" with a warm-up"), "{err}");
     }
 }

@@ -140,6 +140,17 @@ impl Sizes {
         }
     }
 
+    /// Whether a draw can be at or above `cut`: a source whose flows are all below it (DAR's short-flow
+    /// source at 100 Gbps) is background only and has no arrivals in the fluid run. A CDF ending at the cut
+    /// reaches it with probability zero; a fixed size at the cut reaches it every time.
+    fn reaches(&self, cut: u64) -> bool {
+        match (&self.model, self.fixed) {
+            (_, Some(b)) => b >= cut,
+            (Some(_), None) => self.largest > cut as f64,
+            (None, None) => false,
+        }
+    }
+
     fn draw(&self, rng: &mut Rng) -> u64 {
         match (&self.model, self.fixed) {
             (_, Some(b)) => b,
@@ -387,7 +398,12 @@ struct FluidSource {
 impl FluidSource {
     /// Draws arrivals from `next` on until one is at or above `cut` (those below are the background): its
     /// time and size become the next arrival.
+    /// A source that cannot reach the cut never arrives (its next arrival is at infinity).
     fn advance(&mut self, cut: u64) {
+        if !self.sizes.reaches(cut) {
+            self.next = f64::INFINITY;
+            return;
+        }
         loop {
             self.next += self.rng.exp(1.0 / self.rate);
             let size = self.sizes.draw(&mut self.rng);
@@ -721,6 +737,23 @@ mod tests {
         let (a, b) = (src / hpl, dst / hpl);
         let (r, n) = if a == b { ([res.host_up(src), res.host_down(dst), 0, 0], 2) } else { ([res.host_up(src), res.host_down(dst), res.leaf_up(a), res.leaf_down(b)], 4) };
         FluidFlow { source: 0, src, dst, size: 1, left: 1.0, rate: 0.0, res: r, nres: n }
+    }
+
+    fn source(sizes: Sizes) -> FluidSource {
+        FluidSource { index: 0, sizes, rate: 1e6, next: 0.0, next_size: 0, rng: Rng::new(7) }
+    }
+
+    #[test]
+    fn a_source_below_the_cut_never_arrives_in_the_fluid_run() {
+        // With the bug, advance drew sizes forever: no draw of a 1 KB source reaches a 1.25 MB cut.
+        let fixed = |b: u64| Sizes { model: None, fixed: Some(b), largest: b as f64, mean_below_cut: 0.0, mean: b as f64, second: 0.0 };
+        let mut small = source(fixed(1_000));
+        small.advance(1_250_000);
+        assert_eq!(small.next, f64::INFINITY);
+        // One at the cut arrives, at a finite time, with its size.
+        let mut at_cut = source(fixed(1_250_000));
+        at_cut.advance(1_250_000);
+        assert!(at_cut.next.is_finite() && at_cut.next > 0.0 && at_cut.next_size == 1_250_000);
     }
 
     #[test]
