@@ -64,8 +64,9 @@ def test_every_point_splits_its_load_between_the_two_sources():
         assert s0["deadline"]["kind"] == "uniform" and "deadline" not in s1
         loads.add(rho)
     assert sorted(loads) == dar.LOADS
-    # 6 series x 5 loads x 3 seeds, each a distinct run.
-    assert len(pp.plan.points) == 90 and len({e.run_id for e in pp.entries}) == 90
+    # 6 series x 5 loads x the quick scale's five seeds, each a distinct run.
+    assert pp.paper.scales["quick"].seeds == 5
+    assert len(pp.plan.points) == 150 and len({e.run_id for e in pp.entries}) == 150
 
 
 def _paper(sweep: Sweep) -> Paper:

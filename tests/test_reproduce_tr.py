@@ -89,8 +89,9 @@ def test_rho_axis_sets_every_bad_link_and_becomes_a_column():
         links = by_id[e.run_id].raw["topology"]["links"]
         assert len(links) == tr.BAD_LINKS
         assert {lk["delay_us"] for lk in links} == {tr.bad_link_delay_us(e.values[tr.RHO])}
-    # every (series, rho, seed) is its own run; 3 series x 5 ratios x 3 seeds
-    assert len(pp.plan.points) == 45 and len({e.run_id for e in pp.entries}) == 45
+    # every (series, rho, seed) is its own run; 3 series x 5 ratios x the quick scale's five seeds
+    assert tr.PAPER.scales["quick"].seeds == 5
+    assert len(pp.plan.points) == 75 and len({e.run_id for e in pp.entries}) == 75
     # ci keeps the axis's ends, as it does a grid's
     ci = plan_paper(tr.PAPER, "ci", ["2"])
     assert sorted({e.values[tr.RHO] for e in ci.entries}) == [1.5, 3.5]

@@ -49,22 +49,26 @@ def test_the_warm_up_follows_the_workload_and_the_host_rate():
     assert warmup_us(load_scenario(PAPERS / "lbt" / "incast.toml")) is None
 
 
-def test_the_paper_scale_plans_each_poisson_run_with_its_warm_up_and_the_quick_scale_none():
+def test_a_steady_state_scale_plans_each_poisson_run_with_its_warm_up_and_a_stationary_one_none():
     lbt = importlib.import_module("dclb.reproduce.papers.lbt").PAPER
-    paper = plan_paper(lbt, "paper", ["10", "11"])
+    # The long warm-up (the paper scale before the stationary start, and what a UDP poisson source still gets).
+    warm = dataclasses.replace(lbt, scales={**lbt.scales, "paper": dataclasses.replace(lbt.scales["paper"], steady_state=True, stationary=False)})
+    paper = plan_paper(warm, "paper", ["10", "11"])
     by_name: dict[str, set] = {}
     for p in paper.plan.points:
         by_name.setdefault(p.scenario.name, set()).add(p.scenario.run.warmup_us)
     assert by_name["lbt_main"] == {3_100_000.0}  # Fig. 10 is data mining at 10 Gbps
     assert by_name["lbt_incast"] == {None}
     # Every seed of every point is still planned, each once, and its id is that of its scenario with the warm-up.
-    quick_lbt = dataclasses.replace(lbt, scales={**lbt.scales, "paper": dataclasses.replace(lbt.scales["paper"], steady_state=False)})
-    plain = plan_paper(quick_lbt, "paper", ["10", "11"])
+    plain_lbt = dataclasses.replace(lbt, scales={**lbt.scales, "paper": dataclasses.replace(lbt.scales["paper"], steady_state=False, stationary=False)})
+    plain = plan_paper(plain_lbt, "paper", ["10", "11"])
     assert len(paper.plan.points) == len(plain.plan.points)
     assert sorted((p.values == q.values, p.seed == q.seed) for p, q in zip(paper.plan.points, plain.plan.points)) == [(True, True)] * len(plain.plan.points)
     assert not {p.run_id for p in paper.plan.points if p.scenario.name == "lbt_main"} & {p.run_id for p in plain.plan.points}
-    quick = plan_paper(lbt, "quick", ["10"])
-    assert {p.scenario.run.warmup_us for p in quick.plan.points} == {None}
+    for scale in ("quick", "paper"):
+        stationary = plan_paper(lbt, scale, ["10"])
+        assert {p.scenario.run.warmup_us for p in stationary.plan.points} == {None}
+        assert {p.scenario.run.start for p in stationary.plan.points} == {"stationary"}
 
 
 def test_the_load_carried_is_the_window_s_when_the_run_had_one():
@@ -77,7 +81,7 @@ def test_a_header_says_where_the_load_was_measured_and_at_which_points_it_fell_s
     h = Header(flows=(200, 220), seeds=(1, 2, 3), load=((0.3, 0.95, 3), (0.7, 0.5, 3)), windowed=True)
     text = " ".join(header_text(h, 6, 0))
     assert "measured flows per run 200-220" in text
-    assert "in the measurement window after a warm-up" in text
+    assert "over the whole fabric in the measurement window" in text
     assert "0.7: 50% (0.35)" in text and "not reached (under 80% of it) at 0.7" in text and "at 0.3" not in text
     reached = " ".join(header_text(dataclasses.replace(h, load=((0.3, 0.95, 3),), windowed=False), 3, 0))
     assert "while the flows arrived" in reached and "reached at every point" in reached

@@ -16,6 +16,12 @@ from .plan import PaperPlan
 from .spec import Figure, Metric
 
 
+#: Columns every figure frame takes from its runs' summaries: the load the whole fabric carried in the window over
+#: the nominal one, the measured source's own share, and the measured flows still running when a drained run stopped
+#: (NaN where a run has none of these: no poisson source, no window).
+RUN_COLUMNS = ("fabric_carried_load_ratio", "window_carried_load_ratio", "window_flows_censored")
+
+
 def figure_metrics(fig: Figure) -> list[Metric]:
     """The metrics of a figure's frame: those its panels draw and those its claims read (time series aside)."""
     from .claims import metrics_of
@@ -47,8 +53,13 @@ class RunReader:
         return self.store.status(run_id) or "missing"
 
     def flows(self, run_id: str) -> pd.DataFrame:
+        """The run's measured flows: a run with a warm-up or a stationary start also carries flows that are load,
+        not measurement (``measured`` false), and no metric reads them."""
         if run_id not in self._flows:
-            self._flows[run_id] = self.store.flows(run_id)
+            f = self.store.flows(run_id)
+            if "measured" in f.columns:
+                f = f[f["measured"].astype(bool)]
+            self._flows[run_id] = f
         return self._flows[run_id]
 
     def samples(self, run_id: str) -> pd.DataFrame:
@@ -127,6 +138,10 @@ def figure_frame(pp: PaperPlan, fig: Figure, reader: RunReader) -> pd.DataFrame:
         row: dict[str, Any] = {"series": e.series, **e.values, "seed": e.seed, "run_id": e.run_id}
         complete = reader.record(e.run_id) is not None
         row["status"] = "completed" if complete else reader.status(e.run_id)
+        summary = ((reader.record(e.run_id) or {}).get("summary") or {}) if complete else {}
+        for key in RUN_COLUMNS:  # what the run carried, beside what it measured (every figure's data has them)
+            v = summary.get(key)
+            row[key] = float(v) if isinstance(v, (int, float)) else math.nan
         for m in metrics:
             row[m.key] = reader.value(e.run_id, m) if complete else math.nan
             if m.ideal is not None:  # what the metric would be with every flow at its ideal FCT (headroom)

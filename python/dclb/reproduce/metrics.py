@@ -89,15 +89,21 @@ def flows_of(flows: pd.DataFrame, sizes: Sizes = ALL, *, completed: bool = True,
 # From the run summary
 
 
-def summary(key: str, label: str, unit: str = "", scale: str = "ratio") -> Metric:
-    """The run summary's ``key``; ``unit="ms"`` shows a ``_us`` value in milliseconds under a ``_ms`` key."""
+def summary(key: str, label: str, unit: str = "", scale: str = "ratio", drains: bool = False) -> Metric:
+    """The run summary's ``key``; ``unit="ms"`` shows a ``_us`` value in milliseconds under a ``_ms`` key;
+    ``drains``: it reads only short flows (:attr:`~dclb.reproduce.spec.Metric.drains`)."""
     if unit == "ms" and key.endswith("_us"):
-        return Metric(key=key[: -len("_us")] + "_ms", label=label, summary=key, factor=US_TO_MS, scale=scale)
-    return Metric(key=key, label=label, summary=key, scale=scale)
+        return Metric(key=key[: -len("_us")] + "_ms", label=label, summary=key, factor=US_TO_MS, scale=scale, drains=drains)
+    return Metric(key=key, label=label, summary=key, scale=scale, drains=drains)
 
 
-SHORT_AFCT = summary("short_afct_us", "short-flow AFCT (ms)", "ms")
-SHORT_P99 = summary("short_p99_fct_us", "short-flow 99th-percentile FCT (ms)", "ms")
+def _short_only(sizes: "Sizes") -> bool:
+    """Whether a size class holds only short flows, which end well within a drain after the window."""
+    return sizes.hi is not None and sizes.hi <= SHORT_LIMIT
+
+
+SHORT_AFCT = summary("short_afct_us", "short-flow AFCT (ms)", "ms", drains=True)
+SHORT_P99 = summary("short_p99_fct_us", "short-flow 99th-percentile FCT (ms)", "ms", drains=True)
 LONG_AFCT = summary("long_afct_us", "long-flow AFCT (ms)", "ms")
 OVERALL_AFCT = summary("overall_afct_us", "AFCT (ms)", "ms")
 OVERALL_P99 = summary("overall_p99_fct_us", "99th-percentile FCT (ms)", "ms")
@@ -142,7 +148,7 @@ def afct(sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True, c
 
     key = key or f"afct_{sizes.name}_ms"
     ideal = afct(sizes, f"{label}, alone", key=f"{key}_alone", best_effort=best_effort, column=ALONE) if column == FCT else None
-    return Metric(key=key, label=f"{label} (ms)", flows=f, ideal=ideal)
+    return Metric(key=key, label=f"{label} (ms)", flows=f, ideal=ideal, drains=_short_only(sizes))
 
 
 def fct_quantile(q: float, sizes: Sizes, label: str, *, key: str = "", best_effort: bool = True, column: str = FCT) -> Metric:
@@ -155,7 +161,7 @@ def fct_quantile(q: float, sizes: Sizes, label: str, *, key: str = "", best_effo
 
     key = key or f"fct_p{q * 100:g}_{sizes.name}_ms".replace(".", "_")
     ideal = fct_quantile(q, sizes, f"{label}, alone", key=f"{key}_alone", best_effort=best_effort, column=ALONE) if column == FCT else None
-    return Metric(key=key, label=f"{label} (ms)", flows=f, ideal=ideal)
+    return Metric(key=key, label=f"{label} (ms)", flows=f, ideal=ideal, drains=_short_only(sizes))
 
 
 # The run summary's FCT metrics read their floor from the flow table: the summary's short flows are those of at
@@ -175,7 +181,7 @@ def goodput_mean(sizes: Sizes, label: str, *, key: str = "", best_effort: bool =
         d = flows_of(flows, sizes, best_effort=best_effort)
         return float((d["size_bytes"] * 8 / (d["fct_us"] * 1e3)).mean()) if len(d) else math.nan
 
-    return Metric(key=key or f"goodput_{sizes.name}_gbps", label=f"{label} (Gbps)", flows=f)
+    return Metric(key=key or f"goodput_{sizes.name}_gbps", label=f"{label} (Gbps)", flows=f, drains=_short_only(sizes))
 
 
 def busy_us(flows: pd.DataFrame) -> float:
@@ -202,7 +208,7 @@ def delivered_gbps(sizes: Sizes, label: str, *, key: str = "") -> Metric:
         t = busy_us(d) if len(d) else 0.0
         return float(d["size_bytes"].sum()) * 8 / (t * 1e3) if t > 0 else math.nan
 
-    return Metric(key=key or f"delivered_{sizes.name}_gbps", label=f"{label} (Gbps)", flows=f)
+    return Metric(key=key or f"delivered_{sizes.name}_gbps", label=f"{label} (Gbps)", flows=f, drains=_short_only(sizes))
 
 
 def slack_miss_rate(sizes: Sizes, factor: float, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
@@ -216,7 +222,7 @@ def slack_miss_rate(sizes: Sizes, factor: float, label: str, *, key: str = "", b
         met = (d["state"] == "completed") & (d["fct_us"] <= factor * d["ideal_fct_us"])
         return float(1.0 - met.mean())
 
-    return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_rate", label=label, flows=f, scale="difference")
+    return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_rate", label=label, flows=f, scale="difference", drains=_short_only(sizes))
 
 
 def slack_miss_count(sizes: Sizes, factor: float, label: str, *, key: str = "", best_effort: bool = True) -> Metric:
@@ -228,7 +234,7 @@ def slack_miss_count(sizes: Sizes, factor: float, label: str, *, key: str = "", 
         met = (d["state"] == "completed") & (d["fct_us"] <= factor * d["ideal_fct_us"])
         return float((~met).sum())
 
-    return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_flows", label=label, flows=f, scale="difference")
+    return Metric(key=key or f"miss_{factor:g}x_{sizes.name}_flows", label=label, flows=f, scale="difference", drains=_short_only(sizes))
 
 
 def _deadline_flows(flows: pd.DataFrame) -> pd.DataFrame:

@@ -5,8 +5,9 @@ so a point is validated by the same checks and gets the run id ``dclb run`` woul
 point are applied in this order: the scale's (flow counts), the sweep's, the sweep's for this scale, those of
 the point's derived axes (:attr:`~dclb.reproduce.spec.Sweep.axes`), the series' (scheme and its parameters),
 those its linked grid values imply (:attr:`~dclb.reproduce.spec.Sweep.linked`), then the grid values; at a
-scale measured in steady state, last, the point's warm-up (``run.warmup_us``, :mod:`dclb.reproduce.steady`),
-which follows from the point's workload and host rate. Points
+scale measured in steady state, last, the point's start: a stationary start (``run.start = "stationary"``) and,
+when every metric of the figure allows it, a drain (``run.drain_us``), or a long warm-up (``run.warmup_us``)
+that follows from the point's workload and host rate (:mod:`dclb.reproduce.steady`). Points
 that several figures share (LBT's Figs. 6a-c are one sweep drawn three ways) are planned once: the run id is
 the identity. A sweep may set its own number of seeds at a scale (:attr:`~dclb.reproduce.spec.Sweep.seeds`).
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..errors import ScenarioError
 from ..sweeps import Plan, Point, normalize_grid, plan_sweep
@@ -85,26 +86,57 @@ def _linked_parts(grid: dict[str, list[Any]], linked: Any, fig_id: str) -> list[
     return parts
 
 
-def _with_warmups(path: Any, sub: Plan, seeds: int, overrides: list[str], label: str) -> Plan:
-    """``sub`` again with each point's warm-up added (:func:`dclb.reproduce.steady.warmup_us`); points without a
-    poisson source, and invalid ones, as they were. Points are re-planned by the grid values they share a warm-up
-    with, so that each keeps its seeds and its checks."""
-    from .steady import warmup_us
-
+def _replanned(path: Any, sub: Plan, seeds: int, overrides: list[str], label: str, extra: Callable[[Any], Optional[list[str]]]) -> Plan:
+    """``sub`` again with the overrides ``extra`` gives each point's scenario appended; points it gives None (no
+    poisson source), and invalid ones, as they were. Points are re-planned by the grid values they share, so that
+    each keeps its seeds and its checks."""
     groups: dict[str, list[Point]] = {}
     for p in sub.points:
         groups.setdefault(repr(sorted(p.values.items())), []).append(p)
     points: list[Point] = []
     for group in groups.values():
         first = group[0]
-        warmup = warmup_us(first.scenario) if first.error is None else None
-        if warmup is None:
+        more = extra(first.scenario) if first.error is None else None
+        if not more:
             points.extend(group)
             continue
         grid = {k: [v] for k, v in first.values.items()}
-        again = plan_sweep(path, grid=grid, seeds=seeds, overrides=[*overrides, f"run.warmup_us={warmup!r}"], grid_label=label)
+        again = plan_sweep(path, grid=grid, seeds=seeds, overrides=[*overrides, *more], grid_label=label)
         points.extend(again.points)
     return Plan(name=sub.name, grid=sub.grid, seeds=sub.seeds, points=points)
+
+
+def _warmup(scenario: Any) -> Optional[list[str]]:
+    """A long warm-up from an empty fabric (:func:`dclb.reproduce.steady.warmup_us`)."""
+    from .steady import warmup_us
+
+    w = warmup_us(scenario)
+    return None if w is None else [f"run.warmup_us={w!r}"]
+
+
+def _stationary(drain: bool) -> Callable[[Any], Optional[list[str]]]:
+    """A stationary start, and the drain when the figure's metrics allow it (:mod:`dclb.reproduce.steady`); a
+    scenario a stationary start cannot pre-load (a UDP poisson source) gets the long warm-up instead."""
+    from .steady import DRAIN_US, stationary_ok
+
+    def extra(scenario: Any) -> Optional[list[str]]:
+        ok = stationary_ok(scenario)
+        if ok is None:
+            return None
+        if not ok:
+            return _warmup(scenario)
+        return ["run.start=stationary", *([f"run.drain_us={DRAIN_US!r}"] if drain else [])]
+
+    return extra
+
+
+def figure_drains(fig: Figure) -> bool:
+    """Whether every metric of ``fig``'s frame is sound on runs stopped a drain after their window
+    (:attr:`~dclb.reproduce.spec.Metric.drains`)."""
+    from .data import figure_metrics
+
+    metrics = figure_metrics(fig)
+    return bool(metrics) and all(m.drains for m in metrics)
 
 
 def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> PaperPlan:
@@ -116,6 +148,7 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
     points: dict[str, Point] = {}
     entries: list[Entry] = []
     for fig in figures:
+        drains = figure_drains(fig)
         for sweep in fig.sweeps:
             path = paper.scenario_path(sweep.scenario)
             if not path.is_file():
@@ -131,8 +164,10 @@ def plan_paper(paper: Paper, scale: str, figure_ids: Sequence[str] = ()) -> Pape
                         seeds = sweep.seeds.get(scale, sc.seeds)
                         overrides = [*base, *axis_set, *series.set, *linked]
                         sub = plan_sweep(path, grid=sub_grid, seeds=seeds, overrides=overrides, grid_label=f"figure {fig.id}")
-                        if sc.steady_state:
-                            sub = _with_warmups(path, sub, seeds, overrides, f"figure {fig.id}")
+                        if sc.stationary and scale not in sweep.empty_start:
+                            sub = _replanned(path, sub, seeds, overrides, f"figure {fig.id}", _stationary(drains))
+                        elif sc.steady_state:
+                            sub = _replanned(path, sub, seeds, overrides, f"figure {fig.id}", _warmup)
                         for p in sub.points:
                             if p.error is not None:
                                 raise ScenarioError(f"paper {paper.key}, figure {fig.id}, series {series.label!r}: {p.error}")

@@ -131,7 +131,14 @@ def header_text(h: "Header", runs: int, failed: int) -> list[str]:
     if h.seeds:
         parts.append(f"{len(h.seeds)} seed{'s' if len(h.seeds) != 1 else ''} per point ({', '.join(str(s) for s in h.seeds)})")
     loads = [(nominal, ratio, n) for nominal, ratio, n in h.load if nominal is not None]
-    where = "in the measurement window after a warm-up" if h.windowed else "while the flows arrived"
+    starts = {
+        "stationary": "a stationary start (each poisson source's steady-state flows pre-loaded, then a 20 ms warm-up)",
+        "warm-up": "an empty fabric and a long warm-up",
+        "empty": "an empty fabric, measured from the first arrival: not at load on a heavy-tailed workload",
+    }
+    if h.start:
+        parts.append("started from " + " and ".join(starts.get(s, s) for s in h.start.split(" and ")))
+    where = "over the whole fabric in the measurement window" if h.windowed else "while the flows arrived"
     if loads:
         short = [f"{nominal:g}" for nominal, ratio, _ in loads if ratio < LOAD_SHORTFALL]
         verdict = (
@@ -146,6 +153,10 @@ def header_text(h: "Header", runs: int, failed: int) -> list[str]:
     elif h.load:
         ratios = [ratio for _, ratio, _ in h.load]
         parts.append(f"load reached {where}: median {ratios[0]:.0%} of the nominal load")
+    if h.lowest is not None and h.load:
+        parts.append(f"lowest run {h.lowest:.0%} of its nominal load")
+    if h.censored:
+        parts.append(f"{h.censored:,} measured flows still running when their runs stopped (a drain after the window; counted as censored)")
     if h.timeseries_seed is not None:
         parts.append(f"time series show seed {h.timeseries_seed}")
     return parts

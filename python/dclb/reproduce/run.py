@@ -63,6 +63,14 @@ class Header:
     timeseries_seed: Optional[int] = None
     #: Whether the runs measured after a warm-up (their flow counts and load are then the measured window's).
     windowed: bool = False
+    #: How the runs with a poisson source started: ``"stationary"`` (the steady state's flows pre-loaded),
+    #: ``"warm-up"`` (an empty fabric and a long warm-up), ``"empty"`` (measured from an empty fabric: not at load
+    #: on a heavy-tailed workload), several of them joined by ``" and "``; ``""`` without such runs.
+    start: str = ""
+    #: The lowest share of the nominal load any run carried (:func:`carried_ratio`), None when none is known.
+    lowest: Optional[float] = None
+    #: Measured flows still running when their runs stopped a drain after the window (counted, not dropped).
+    censored: int = 0
 
 
 @dataclass(frozen=True)
@@ -365,9 +373,10 @@ def _duration(seconds: float) -> str:
 
 
 def carried_ratio(summary: Mapping[str, Any]) -> Optional[float]:
-    """The share of its nominal load a run carried: in its measurement window when it has one (measured), else
-    while its flows arrived (the summary's ``carried_load_ratio``); None when neither is known."""
-    for key in ("window_carried_load_ratio", "carried_load_ratio"):
+    """The share of its nominal load a run carried: over the whole fabric in its measurement window when measured
+    (``fabric_carried_load_ratio``: every flow's bytes, pre-loaded ones too), else its measured source's bytes in
+    the window, else while its flows arrived (the summary's ``carried_load_ratio``); None when none is known."""
+    for key in ("fabric_carried_load_ratio", "window_carried_load_ratio", "carried_load_ratio"):
         value = summary.get(key)
         if isinstance(value, (int, float)) and math.isfinite(value):
             return float(value)
@@ -387,11 +396,28 @@ def load_reached(pp: PaperPlan, fig: Figure, reader: RunReader) -> tuple[tuple[O
     return tuple((nominal, statistics.median(v), len(v)) for nominal, v in sorted(by_load.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
 
 
+def start_of(summary: Mapping[str, Any]) -> str:
+    """How a run started (:attr:`Header.start`): from its summary's pre-load and window statistics; ``""`` for a
+    run without a poisson source (no load to reach)."""
+    def known(key: str) -> bool:
+        v = summary.get(key)
+        return isinstance(v, (int, float)) and math.isfinite(v)
+
+    if known("prefill_flows") and summary.get("prefill_candidates"):
+        return "stationary"
+    if known("window_carried_load_ratio"):
+        return "warm-up"
+    return "empty" if known("carried_load_ratio") else ""
+
+
 def header_of(pp: PaperPlan, fig: Figure, fr: FigureResult, reader: RunReader, costs: Optional[_CostModel] = None) -> Header:
     """What ``fig``'s runs were, from their records (see :class:`Header`)."""
     entries = [e for e in pp.entries if e.figure == fig.id]
     flows = []
     windowed = False
+    starts: list[str] = []
+    ratios: list[float] = []
+    censored = 0
     for e in entries:
         summary = (reader.record(e.run_id) or {}).get("summary") or {}
         n = summary.get("flows_measured", summary.get("flows_total"))
@@ -399,11 +425,23 @@ def header_of(pp: PaperPlan, fig: Figure, fr: FigureResult, reader: RunReader, c
             flows.append(int(n))
         w = summary.get("window_carried_load_ratio")
         windowed = windowed or (isinstance(w, (int, float)) and math.isfinite(w))
+        start = start_of(summary)
+        if start and start not in starts:
+            starts.append(start)
+        ratio = carried_ratio(summary)
+        if ratio is not None:
+            ratios.append(ratio)
+        c = summary.get("window_flows_censored")
+        if isinstance(c, (int, float)) and math.isfinite(c):
+            censored += int(c)
     seeds = tuple(sorted({e.seed for e in entries}))
     series_ts = any(p.kind == "timeseries" for p in fig.panels)
     command = f"dclb reproduce {pp.paper.key} --figure {fig.id} --scale paper"
     cost = costs.describe(fig) if costs is not None else ""
-    return Header((min(flows), max(flows)) if flows else None, seeds, load_reached(pp, fig, reader), command, cost, seeds[0] if series_ts and seeds else None, windowed)
+    return Header(
+        (min(flows), max(flows)) if flows else None, seeds, load_reached(pp, fig, reader), command, cost,
+        seeds[0] if series_ts and seeds else None, windowed, " and ".join(sorted(starts)), min(ratios) if ratios else None, censored,
+    )
 
 
 def load_note(frame: Any, reader: RunReader) -> Optional[str]:

@@ -36,13 +36,17 @@ class Scale:
 
     ``seeds``: seeds per point; ``set``: ``--set`` texts applied to every scenario of the paper (flow counts,
     durations); ``trim``: keep only the first and last value of every grid (the ``ci`` scale); ``steady_state``:
-    measure after a warm-up (:mod:`dclb.reproduce.steady`) in every run with a poisson source (the ``paper``
-    scale)."""
+    measure after a long warm-up from an empty fabric (:mod:`dclb.reproduce.steady`) in every run with a poisson
+    source; ``stationary``: start those runs from the fabric's steady state instead (``run.start =
+    "stationary"``, a short warm-up) and stop them a drain after their window when every metric of the figure
+    allows it (:attr:`Metric.drains`). A scale that sets neither measures from an empty fabric and is not at
+    load on heavy-tailed workloads (the ``ci`` scale)."""
 
     seeds: int
     set: tuple[str, ...] = ()
     trim: bool = False
     steady_state: bool = False
+    stationary: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,11 @@ class Sweep:
     and last value. Give the name a dot (``asym.rtt_ratio``) so that the frame treats it as a grid field.
 
     ``seeds`` gives this sweep its own number of seeds per point at a scale, instead of the scale's (e.g. fewer for
-    heavy runs; below 3 their verdicts read "noise unknown"; MDTLB gives its figures more seeds than its scale)."""
+    heavy runs; below 3 their verdicts read "noise unknown"; MDTLB gives its figures more seeds than its scale).
+
+    ``empty_start`` names the scales at which this sweep's runs start from an empty fabric although the scale is
+    ``stationary``: runs too costly to carry at load there (TR's and TAM's 200 hosts at 40 Gbps), which then are
+    not at load, and their figure's header says so."""
 
     scenario: str
     series: tuple[Series, ...]
@@ -79,6 +87,7 @@ class Sweep:
     linked: Mapping[str, Callable[[Any], Sequence[str]]] = field(default_factory=dict)
     axes: Mapping[str, Mapping[Any, tuple[str, ...]]] = field(default_factory=dict)
     seeds: Mapping[str, int] = field(default_factory=dict)
+    empty_start: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +108,14 @@ class Metric:
     retransmissions, shares). ``ideal``: the same number with every flow at its ideal FCT, when known: it bounds
     what any load balancer could reach (the ``headroom`` reason of :mod:`dclb.reproduce.verdict`); the figure's
     frame then has a ``<key>@ideal`` column. A difference-scale metric counts events, so its bound is zero: a
-    claim that it falls by some percent cannot be tested where the baseline has none."""
+    claim that it falls by some percent cannot be tested where the baseline has none.
+
+    ``drains``: the metric reads only flows that end soon after they arrive (short flows), so it is sound on a run
+    that stops a drain after its measurement window (``run.drain_us``); a figure whose metrics all drain is run
+    that way at a stationary scale, and the measured flows still running at the stop are counted in the frame
+    (``flows_censored``), never dropped silently. A metric that needs the long flows finished (their AFCT, the
+    AFCT of all flows, a slowdown over every size) does not drain: its figure waits for its largest measured flow,
+    and its cost says so."""
 
     key: str
     label: str
@@ -111,6 +127,7 @@ class Metric:
     run: Optional[Callable[[Any], float]] = None
     scale: str = "ratio"
     ideal: Optional["Metric"] = None
+    drains: bool = False
 
     @property
     def needs_flows(self) -> bool:

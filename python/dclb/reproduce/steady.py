@@ -1,4 +1,12 @@
-"""How long a reproduction warms up before it measures: the measurement window at paper scale.
+"""How a reproduction reaches its nominal load before it measures: a stationary start, or a long warm-up.
+
+At a scale that sets ``stationary`` (the quick scale), each run with a TCP poisson source starts with the flows
+it would have in flight in steady state (``run.start = "stationary"``: the engine draws them from a fluid model
+of the same traffic, then warms up for 20 ms) and measures the flows that arrive after that; when every metric
+of its figure reads only short flows, it stops :data:`DRAIN_US` after its window (``run.drain_us``) instead of
+waiting for its largest measured flow, and the measured flows still running then are counted as censored. The
+validation against the long warm-up is in docs/assumptions.md (*Stationary start*). A scenario whose poisson
+source is UDP cannot be pre-loaded (the fluid model is TCP's sharing) and gets the long warm-up below.
 
 A run that starts from an empty fabric and measures every flow carries well under its nominal load on a
 heavy-tailed workload: the largest flows, which carry most of the bytes, take a long time to fill the fabric
@@ -18,6 +26,11 @@ from __future__ import annotations
 
 import math
 from typing import Any, Optional
+
+#: How long a drained run goes on after its window (µs): ten times the largest minimum RTO the papers use
+#: (5 ms), so a short flow that arrived at the window's end finishes unless it is stalled far beyond any
+#: balancer's doing; one still running is counted as censored.
+DRAIN_US = 50_000.0
 
 #: Fill times per warm-up (docs/assumptions.md: 3 s on data mining at 10 Gbps reached 84% of the load).
 FILL_TIMES = 15.0
@@ -56,3 +69,15 @@ def warmup_us(scenario: Any) -> Optional[float]:
     t = FILL_TIMES * fill
     digits = 1 - int(math.floor(math.log10(t)))
     return float(round(t, digits))
+
+
+def stationary_ok(scenario: Any) -> Optional[bool]:
+    """None when the scenario has no poisson source with a load (nothing to pre-load: the other patterns are not
+    a steady load); False when one of them is UDP (the stationary start models TCP's sharing and refuses it);
+    True otherwise."""
+    from ..scenario import resolve
+
+    poisson = [src.source for src in resolve(scenario).sources if src.source.pattern == "poisson"]
+    if not poisson:
+        return None
+    return all(s.transport != "udp" for s in poisson)

@@ -307,10 +307,10 @@ PAPER = Paper(
     figures=(FIG2, FIG4, FIG5, FIG6, FIG6A_4A),
     scales={
         # [G] about 10,000 flows per point at load 0.6, five seeds (the paper gives neither).
-        "paper": Scale(seeds=5, steady_state=True),
-        # Every load and scheme, three seeds (the fewest with which a verdict can judge a difference), the arrival
-        # windows of DURATION_US (about 1,000 web-search flows).
-        "quick": Scale(seeds=3),
+        "paper": Scale(seeds=5, stationary=True),
+        # Every load and scheme, five seeds, a stationary start (every judged point at its nominal load:
+        # docs/reproduce.md), the arrival windows of DURATION_US (about 1,000 web-search flows).
+        "quick": Scale(seeds=5, stationary=True),
         "ci": Scale(seeds=1, set=("traffic.flows=8",), trim=True),
     },
 )

@@ -537,9 +537,9 @@ PAPER = Paper(
     figures=FIGURES,
     scales={
         # Flows per point are set per workload by each sweep (FLOWS above); the scale sets only the seeds.
-        "paper": Scale(seeds=5, steady_state=True),
-        # Three seeds: the fewest with which a verdict can judge a difference (dclb.reproduce.verdict.MIN_SEEDS).
-        "quick": Scale(seeds=3),
+        "paper": Scale(seeds=5, stationary=True),
+        # Five seeds at every judged point, each run from a stationary start at its nominal load (docs/reproduce.md).
+        "quick": Scale(seeds=5, stationary=True),
         "ci": Scale(seeds=1, trim=True),
     },
 )
