@@ -118,7 +118,7 @@ def test_the_load_carried_is_the_fabric_s_first_and_the_start_is_read_from_the_s
 def test_a_header_says_how_the_runs_started_the_lowest_load_and_the_censored_flows():
     h = Header(flows=(180, 180), seeds=(1, 2, 3, 4, 5), load=((0.5, 0.95, 5),), windowed=True, start="stationary", lowest=0.81, censored=3)
     text = " ".join(header_text(h, 5, 0))
-    assert "started from a stationary start" in text and "over the whole fabric in the measurement window" in text
+    assert "started from a stationary fabric" in text and "over the whole fabric in the measurement window" in text
     assert "lowest run 81%" in text and "3 measured flows still running" in text
     ci = " ".join(header_text(dataclasses.replace(h, start="empty", windowed=False, censored=0), 5, 0))
     assert "not at load" in ci and "still running" not in ci
@@ -194,3 +194,37 @@ def test_a_source_whose_flows_are_all_below_the_fluid_cut_does_not_stall_the_sta
     pre = f[f["preloaded"].astype(bool)]
     assert len(pre) > 0 and (pre["source"] == 1).all(), pre[["source", "size_bytes"]]
     assert (f.loc[(f["source"] == 0) & f["measured"].astype(bool), "state"] == "completed").all()
+
+
+class _Records:
+    """A RunReader stand-in: each run's summary holds only its carried load."""
+
+    def __init__(self, ratios: dict[str, float]) -> None:
+        self.ratios = ratios
+
+    def record(self, run_id: str):
+        return {"summary": {"fabric_carried_load_ratio": self.ratios[run_id]}}
+
+
+def _frame(ratios: dict[tuple[str, int], float]):
+    rows = [{"series": s, "seed": k, "run_id": f"{s}-{k}", "status": "completed"} for (s, k) in ratios]
+    return pd.DataFrame(rows), _Records({f"{s}-{k}": v for (s, k), v in ratios.items()})
+
+
+def test_the_load_note_names_the_scheme_when_other_schemes_carry_the_same_flows():
+    from dclb.reproduce.run import load_note
+
+    # RPS carries half of the load from the same start and flows CONGA carries: the shortfall is RPS's.
+    frame, reader = _frame({**{("CONGA", k): 0.9 + 0.01 * k for k in range(5)}, **{("RPS", k): 0.5 + 0.01 * k for k in range(5)}})
+    note = load_note(frame, reader)
+    assert "RPS 52% against CONGA 92%" in note and "a shortfall of the scheme, not of the start" in note
+    assert "warm-up" not in note
+    # No series carries it: the start is to blame.
+    frame, reader = _frame({("CONGA", k): 0.3 for k in range(3)} | {("RPS", k): 0.2 for k in range(3)})
+    assert "no series carried its nominal load" in load_note(frame, reader)
+    # Every series does at the median; one seed is light.
+    frame, reader = _frame({("CONGA", k): (0.7 if k == 0 else 0.95) for k in range(5)})
+    assert "single seeds' windows were light" in load_note(frame, reader)
+    # All at load: no note.
+    frame, reader = _frame({("CONGA", k): 0.95 for k in range(5)})
+    assert load_note(frame, reader) is None

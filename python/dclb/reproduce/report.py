@@ -132,7 +132,7 @@ def header_text(h: "Header", runs: int, failed: int) -> list[str]:
         parts.append(f"{len(h.seeds)} seed{'s' if len(h.seeds) != 1 else ''} per point ({', '.join(str(s) for s in h.seeds)})")
     loads = [(nominal, ratio, n) for nominal, ratio, n in h.load if nominal is not None]
     starts = {
-        "stationary": "a stationary start (each poisson source's steady-state flows pre-loaded, then a 20 ms warm-up)",
+        "stationary": "a stationary fabric (each poisson source's steady-state flows pre-loaded, then a 20 ms warm-up)",
         "warm-up": "an empty fabric and a long warm-up",
         "empty": "an empty fabric, measured from the first arrival: not at load on a heavy-tailed workload",
     }
