@@ -225,11 +225,12 @@ def test_a_source_whose_flows_are_all_below_the_fluid_cut_does_not_stall_the_sta
 class _Records:
     """A RunReader stand-in: each run's summary holds only its carried load."""
 
-    def __init__(self, ratios: dict[str, float]) -> None:
-        self.ratios = ratios
+    def __init__(self, ratios: dict[str, float], workloads: dict[str, str] | None = None) -> None:
+        self.ratios, self.workloads = ratios, workloads or {}
 
     def record(self, run_id: str):
-        return {"summary": {"fabric_carried_load_ratio": self.ratios[run_id]}}
+        scenario = {"lb": {"scheme": run_id.split("-")[0]}, "traffic": {"workload": self.workloads.get(run_id, "websearch")}}
+        return {"summary": {"fabric_carried_load_ratio": self.ratios[run_id]}, "scenario": scenario}
 
 
 def _frame(ratios: dict[tuple[str, int], float]):
@@ -251,6 +252,11 @@ def test_the_load_note_names_the_scheme_when_other_schemes_carry_the_same_flows(
     # Every series does at the median; one seed is light.
     frame, reader = _frame({("CONGA", k): (0.7 if k == 0 else 0.95) for k in range(5)})
     assert "single seeds' windows were light" in load_note(frame, reader)
+    # Series that differ in their traffic (TR's workloads side by side) do not blame a scheme.
+    frame, reader = _frame({("LetFlow dm", k): 0.15 for k in range(3)} | {("LetFlow ws", k): 0.95 for k in range(3)})
+    reader.workloads = {f"LetFlow dm-{k}": "datamining" for k in range(3)}
+    note = load_note(frame, reader)
+    assert "not shown to be a scheme's" in note and "shortfall of the scheme" not in note
     # All at load: no note.
     frame, reader = _frame({("CONGA", k): 0.95 for k in range(5)})
     assert load_note(frame, reader) is None
