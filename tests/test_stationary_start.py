@@ -260,3 +260,15 @@ def test_the_load_note_names_the_scheme_when_other_schemes_carry_the_same_flows(
     # All at load: no note.
     frame, reader = _frame({("CONGA", k): 0.95 for k in range(5)})
     assert load_note(frame, reader) is None
+
+
+def test_a_light_poisson_stream_beside_long_flows_has_no_load_to_report():
+    from dclb.reproduce.run import steady_ratio
+
+    summary = {"fabric_carried_load_ratio": 2.16}
+    micro = {"scenario": {"traffic": {"sources": [{"pattern": "group"}, {"pattern": "poisson"}]}}, "summary": summary}
+    assert steady_ratio(micro) is None
+    plain = {"scenario": {"traffic": {"pattern": "poisson", "load": 0.5}}, "summary": summary}
+    assert steady_ratio(plain) == 2.16
+    two = {"scenario": {"traffic": {"sources": [{"load": 0.1}, {"pattern": "poisson"}]}}, "summary": summary}
+    assert steady_ratio(two) == 2.16

@@ -384,6 +384,17 @@ def carried_ratio(summary: Mapping[str, Any]) -> Optional[float]:
     return None
 
 
+def steady_ratio(record: Mapping[str, Any]) -> Optional[float]:
+    """:func:`carried_ratio` of a run whose traffic is a steady load (poisson sources only), None for the others:
+    beside a group of long flows or an incast a light poisson stream's carried share is a ratio of small numbers
+    that no axis promises (TAM's microbenchmarks read 62-216%)."""
+    traffic = (record.get("scenario") or {}).get("traffic") or {}
+    sources = traffic.get("sources") or [traffic]
+    if any(src.get("pattern", traffic.get("pattern", "poisson")) != "poisson" for src in sources):
+        return None
+    return carried_ratio(record.get("summary") or {})
+
+
 def load_reached(pp: PaperPlan, fig: Figure, reader: RunReader) -> tuple[tuple[Optional[float], float, int], ...]:
     """Per nominal load of ``fig``'s runs (the grid's ``traffic.load``; None without a load axis): the median
     share of it the runs carried (:func:`carried_ratio`) and how many runs that is over."""
@@ -391,7 +402,7 @@ def load_reached(pp: PaperPlan, fig: Figure, reader: RunReader) -> tuple[tuple[O
     for e in pp.entries:
         if e.figure != fig.id:
             continue
-        ratio = carried_ratio((reader.record(e.run_id) or {}).get("summary") or {})
+        ratio = steady_ratio(reader.record(e.run_id) or {})
         if ratio is not None:
             by_load[e.values.get("traffic.load")].append(ratio)
     return tuple((nominal, statistics.median(v), len(v)) for nominal, v in sorted(by_load.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
@@ -429,7 +440,7 @@ def header_of(pp: PaperPlan, fig: Figure, fr: FigureResult, reader: RunReader, c
         start = start_of(summary)
         if start and start not in starts:
             starts.append(start)
-        ratio = carried_ratio(summary)
+        ratio = steady_ratio(reader.record(e.run_id) or {})
         if ratio is not None:
             ratios.append(ratio)
         c = summary.get("window_flows_censored")
@@ -466,7 +477,7 @@ def load_note(frame: Any, reader: RunReader) -> Optional[str]:
     traffic: dict[str, set[str]] = {}
     for _, row in done[["run_id", "series"]].drop_duplicates("run_id").iterrows():
         record = reader.record(row["run_id"]) or {}
-        value = carried_ratio(record.get("summary") or {})
+        value = steady_ratio(record)
         if value is not None:
             by_series.setdefault(str(row["series"]), []).append(value)
             scenario = {k: v for k, v in (record.get("scenario") or {}).items() if k not in ("lb", "name", "description", "seed")}
