@@ -473,14 +473,16 @@ def load_note(frame: Any, reader: RunReader) -> Optional[str]:
     if "series" not in done.columns:
         done = done.assign(series="all")
     # What each series ran apart from its scheme: the shortfall is a scheme's only between series that ran the
-    # same traffic on the same fabric (not TR's Figs. 11-14 side by side, whose series are workloads).
+    # same traffic on the same fabric (not TR's Figs. 11-14 side by side, whose series are workloads). The
+    # transport is left out: a scheme brings its own host settings (Presto's and DRB's reorder buffer, Clove's
+    # ECN), and MDTLB's Fig. 10 compares the same flows on the same fabric although Presto's transport differs.
     traffic: dict[str, set[str]] = {}
     for _, row in done[["run_id", "series"]].drop_duplicates("run_id").iterrows():
         record = reader.record(row["run_id"]) or {}
         value = steady_ratio(record)
         if value is not None:
             by_series.setdefault(str(row["series"]), []).append(value)
-            scenario = {k: v for k, v in (record.get("scenario") or {}).items() if k not in ("lb", "name", "description", "seed")}
+            scenario = {k: v for k, v in (record.get("scenario") or {}).items() if k in ("topology", "traffic")}
             traffic.setdefault(str(row["series"]), set()).add(json.dumps(scenario, sort_keys=True, default=str))
     ratios = sorted(r for rs in by_series.values() for r in rs)
     low = [r for r in ratios if r < LOAD_SHORTFALL]
