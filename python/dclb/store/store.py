@@ -208,6 +208,13 @@ class Store:
         """True if the run's folder carries the ``COMPLETE`` marker."""
         return (self.run_path(run_id) / COMPLETE_FILE).is_file()
 
+    def _has_complete_run(self, run_id: str) -> bool:
+        """:meth:`is_complete`, with an id that cannot name a run (``../x``) counted as not there."""
+        try:
+            return self.is_complete(run_id)
+        except ValueError:
+            return False
+
     def status(self, run_id: str) -> str | None:
         """The status in ``run.json`` of a complete or failed run,
         ``"incomplete"`` for a folder that is neither, ``"damaged"`` if its
@@ -541,14 +548,16 @@ class Store:
     def _table_files(
         self, name: str, run_ids: str | Iterable[str] | None = None
     ) -> list[tuple[str, Path]]:
-        complete = self.run_ids()
         if run_ids is None:
-            chosen = complete
+            chosen = self.run_ids()
         else:
             if not isinstance(run_ids, str) and not all(isinstance(r, str) for r in run_ids):
                 raise StoreError(f"run_ids: expected a run id or a list of them, got {run_ids!r}")
             chosen = [run_ids] if isinstance(run_ids, str) else list(run_ids)
-            missing = sorted(set(chosen) - set(complete))
+            # Only the chosen runs' markers: listing the whole store for each run read made a report over a
+            # store of 9,000 runs spend most of its time in stat calls (12 min for LBT's cached 1,005 runs).
+            self._require_store()
+            missing = sorted(r for r in set(chosen) if not self._has_complete_run(r))
             if missing:
                 raise StoreError(f"no complete run {missing} in {self.path}")
         damaged = self.damaged(chosen)
