@@ -226,14 +226,19 @@ class _Records:
     """A RunReader stand-in: each run's summary holds only its carried load."""
 
     def __init__(self, ratios: dict[str, float], workloads: dict[str, str] | None = None) -> None:
-        self.ratios, self.workloads = ratios, workloads or {}
+        self.ratios, self.workloads, self.empty = ratios, workloads or {}, set()
 
     def record(self, run_id: str):
         scheme = run_id.split("-")[0]
         # Presto's receiver resequences (a transport setting that comes with the scheme, not with the traffic).
         transport = {"reseq_timeout_us": 100.0 if scheme == "Presto" else 0.0}
         scenario = {"lb": {"scheme": scheme}, "transport": transport, "traffic": {"workload": self.workloads.get(run_id, "websearch")}}
-        return {"summary": {"fabric_carried_load_ratio": self.ratios[run_id]}, "scenario": scenario}
+        summary = {"fabric_carried_load_ratio": self.ratios[run_id]}
+        if run_id not in self.empty:  # a stationary run: pre-loaded flows and a measurement window
+            summary |= {"window_carried_load_ratio": self.ratios[run_id], "prefill_flows": 3, "prefill_candidates": 4}
+        else:
+            summary |= {"carried_load_ratio": self.ratios[run_id]}
+        return {"summary": summary, "scenario": scenario}
 
 
 def _frame(ratios: dict[tuple[str, int], float]):
@@ -248,7 +253,10 @@ def test_the_load_note_names_the_scheme_when_other_schemes_carry_the_same_flows(
     frame, reader = _frame({**{("CONGA", k): 0.9 + 0.01 * k for k in range(5)}, **{("RPS", k): 0.5 + 0.01 * k for k in range(5)}})
     note = load_note(frame, reader)
     assert "RPS 52% against CONGA 92%" in note and "a shortfall of the scheme, not of the start" in note
-    assert "warm-up" not in note
+    assert "warm-up" not in note and "in the measurement window (all runs" in note
+    # Runs from an empty start have no window: their share is over the run.
+    reader.empty = set(reader.ratios)
+    assert "over the run (an empty start, no measurement window)" in load_note(frame, reader)
     # A scheme's own transport settings do not make its traffic different (MDTLB's Fig. 10: Presto at 95%).
     frame, reader = _frame({**{("Presto", k): 0.95 for k in range(5)}, **{("ECMP", k): 0.78 for k in range(5)}})
     assert "ECMP 78% against Presto 95%" in load_note(frame, reader) and "a shortfall of the scheme" in load_note(frame, reader)

@@ -759,7 +759,7 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
 
         counts = outcome_counts(v for f in r.figures for _, v in f.verdicts)
         console.print(
-            f"{r.paper.key}: {len(r.figures)} figures, {r.runs} runs ({r.ran} run now, {r.failed} failed) in {r.wall_s:.0f} s; "
+            f"{r.paper.key}: {len(r.figures)} figures, {r.runs} runs ({r.ran} run now, {r.failed} failed) in {r.wall_s:.0f} s, figures drawn and judged in {r.report_s:.0f} s; "
             f"claims: {counts}. Report: {r.report}",
             highlight=False, soft_wrap=True,
         )

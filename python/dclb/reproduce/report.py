@@ -341,7 +341,7 @@ def build_report(result: "PaperResult", pp: "PaperPlan", sections: Sequence[Sect
         f"{' unless a figure says otherwise' if any(result.scale in sw.seeds for f in pp.figures for sw in f.sweeps) else ''}; "
         f"overrides <code>{_esc(' '.join(scale.set) or 'none')}</code>{'; every grid trimmed to its ends' if scale.trim else ''}). "
         f"This invocation: {result.runs} runs ({result.ran} run now, {result.runs - result.ran} reused from the store, {result.failed} failed), "
-        f"{result.wall_s:.0f} s. Each figure's header says what its runs were and what the paper scale costs.</p>",
+        f"{result.wall_s:.0f} s, then {result.report_s:.0f} s to draw and judge the figures. Each figure's header says what its runs were and what the paper scale costs.</p>",
     ]
     if earlier:
         when = ", ".join(f"Fig. {_esc(sec.figure)} ({_esc(sec.drawn)})" for sec in earlier)

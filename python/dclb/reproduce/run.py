@@ -138,7 +138,9 @@ class PaperResult:
     runs: int = 0
     ran: int = 0
     failed: int = 0
+    #: Seconds running (or finding in the store) the plan's runs, and then drawing, judging and writing the report.
     wall_s: float = 0.0
+    report_s: float = 0.0
     report: Optional[Path] = None
     #: One summary row per claim of the report (:data:`dclb.reproduce.report.SUMMARY_COLUMNS`), earlier figures' too.
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -253,6 +255,7 @@ def run_paper(
 
         result.sensitivity = run_sensitivity(splan, out, jobs, dask, progress, log, terminal=bars)
         settings = result.sensitivity.settings_for
+    t_report = time.perf_counter()
     store = open_store(store_dir)
     reader = RunReader(store)
     result.out.mkdir(parents=True, exist_ok=True)
@@ -266,6 +269,7 @@ def run_paper(
             log(f"{paper.key} ({scale}): Fig. {fig.id} drawn: {fr.runs} runs; claims: {counts or 'none'}")
     from .report import write_report
 
+    result.report_s = time.perf_counter() - t_report
     result.report = write_report(result, pp)
     return result
 
@@ -477,20 +481,28 @@ def load_note(frame: Any, reader: RunReader) -> Optional[str]:
     # transport is left out: a scheme brings its own host settings (Presto's and DRB's reorder buffer, Clove's
     # ECN), and MDTLB's Fig. 10 compares the same flows on the same fabric although Presto's transport differs.
     traffic: dict[str, set[str]] = {}
+    windowed: list[bool] = []
     for _, row in done[["run_id", "series"]].drop_duplicates("run_id").iterrows():
         record = reader.record(row["run_id"]) or {}
         value = steady_ratio(record)
         if value is not None:
             by_series.setdefault(str(row["series"]), []).append(value)
+            windowed.append(start_of(record.get("summary") or {}) in ("stationary", "warm-up"))
             scenario = {k: v for k, v in (record.get("scenario") or {}).items() if k in ("topology", "traffic")}
             traffic.setdefault(str(row["series"]), set()).add(json.dumps(scenario, sort_keys=True, default=str))
     ratios = sorted(r for rs in by_series.values() for r in rs)
     low = [r for r in ratios if r < LOAD_SHORTFALL]
     if not low:
         return None
+    # Runs from an empty start have no window: their share is over the whole run, warm-up included.
+    where = (
+        "in the measurement window" if all(windowed)
+        else "over the run (an empty start, no measurement window)" if not any(windowed)
+        else "in the measurement window, or over the run where it started empty"
+    )
     head = (
         f"load reached: in {len(low)} of {len(ratios)} runs the fabric carried under {LOAD_SHORTFALL:.0%} of the nominal "
-        f"load in the measurement window (all runs: {ratios[0]:.0%} to {ratios[-1]:.0%}, median {ratios[len(ratios) // 2]:.0%}); "
+        f"load {where} (all runs: {ratios[0]:.0%} to {ratios[-1]:.0%}, median {ratios[len(ratios) // 2]:.0%}); "
     )
     medians = {k: statistics.median(v) for k, v in by_series.items()}
     short = sorted((k for k, m in medians.items() if m < LOAD_SHORTFALL), key=lambda k: medians[k])
