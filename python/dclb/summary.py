@@ -93,6 +93,15 @@ left out.  All NaN (and the count 0) without long-lived flows::
     long_lived_goodput_max_gbps    the highest, Gbit/s
     long_lived_goodput_total_gbps  the sum of their goodputs, Gbit/s
 
+UDP flows (the measured ones; a UDP flow ends once every byte it sent was
+delivered or dropped, at its last delivered byte; NaN and 0 without UDP
+flows)::
+
+    udp_bytes_sent         payload bytes the UDP flows sent
+    udp_bytes_lost         ... of them the network dropped (NIC, switch, wire)
+    udp_loss_ratio         udp_bytes_lost / udp_bytes_sent, fraction 0..1
+    udp_flows_with_loss    UDP flows that lost at least one packet
+
 Counters (integers)::
 
     drops, ecn_marks       packets, summed over all ports
@@ -310,6 +319,20 @@ def _state_counts(every_flow: _Columns, flows: _Columns) -> dict[str, Scalar]:
     }
 
 
+def _udp_stats(flows: _Columns) -> dict[str, Scalar]:
+    """What the UDP flows sent and lost (a table from before the ``udp_lost_bytes`` column: nothing lost)."""
+    udp = flows.rows(flows.equals("transport", "udp"))
+    sent = udp.total("bytes_sent")
+    lost = udp.total("udp_lost_bytes")
+    with_loss = int((udp.floats("udp_lost_bytes") > 0).sum()) if udp.has("udp_lost_bytes") and len(udp) else 0
+    return {
+        "udp_bytes_sent": sent,
+        "udp_bytes_lost": lost,
+        "udp_loss_ratio": _ratio(lost, sent) if len(udp) else NAN,
+        "udp_flows_with_loss": with_loss,
+    }
+
+
 def _class_counts(tcp: _Columns, is_short: np.ndarray) -> dict[str, Scalar]:
     counts: dict[str, Scalar] = {}
     for name, members in (("short", is_short), ("long", ~is_short)):
@@ -455,6 +478,7 @@ def summarize(
     summary.update(_fct_stats(done, short_threshold_bytes))
     summary.update(_long_lived_stats(flow_columns, float(stats.get("sim_time_us", NAN))))
     summary.update(_deadline_stats(tcp))
+    summary.update(_udp_stats(flow_columns))
     for column in _PORT_COUNTERS:
         summary[column] = port_columns.total(column)
     for column in _FLOW_COUNTERS:
@@ -597,6 +621,8 @@ def _row_spec(summary: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Any]
         ("util_leaf_to_spine", "Utilisation, leaf to spine links", _fmt_percent),
         ("prefill_flows", "Flows pre-loaded (stationary start)", _fmt_count),
         ("window_flows_censored", "Measured flows censored at the drain", _fmt_count),
+        ("udp_loss_ratio", "UDP bytes lost (of sent)", _fmt_percent),
+        ("udp_flows_with_loss", "UDP flows that lost data", _fmt_count),
         ("drops", "Packet drops", _fmt_count),
         ("ecn_marks", "ECN marks", _fmt_count),
         ("retransmissions", "Retransmissions", _fmt_count),

@@ -124,6 +124,8 @@ pub(crate) fn build(cfg: &Config, scheme: &SchemeSpec) -> Result<Built, String> 
                 out_of_order: 0,
                 queue_delay: Time::ZERO,
                 udp_received: 0,
+                udp_lost: 0,
+                udp_last_rx: Time::ZERO,
             }
         })
         .collect();

@@ -133,7 +133,7 @@ impl Config {
         validate_run(&self.run)?;
         let hosts = self.topology.leaves * self.topology.hosts_per_leaf;
         for (i, s) in self.sources.iter().enumerate() {
-            validate_source(s, &source_field(i), hosts)?;
+            validate_source(s, &source_field(i), hosts, self.topology.host_rate_gbps)?;
             validate_priority(&s.priority, &source_field(i).key("priority"), self.topology.priority_queues)?;
         }
         validate_round_trip(self)
@@ -388,7 +388,7 @@ fn validate_window(r: &RunConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), ConfigError> {
+fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32, host_rate_gbps: f64) -> Result<(), ConfigError> {
     validate_hosts(s, f, hosts)?;
     validate_sizes(s, f)?;
     validate_pattern_needs(s, f)?;
@@ -396,7 +396,21 @@ fn validate_source(s: &SourceConfig, f: &FieldPath, hosts: u32) -> Result<(), Co
     time_us(s.spread_us, &f.key("spread_us"))?;
     time_us(s.period_us, &f.key("period_us"))?;
     if s.transport == TransportKind::Udp {
-        rate(s.udp_rate_gbps, &f.key("udp_rate_gbps"))?;
+        let field = f.key("udp_rate_gbps");
+        rate(s.udp_rate_gbps, &field)?;
+        // A host's NIC sends at most at its link's rate: a UDP sender paced faster would only fill its own
+        // NIC queue and lose the excess there, a loss that is the scenario's, not the fabric's. Refused, so
+        // that the loss a run reports is the network's (a host link slowed by `topology.links` still drops
+        // at its NIC, as a real one would, and counts as loss).
+        if Rate::from_gbps(s.udp_rate_gbps).bps() > Rate::from_gbps(host_rate_gbps).bps() {
+            return Err(error(
+                &field,
+                format!(
+                    "{} Gbps is above the host links' rate, topology.host_rate_gbps = {} Gbps: a host cannot send faster than its link; use at most {}",
+                    s.udp_rate_gbps, host_rate_gbps, host_rate_gbps
+                ),
+            ));
+        }
     }
     validate_deadline(&s.deadline, &f.key("deadline"))?;
     for (i, l) in s.list.iter().enumerate() {

@@ -108,7 +108,12 @@ pub struct Flow {
     pub spurious: u64,
     pub out_of_order: u64,
     pub queue_delay: Time,
+    /// A UDP flow's payload bytes that reached the receiver, and that the network dropped (NIC, switch,
+    /// wire): the flow ends when the two add up to its size, at the time of its last delivered byte.
     pub udp_received: u64,
+    pub udp_lost: u64,
+    /// When a UDP flow's receiver last got a packet (`Time::ZERO` before the first).
+    pub udp_last_rx: Time,
 }
 
 impl Flow {
@@ -617,6 +622,23 @@ impl Hosts {
         }
     }
 
+    /// UDP packets the network dropped (`losses`: flow, payload bytes; the arena notes them as they are
+    /// dropped). A UDP flow ends once every byte it sent was delivered or lost: with nothing left in
+    /// flight its receiver will hear no more. Its finish is its last delivered byte's arrival, or, if the
+    /// network dropped all of it, the moment of the last loss (`now`): a flow that delivered nothing still
+    /// ends, with its loss in `udp_lost`, rather than wait forever.
+    pub(crate) fn udp_losses(&mut self, now: Time, losses: impl Iterator<Item = (FlowId, u32)>) {
+        for (flow, payload) in losses {
+            let f = &mut self.flows[flow.index()];
+            f.udp_lost += payload as u64;
+            if f.state.is_none() && f.udp_received + f.udp_lost >= f.spec.size {
+                let finish = if f.udp_received > 0 { f.udp_last_rx } else { now };
+                self.end_flow(now, flow, FlowState::Completed);
+                self.flows[flow.index()].finish = finish;
+            }
+        }
+    }
+
     // ----------------------------------------------------------------------------------------------
     // Receivers
 
@@ -677,9 +699,10 @@ impl Hosts {
                 cx.pkts.deliver(pid);
                 let f = &mut self.flows[p.flow.index()];
                 f.udp_received += p.payload as u64;
+                f.udp_last_rx = now;
                 f.queue_delay += p.queue_delay;
                 self.progress_at = now;
-                if f.udp_received >= f.spec.size {
+                if f.udp_received + f.udp_lost >= f.spec.size {
                     self.end_flow(now, p.flow, FlowState::Completed);
                 }
             }

@@ -556,6 +556,8 @@ fn flow_table(all: &[Flow], rows: &[usize], windowed: bool, preloaded: bool, alo
     t.push("state", Column::Str(flows.iter().map(|f| f.state.unwrap_or(FlowState::Unfinished).name()).collect()));
     t.push("bytes_sent", u64s(&|f| f.bytes_sent));
     t.push("bytes_delivered", u64s(&|f| f.bytes_delivered()));
+    // A UDP flow's payload the network dropped (0 for TCP, whose losses are retransmitted).
+    t.push("udp_lost_bytes", u64s(&|f| f.udp_lost));
     t.push("packets_sent", u64s(&|f| f.packets_sent));
     t.push("retransmissions", u64s(&|f| f.retransmissions));
     t.push("spurious_retransmissions", u64s(&|f| f.spurious));

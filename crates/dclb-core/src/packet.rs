@@ -237,11 +237,45 @@ pub struct PacketArena {
     created: u64,
     delivered: u64,
     dropped: u64,
+    /// Whether dropped UDP packets are noted in `udp_lost` (only in a run with UDP flows, so that a TCP run
+    /// never reads a dropped packet's slot).
+    track_udp: bool,
+    /// The UDP packets dropped since the loop last took them ([`PacketArena::take_udp_losses`]): the flow
+    /// and the payload bytes lost. A UDP receiver hears nothing of a loss, so the host stack learns of it
+    /// here to end the flow once every packet it sent is delivered or lost.
+    udp_lost: Vec<(FlowId, u32)>,
 }
 
 impl PacketArena {
     pub fn new() -> PacketArena {
-        PacketArena { slots: Vec::with_capacity(4096), sack: Vec::new(), free: Vec::with_capacity(4096), live: 0, peak_live: 0, created: 0, delivered: 0, dropped: 0 }
+        PacketArena {
+            slots: Vec::with_capacity(4096),
+            sack: Vec::new(),
+            free: Vec::with_capacity(4096),
+            live: 0,
+            peak_live: 0,
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            track_udp: false,
+            udp_lost: Vec::new(),
+        }
+    }
+
+    /// Notes every UDP packet dropped from now on, for [`PacketArena::take_udp_losses`].
+    pub fn track_udp_losses(&mut self) {
+        self.track_udp = true;
+    }
+
+    /// Whether UDP packets were dropped since the losses were last taken.
+    #[inline(always)]
+    pub fn has_udp_losses(&self) -> bool {
+        !self.udp_lost.is_empty()
+    }
+
+    /// Takes the UDP packets dropped since the last call (flow, payload bytes), oldest first.
+    pub fn take_udp_losses(&mut self) -> std::vec::Drain<'_, (FlowId, u32)> {
+        self.udp_lost.drain(..)
     }
 
     /// Puts a packet the simulation made (a host or a switch) in the arena: its bytes are counted as
@@ -266,7 +300,18 @@ impl PacketArena {
     #[inline]
     pub fn discard(&mut self, id: u32, wire: u32) {
         self.dropped += wire as u64;
+        if self.track_udp {
+            self.note_udp_loss(id);
+        }
         self.free(id);
+    }
+
+    #[cold]
+    fn note_udp_loss(&mut self, id: u32) {
+        let p = &self.slots[id as usize];
+        if p.kind == PacketKind::Udp {
+            self.udp_lost.push((p.flow, p.payload));
+        }
     }
 
     /// Wire bytes made, delivered and dropped so far.

@@ -55,7 +55,7 @@
 //!   true times do.) The check keeps every config's times within the clock; this is the backstop.
 
 use crate::build;
-use crate::config::Config;
+use crate::config::{Config, TransportKind};
 use crate::cx::Cx;
 use crate::fabric::{Fabric, NodeKind};
 use crate::host::{Flow, Hosts};
@@ -171,6 +171,9 @@ impl Simulation {
             ended_with_flows: false,
             drain: b.drain,
         };
+        if sim.hosts.flows().iter().any(|f| f.spec.transport == TransportKind::Udp) {
+            sim.pkts.track_udp_losses();
+        }
         sim.read_bounds(Time::ZERO);
         sim.set_lazy_ports(true);
         if sim.flows_to_end() == 0 && sim.until_ended {
@@ -255,6 +258,9 @@ impl Simulation {
                 self.pkts.prefetch(pid);
             }
             self.dispatch(now, ev);
+            if self.pkts.has_udp_losses() {
+                self.hosts.udp_losses(now, self.pkts.take_udp_losses());
+            }
             // Every flow has ended (at least as many as the run waits for, and with a window, each measured).
             if self.hosts.ended() >= flows && self.until_ended && self.window.as_mut().map_or(true, |w| w.measured_ended(self.hosts.flows())) {
                 self.finished = true;
@@ -358,13 +364,27 @@ impl Simulation {
     }
 
     /// Stops a run without a horizon that has no event left before the clock's end while `unfinished` flows
-    /// have not ended: their next times saturated (module doc), or were lost with them.
+    /// have not ended. Only when events wait at the clock's end itself did times saturate, and only then
+    /// does the message say so; otherwise nothing is left that could end those flows, and the message
+    /// names the first of them and what it had delivered (a timer that saturated reads as none, and an
+    /// engine fault looks the same: neither can be told apart here).
     fn stop_at_clock_end(&mut self, unfinished: u64) {
-        self.error = Some(format!(
-            "run: the run needs times beyond the end of the engine's clock ({} us, picoseconds in 64 bits): at {}, {unfinished} flows have not ended and no event is left before the clock's end, so the run is stopped rather than reported complete with its times saturated; set run.horizon_us, or use shorter times (timeouts, delays) and faster rates",
-            runsize::num(crate::units::Time::RANGE_US),
-            span(self.sched.now())
-        ));
+        let now = span(self.sched.now());
+        self.error = Some(if self.sched.pending() > 0 {
+            format!(
+                "run: the run needs times beyond the end of the engine's clock ({} us, picoseconds in 64 bits): at {now}, {unfinished} flows have not ended and their next events lie at the clock's end, so the run is stopped rather than reported complete with its times saturated; set run.horizon_us, or use shorter times (timeouts, delays) and faster rates",
+                runsize::num(crate::units::Time::RANGE_US),
+            )
+        } else {
+            let first = self.hosts.flows().iter().enumerate().find(|(_, f)| f.state.is_none() && (self.window.is_none() || f.spec.measured));
+            let which = first.map_or(String::new(), |(i, f)| {
+                let kind = if f.spec.transport == TransportKind::Udp { "UDP" } else { "TCP" };
+                format!(" (the first, flow {i}, a {kind} flow of {} bytes, had delivered {})", f.spec.size, f.bytes_delivered())
+            });
+            format!(
+                "run: at {now}, {unfinished} flows have not ended{which} and no event is left that could end them; nothing in the run is near the clock's end, so this is a fault of the engine (a flow left without a timer): please report it with the scenario; run.horizon_us stops the run at a set time meanwhile"
+            )
+        });
     }
 
     /// Stops the run once it has processed more events than its limit, saying whether its flows were still

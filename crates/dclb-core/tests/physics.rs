@@ -188,6 +188,59 @@ fn a_lossy_link_loses_about_its_rate() {
     assert_eq!(run(&faulty_link(false, 0.02, 2000)).ports.u64s("wire_losses")[up], lost as u64);
 }
 
+/// `packets` full UDP segments at `gbps` from host 0 to host 2 over `faulty_link`'s fabric, without a horizon.
+fn udp_over_faulty_link(blackhole: bool, loss_rate: f64, packets: u64) -> dclb_core::Config {
+    let mut cfg = faulty_link(blackhole, loss_rate, packets);
+    cfg.sources[0].transport = TransportKind::Udp;
+    cfg.sources[0].udp_rate_gbps = 2.0;
+    cfg.run.horizon_us = None;
+    cfg
+}
+
+#[test]
+fn a_udp_flow_that_loses_packets_ends_at_its_last_delivered_byte() {
+    let clean = run(&udp_over_faulty_link(false, 0.0, 1000));
+    let r = run(&udp_over_faulty_link(false, 0.05, 1000));
+    let (delivered, lost) = (r.flows.u64s("bytes_delivered")[0], r.flows.u64s("udp_lost_bytes")[0]);
+    assert_eq!(r.flows.strs("state")[0], "completed", "every packet is delivered or lost: nothing is left to wait for");
+    assert_eq!(delivered + lost, 1000 * 1460, "every payload byte sent is delivered or counted lost");
+    assert!((lost as f64 / (1000.0 * 1460.0) - 0.05).abs() < 0.02, "lost {lost}");
+    assert_eq!(clean.flows.u64s("udp_lost_bytes")[0], 0);
+    // The FCT runs to the last delivered byte: never later than the lossless flow's, and the same unless
+    // the very last packets were lost (a UDP sender does not slow down for loss).
+    let (fct, clean_fct) = (r.flows.opt_f64s("fct_us")[0].unwrap(), clean.flows.opt_f64s("fct_us")[0].unwrap());
+    assert!(fct <= clean_fct + 1e-6 && fct > 0.98 * clean_fct, "fct {fct} vs lossless {clean_fct}");
+}
+
+#[test]
+fn a_udp_flow_whose_every_packet_is_lost_still_ends() {
+    let r = run(&udp_over_faulty_link(true, 0.0, 50));
+    assert_eq!(r.flows.strs("state")[0], "completed");
+    assert_eq!(r.flows.u64s("bytes_delivered")[0], 0);
+    assert_eq!(r.flows.u64s("udp_lost_bytes")[0], 50 * 1460);
+    // It ends when its last packet is lost, on the uplink after 49 gaps of 6 us and three hops.
+    let fct = r.flows.opt_f64s("fct_us")[0].unwrap();
+    assert!(fct > 49.0 * 6.0 && fct < 49.0 * 6.0 + 10.0, "fct {fct}");
+}
+
+#[test]
+fn udp_senders_that_overrun_their_nic_end_with_the_nic_drops_counted_as_loss() {
+    // Two flows from host 0, each at the host link's full 10 Gbps: together twice what the NIC sends, so
+    // its buffer overflows and it drops about half of what is offered.
+    let mut cfg = fabric(2, 2, 2);
+    let flow = |dst| dclb_core::config::ListedFlow { start_us: 0.0, src: 0, dst, size_bytes: 3000 * 1460, deadline_us: None };
+    cfg.sources = vec![SourceConfig { pattern: Pattern::List, transport: TransportKind::Udp, udp_rate_gbps: 10.0, list: vec![flow(2), flow(3)], ..Default::default() }];
+    let r = run(&cfg);
+    let lost: u64 = r.flows.u64s("udp_lost_bytes").iter().sum();
+    let delivered: u64 = r.flows.u64s("bytes_delivered").iter().sum();
+    assert!(r.flows.strs("state").iter().all(|&s| s == "completed"));
+    assert_eq!(lost + delivered, 2 * 3000 * 1460);
+    assert!(lost as f64 > 0.3 * (lost + delivered) as f64, "the NIC dropped about half: lost {lost} of {}", lost + delivered);
+    let roles = r.ports.strs("role");
+    let nic_drops: u64 = r.ports.u64s("drops").iter().zip(roles.iter()).filter(|(_, role)| **role == "host_up").map(|(d, _)| *d).sum();
+    assert_eq!(nic_drops, port_sum(&r, "drops"), "the drops are the NIC's");
+}
+
 #[test]
 fn deadline_met_is_null_without_a_deadline_and_false_when_late_or_unfinished() {
     let mut cfg = fabric(2, 2, 2);
