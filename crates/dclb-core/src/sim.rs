@@ -364,15 +364,16 @@ impl Simulation {
     }
 
     /// Stops a run without a horizon that has no event left before the clock's end while `unfinished` flows
-    /// have not ended. Only when events wait at the clock's end itself did times saturate, and only then
-    /// does the message say so; otherwise nothing is left that could end those flows, and the message
-    /// names the first of them and what it had delivered (a timer that saturated reads as none, and an
-    /// engine fault looks the same: neither can be told apart here).
+    /// have not ended. The message blames the clock only when that is true: events wait at the clock's end
+    /// itself, or the run is in the second half of the clock's range (a timer that saturated reads as none,
+    /// so a sender backing off towards the clock's end leaves no event). Otherwise nothing in the run is near
+    /// the clock's end and nothing is left that could end those flows: the message names the first of them.
     fn stop_at_clock_end(&mut self, unfinished: u64) {
         let now = span(self.sched.now());
-        self.error = Some(if self.sched.pending() > 0 {
+        let near_the_end = self.sched.pending() > 0 || self.sched.now() >= Time(u64::MAX / 2);
+        self.error = Some(if near_the_end {
             format!(
-                "run: the run needs times beyond the end of the engine's clock ({} us, picoseconds in 64 bits): at {now}, {unfinished} flows have not ended and their next events lie at the clock's end, so the run is stopped rather than reported complete with its times saturated; set run.horizon_us, or use shorter times (timeouts, delays) and faster rates",
+                "run: the run needs times beyond the end of the engine's clock ({} us, picoseconds in 64 bits): at {now}, {unfinished} flows have not ended and their next events would lie beyond the clock's end, so the run is stopped rather than reported complete with its times saturated; set run.horizon_us, or use shorter times (timeouts, delays) and faster rates",
                 runsize::num(crate::units::Time::RANGE_US),
             )
         } else {
