@@ -24,7 +24,7 @@ import pytest
 
 import dclb
 from conftest import TINY
-from dclb.errors import ScenarioError, UserError
+from dclb.errors import UserError
 from test_scenario_schema import dclb_main, refused
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "scenarios" / "quickstart.toml"
@@ -55,6 +55,8 @@ def _dry(tiny: Path, *settings: str) -> subprocess.CompletedProcess:
      ["lb.q_min_bytes", "topology.buffer_packets = 100 packets", "150000 bytes"]),
     # TAM's k*: marks only above it, so a k* at the buffer never marks.
     (["lb.scheme=\"tam\"", "topology.buffer_bytes=384000", "lb.k_star_bytes=384000"], ["lb.k_star_bytes: 384000 bytes", "topology.buffer_bytes = 384000 bytes", "never mark"]),
+    # A period given longer than the run: its first round would come after the end.
+    (["lb.scheme=\"hermes\"", "lb.probe_us=100000", "run.horizon_us=50000"], ["lb.probe_us: 100000 us", "run.horizon_us = 50000 us", "would ever probe"]),
     # A measurement window that opens when the run has ended.
     (["run.warmup_us=100000", "run.horizon_us=50000"], ["run.warmup_us", "run.horizon_us = 50000 us", "no flow would be measured"]),
 ])
@@ -67,6 +69,7 @@ def test_a_relation_that_can_never_hold_is_refused_naming_both_fields(tiny, sett
     ["lb.scheme=\"lbt\"", "lb.q1_max_bytes=10000000", "lb.q2_max_bytes=10000000"],  # upper bounds: no cap, odd but meaningful
     ["lb.scheme=\"tam\"", "topology.buffer_bytes=384000", "lb.k_star_bytes=383999"],
     ["run.warmup_us=10000", "run.horizon_us=50000"],
+    ["lb.scheme=\"hermes\"", "lb.probe_us=0", "run.horizon_us=50000"],  # probing off, said so
 ])
 def test_odd_but_meaningful_settings_still_run(tiny, settings):
     result = _dry(tiny, *settings)

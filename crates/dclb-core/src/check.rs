@@ -21,7 +21,8 @@
 //!  fabric    built from the topology: the failed links leave every pair of leaves a path; every port's
 //!            buffer holds a full-size packet and its ECN threshold leaves room for one below the buffer
 //!  scheme    it exists, and its parameters resolve within their declared ranges and relations; a queue
-//!            threshold it compares its ports' queues with can be reached on them (not above every buffer);
+//!            threshold it compares its ports' queues with can be reached on them (not above every buffer),
+//!            and a period it is given comes round within the horizon;
 //!            an option that sets packets' priority needs priority queues, a rate estimator needs FIFO ports
 //!  run       a horizon when flows never end; sampled ports exist
 //!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
@@ -101,6 +102,16 @@ const QUEUE_THRESHOLDS: [QueueThreshold; 2] = [
         roles: &[PortRole::LeafUp, PortRole::SpineDown, PortRole::LeafDown],
         never: "TAM marks a long flow's packet when the queue it finds holds more than k*, so k* would never mark one",
     },
+];
+
+/// A scheme's period (µs) given explicitly: with a horizon no longer than it, what the period does would
+/// never happen in the run (the first round comes one period after the start), while 0 says "off" in so
+/// many words. Only a value the scenario gives is checked: a default that a short run never reaches is the
+/// run's length, not a setting the user made.
+const PERIODS: [(&str, &str, &str); 3] = [
+    ("hermes", "probe_us", "no host would ever probe a path (give 0 to turn probing off)"),
+    ("mdtlb", "probe_us", "no host would ever probe a path (give 0 to turn probing off)"),
+    ("lbt", "period_us", "Q1 and Q2 would never be recomputed from the load and stay at q_min_bytes"),
 ];
 
 /// Port roles that take their own ECN threshold.
@@ -765,6 +776,7 @@ fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, P
     let spec = find_scheme(&cfg.lb.scheme)?;
     let params = Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
     check_queue_thresholds(cfg, fabric, spec, &params)?;
+    check_periods(cfg, spec, &params)?;
     let levels = cfg.topology.priority_queues;
     let flags = spec.params.iter().filter(|p| PRIORITY_OPTIONS.contains(&p.name) && matches!(p.default, ParamValue::Bool(_)));
     for name in flags.map(|p| p.name) {
@@ -823,6 +835,21 @@ fn check_queue_thresholds(cfg: &Config, fabric: &Fabric, spec: &SchemeSpec, para
                 q.never
             ),
         ));
+    }
+    Ok(())
+}
+
+/// Every given [`PERIODS`] entry of the scheme shorter than the horizon.
+fn check_periods(cfg: &Config, spec: &SchemeSpec, params: &Params) -> Result<(), ConfigError> {
+    let Some(horizon) = cfg.run.horizon_us else { return Ok(()) };
+    for &(_, param, never) in PERIODS.iter().filter(|(scheme, param, _)| *scheme == spec.name && params.given(param)) {
+        let period = params.number(param).unwrap_or_else(|| panic!("{} declares no parameter {param}", spec.name));
+        if period > 0.0 && period >= horizon {
+            return Err(error_at(
+                &format!("lb.{param}"),
+                format!("{period} us is not shorter than the run, run.horizon_us = {horizon} us: the first round would come after the run has ended, so {never}; give a period shorter than the horizon"),
+            ));
+        }
     }
     Ok(())
 }
@@ -1344,6 +1371,21 @@ mod tests {
         assert!(error(&cfg).starts_with("lb.k_star_bytes: 384000 bytes is not below the largest buffer of the leaf_up, spine_down, leaf_down ports tam reads, topology.buffer_bytes = 384000 bytes:"));
         cfg.lb.params.insert("k_star_bytes".into(), json!(0));
         cfg.check().unwrap();
+    }
+
+    #[test]
+    fn a_period_given_longer_than_the_horizon_is_refused() {
+        let mut cfg = base();
+        (cfg.lb.scheme, cfg.run.horizon_us) = ("hermes".into(), Some(5000.0));
+        cfg.check().unwrap(); // a default period is the run's length, not a setting
+        cfg.lb.params.insert("probe_us".into(), json!(10000));
+        assert!(error(&cfg).starts_with("lb.probe_us: 10000 us is not shorter than the run, run.horizon_us = 5000 us:"));
+        cfg.lb.params.insert("probe_us".into(), json!(0)); // off
+        cfg.check().unwrap();
+        let mut cfg = base();
+        (cfg.lb.scheme, cfg.run.horizon_us) = ("lbt".into(), Some(5000.0));
+        cfg.lb.params.insert("period_us".into(), json!(5000));
+        assert!(error(&cfg).starts_with("lb.period_us: 5000 us is not shorter than the run"));
     }
 
     #[test]
