@@ -160,14 +160,15 @@ def test_a_shallow_check_and_repair_say_what_they_did_not_check(store):
 # A sweep from a script without the main guard
 
 
-def test_a_sweep_from_a_script_without_the_main_guard_runs_and_runs_the_script_once(tmp_path, tiny):
+@pytest.mark.parametrize("dask", [None, "local"])
+def test_a_sweep_from_a_script_without_the_main_guard_runs_and_runs_the_script_once(tmp_path, tiny, dask):
     log = tmp_path / "top-level.log"
     script = tmp_path / "noguard.py"
     script.write_text(textwrap.dedent(f"""
         import dclb
         with open({str(log)!r}, "a") as f:
             f.write("ran\\n")
-        frame = dclb.sweep({str(tiny)!r}, grid={{"lb.scheme": ["ecmp", "rps"]}}, overrides=["traffic.flows=20"], out={str(tmp_path / "store")!r}, jobs=2)
+        frame = dclb.sweep({str(tiny)!r}, grid={{"lb.scheme": ["ecmp", "rps"]}}, overrides=["traffic.flows=20"], out={str(tmp_path / "store")!r}, jobs=2, dask={dask!r})
         print(",".join(frame["status"]))
     """))
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)

@@ -13,8 +13,9 @@ call the sweep again in every worker, which multiprocessing refuses with a trace
 would come back failed. dclb's tasks need nothing from the main module (the task function, its arguments
 and the initializer are all dclb's), so the pool's processes, named :data:`WORKER_NAME`, start without it:
 the preparation data a spawned process gets (:func:`multiprocessing.spawn.get_preparation_data`) leaves out
-the main module for processes of that name, and only for them. A script with or without the guard sweeps
-the same, and nothing of it runs twice. Should a worker still find itself re-running a sweep while it
+the main module for processes of that name, and only for them (and, while a local Dask cluster starts its
+worker processes, for the processes it starts: they run the same tasks). A script with or without the guard
+sweeps the same, and nothing of it runs twice. Should a worker still find itself re-running a sweep while it
 starts (:func:`refuse_in_bootstrap`), it says so in one line naming the guard.
 """
 
@@ -40,15 +41,30 @@ from .worker import STOP_GRACE_S, STOP_PREFIX, pool_worker_init, run_point
 WORKER_NAME = "dclb-sweep-worker"
 
 _stock_preparation_data = multiprocessing.spawn.get_preparation_data
+#: True while a local Dask cluster starts its workers (:func:`_without_main_module`).
+_starting_cluster = False
 
 
 def _preparation_data(name: str) -> dict[str, Any]:
     """What a spawned process is prepared with; for the pool's own processes, without the main module."""
     data = _stock_preparation_data(name)
-    if name.startswith(WORKER_NAME):
+    if name.startswith(WORKER_NAME) or _starting_cluster:
         data.pop("init_main_from_path", None)
         data.pop("init_main_from_name", None)
     return data
+
+
+@contextlib.contextmanager
+def _without_main_module() -> Any:
+    """Processes spawned in this block (a local Dask cluster's nannies and workers, started before its
+    constructor returns) start without the caller's main module."""
+    global _starting_cluster
+    multiprocessing.spawn.get_preparation_data = _preparation_data
+    _starting_cluster = True
+    try:
+        yield
+    finally:
+        _starting_cluster = False
 
 
 class _WorkerProcess(multiprocessing.context.SpawnProcess):
@@ -142,7 +158,8 @@ class _DaskCluster:
             # Workers log only what is critical: the sweep reports each point's failure itself, and what a
             # worker logs at ERROR is its link to the scheduler, which an interrupt closes under it (a
             # heartbeat that found the scheduler gone printed a traceback after Ctrl-C, now and then).
-            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
+            with _without_main_module():
+                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
             self.client = Client(self.cluster)
             where = f"local Dask cluster ({jobs} worker{'s' if jobs != 1 else ''})"
         elif isinstance(dask, str) and dask:
