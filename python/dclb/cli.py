@@ -211,7 +211,6 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
         values = {key: result.stats[key] if isinstance(result.stats.get(key), (list, dict)) else value for key, value in result.summary.items()}
         click.echo(_json_text({"run_id": result.run_id, "path": str(result.path) if result.path else None, **values}))
         return
-    from .store import Store
     from .summary import load_shortfall_note, summary_rows
 
     # Rows about what the run did not have (long-lived flows, a window) are left out; run.json has them all.
@@ -219,6 +218,8 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
     if (note := load_shortfall_note(result.summary)) is not None:
         err.print(note, soft_wrap=True, highlight=False)
     if result.path is not None:
+        from .store import Store
+
         console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})", soft_wrap=True)
 
 
