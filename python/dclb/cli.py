@@ -799,17 +799,27 @@ def _warning_line(message: Any, category: Any, filename: str, lineno: int, file:
     err.print(f"warning: {message}", highlight=False, soft_wrap=True, markup=False)
 
 
+#: pyarrow's allocator for the command's processes (and the sweep workers they start), unless the user chose
+#: one: the C library's. pyarrow's default, mimalloc, reserves about 8 MB the first time it is used (storing a
+#: quick-start run's tables), more than those tables take; the files written are the same (issue #30).
+ARROW_POOL = ("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+
 def main() -> None:
     """Entry point: runs the CLI and turns user errors into one-line messages."""
     import warnings
 
     previous = {signum: signal.getsignal(signum) for signum in interrupts.SIGNALS}
     show_warning = warnings.showwarning
+    arrow_pool = os.environ.get(ARROW_POOL[0])
+    os.environ.setdefault(*ARROW_POOL)
     interrupts.install()
     warnings.showwarning = _warning_line
     try:
         _main()
     finally:
+        if arrow_pool is None:  # an in-process caller's environment is given back as it was, too
+            os.environ.pop(ARROW_POOL[0], None)
         # An in-process caller (a test, a notebook) gets its handlers back: an ignored SIGINT left behind would be
         # inherited by every process it starts later, which could then no longer be interrupted.
         for signum, handler in previous.items():
