@@ -312,14 +312,15 @@ def workloads_cmd(as_json: bool) -> None:
 @cli.command("bench")
 @click.option("--scenario", "scenario", type=click.Choice(["s1", "p1"]), default="s1", show_default=True, help="S1 (4x4x8, 10G) or P1 (10x10x20, 40G).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override a field of the benchmark scenario.")
+@click.option("--rss", "processes", is_flag=True, help="Also run the scenario with `dclb run` in processes of their own, with --no-store and into a temporary store, and report each one's peak RSS.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def bench_cmd(scenario: str, overrides: tuple[str, ...], as_json: bool) -> None:
+def bench_cmd(scenario: str, overrides: tuple[str, ...], processes: bool, as_json: bool) -> None:
     """Run a benchmark scenario (S1 by default, or P1) and report events/s, wall time and peak memory."""
     from .bench import run_bench
 
     bar, update = _progress_bar(0, enabled=not as_json)
     with bar:
-        report = run_bench(list(overrides), scenario, progress=update)
+        report = run_bench(list(overrides), scenario, progress=update, processes=processes)
     if as_json:
         click.echo(_json_text(report))
         return
@@ -330,11 +331,13 @@ def bench_cmd(scenario: str, overrides: tuple[str, ...], as_json: bool) -> None:
         ("wall time", f"{report['wall_s']:.2f} s"),
         ("events per second", f"{report['events_per_s'] / 1e6:.2f} M"),
         ("simulated time", f"{report['sim_time_us'] / 1e3:.1f} ms"),
-        ("peak RSS of this process", f"{report['peak_rss_mb']:.0f} MB (before the run: {report['rss_before_mb']:.0f} MB)"),
+        ("peak RSS of this process", f"{report['peak_rss_mb']:.0f} MB (before the run: {report['rss_before_mb']:.0f} MB; the engine only: no summary, no store)"),
         ("engine memory (estimate)", f"{report['engine_mb']:.1f} MB"),
         ("peak flows / packets in flight", f"{report['peak_flows_active']:,} / {report['peak_packets_in_flight']:,}"),
         ("memory per flow", f"{report['bytes_per_flow_engine']:.0f} B engine estimate, {report['bytes_per_flow_rss']:.0f} B of RSS growth (every flow's state is allocated at start)"),
     ]
+    if processes:
+        rows.append(("peak RSS of `dclb run`", f"{report['run_no_store_peak_rss_mb']:.0f} MB with --no-store, {report['run_store_peak_rss_mb']:.0f} MB with a store (each in a process of its own)"))
     console.print(_summary_table("dclb bench", rows))
 
 
