@@ -67,6 +67,9 @@ class EngineTable:
         self.column_names: list[str] = list(table.column_names)
         self.num_rows: int = int(table.num_rows)
 
+    def __repr__(self) -> str:
+        return f"EngineTable({self.num_rows} rows: {', '.join(self.column_names)})"
+
     def _raw(self, name: str) -> np.ndarray:
         """The column as the binding gives it (int64, float64 or bool), read once."""
         if name not in self._values:
@@ -108,6 +111,9 @@ class ArrowTable:
         self._table = table
         self.column_names: list[str] = list(table.column_names)
         self.num_rows: int = table.num_rows
+
+    def __repr__(self) -> str:
+        return f"ArrowTable({self.num_rows} rows: {', '.join(self.column_names)})"
 
     def floats(self, name: str) -> np.ndarray:
         import pyarrow as pa
