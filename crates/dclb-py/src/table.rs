@@ -55,6 +55,9 @@ impl PyResultTable {
     fn values<'py>(&self, py: Python<'py>, name: &str) -> PyResult<(&'static str, Bound<'py, PyBytes>)> {
         let column = self.column(name)?;
         Ok(match column.data_type() {
+            // An integer column has no NaN to stand for a missing value; the engine writes none, and a null
+            // would read as whatever its slot holds, so it is refused rather than read.
+            DataType::Int64 if column.null_count() > 0 => return Err(PyTypeError::new_err(format!("result column {name:?} is an integer column with missing values"))),
             DataType::Int64 => ("=i8", PyBytes::new(py, column.as_primitive::<Int64Type>().values().inner().as_slice())),
             DataType::Float64 => {
                 let floats = column.as_primitive::<Float64Type>();
