@@ -346,7 +346,7 @@ fn ack_view(seq: u64, duplicate: bool) -> dclb_core::lb::ackpath::AckView {
 /// acknowledged bytes again at or below the last duplicate (its ACKs are being lost), the ACKs move off that
 /// path, and the path counts a timeout in this host's own view (good no more). By default Hermes does not
 /// route ACKs at all. Checked to fail with `place_ack` taking a random path (the first leg then lands on
-/// path 2 only by chance: seed 5 gives path 0) and with the timeout not counted.
+/// path 2 only by chance: seed 5 gives path 1) and with the timeout not counted.
 #[test]
 fn edge_ack_routing_places_acks_by_the_receivers_own_view_and_leaves_a_path_that_loses_them() {
     assert!(!Bench::new(&given(&[])).lb.routes_acks(), "the default leaves ACKs to the switches");
