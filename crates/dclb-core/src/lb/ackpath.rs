@@ -19,14 +19,18 @@
 //!   flowlet of data would be re-placed;
 //! * the leg's path is no longer a candidate (the fabric's routing dropped it);
 //! * the scheme starts a new leg by its own rule (Presto: a new flowcell of acknowledged data);
-//! * **the ACKs of this leg are being lost**: the sender sent again, at least twice, bytes this host had
-//!   already received and acknowledged. A receiving host sees this in the data itself. One such duplicate
-//!   is also what a spurious retransmission or go-back-N after a data loss looks like (the segments after a
-//!   refilled hole arrive again, in increasing order); the same bytes arriving again at or below the last
-//!   duplicate's sequence number mean that the sender's retransmission timer fired twice without hearing
-//!   of them, which only ACK loss explains. The new leg avoids the path, and the scheme is told
+//! * **the ACKs of this leg are being lost**: the sender sends again bytes this host had already received
+//!   and acknowledged, after a silence, or twice. A receiving host sees this in the data itself. A
+//!   duplicate in the middle of a burst is what go-back-N after a data loss looks like (the segments after
+//!   a refilled hole arrive again, in increasing order, right after the segment that fills it), or a
+//!   spurious fast retransmission; but a duplicate that ends a silence of the flow longer than the scheme's
+//!   flowlet timeout is the first packet of a sender whose retransmission timer fired although this host
+//!   had acknowledged it (after a data loss the first packet after the timeout is the missing one, new),
+//!   and the same bytes arriving again at or below the last duplicate's sequence number mean that the
+//!   timer fired twice. Either is lost ACKs. The new leg avoids the path, and the scheme is told
 //!   ([`LegStart::Lost`]) so that it may count the loss in its own view of the path (Hermes and MDTLB count
-//!   it as a timeout on the path, as they count their own flows' timeouts).
+//!   it as a timeout on the path, as they count their own flows' timeouts). Presto, which has no flowlet
+//!   timeout, judges by the repeat alone (one more retransmission timeout).
 //!
 //! A new leg takes the path the scheme's own rule gives for its data to that leaf (Hermes and MDTLB: the
 //! placement of a new flow; Clove: the next flowlet by weighted round robin; Presto: the next turn of the
@@ -117,12 +121,18 @@ pub struct Leg {
 pub struct AckLegs {
     /// An idle gap longer than this starts a new leg; `None`: idle gaps never do.
     gap: Option<Time>,
+    /// A duplicate that ends a silence of the flow longer than this means lost ACKs at once; `None`: only a
+    /// repeated duplicate does.
+    silence: Option<Time>,
     legs: FlowMap<Leg>,
 }
 
 impl AckLegs {
-    pub fn new(gap: Option<Time>) -> AckLegs {
-        AckLegs { gap: gap.filter(|g| *g > Time::ZERO), legs: FlowMap::default() }
+    /// Legs that idle gaps longer than `gap` end, and whose ACKs are judged lost by a duplicate after a
+    /// silence longer than `silence` or by a repeated duplicate (module doc).
+    pub fn new(gap: Option<Time>, silence: Option<Time>) -> AckLegs {
+        let positive = |t: Option<Time>| t.filter(|t| *t > Time::ZERO);
+        AckLegs { gap: positive(gap), silence: positive(silence), legs: FlowMap::default() }
     }
 
     /// The leg of `flow`, if it has one.
@@ -138,7 +148,8 @@ impl AckLegs {
         let start = match self.legs.get_mut(&key) {
             None => Some(LegStart::First),
             Some(leg) => {
-                let repeated = ack.duplicate && leg.dup_mark != u64::MAX && ack.seq <= leg.dup_mark;
+                let after_silence = self.silence.is_some_and(|q| now.saturating_sub(leg.last_at) > q);
+                let repeated = ack.duplicate && ((leg.dup_mark != u64::MAX && ack.seq <= leg.dup_mark) || after_silence);
                 if ack.duplicate {
                     leg.dup_mark = ack.seq;
                 }
@@ -192,7 +203,7 @@ mod tests {
     /// dropped (`repeated = ack.duplicate`): the first duplicate would already start a new leg.
     #[test]
     fn legs_hold_until_a_gap_a_repeat_of_duplicates_or_a_lost_path() {
-        let mut legs = AckLegs::new(Some(Time::from_us(100)));
+        let mut legs = AckLegs::new(Some(Time::from_us(100)), None);
         let paths = [0u16, 1, 2, 3];
         let mut turn = 0u16;
         let mut route = |legs: &mut AckLegs, t: u64, a: AckView, paths: &[u16]| {
@@ -218,5 +229,24 @@ mod tests {
         // The last ACK forgets the leg.
         route(&mut legs, 250, ack(98_540, 100_000, false), &paths);
         assert!(legs.leg(FlowId(7)).is_none());
+    }
+
+    /// With a silence threshold, a duplicate that ends a silence (the sender's timer fired although this host
+    /// acknowledged) means lost ACKs at once; a duplicate right after new data (go-back-N after a data loss)
+    /// does not. Fails with the silence ignored (the leg would stay on path 1).
+    #[test]
+    fn a_duplicate_after_a_silence_means_lost_acks() {
+        let mut legs = AckLegs::new(None, Some(Time::from_us(100)));
+        let paths = [0u16, 1, 2, 3];
+        let mut k = 0u16;
+        let mut route = |legs: &mut AckLegs, t: u64, a: AckView| legs.route(Time::from_us(t), &a, &paths, |_| false, |_| { k += 1; k });
+        assert_eq!(route(&mut legs, 0, ack(0, 1460, false)), 1);
+        // Silent for 5 ms, then the missing segment (new) and go-back-N's duplicates behind it: the leg holds.
+        assert_eq!(route(&mut legs, 5000, ack(1460, 4380, false)), 1);
+        assert_eq!(route(&mut legs, 5001, ack(2920, 4380, true)), 1);
+        assert_eq!(route(&mut legs, 5002, ack(4380, 5840, false)), 1);
+        // Silent again, and the sender resends bytes this host has acknowledged (above the last duplicate, so
+        // not a repeat): its ACKs were lost.
+        assert_eq!(route(&mut legs, 10_002, ack(4380, 5840, true)), 2);
     }
 }

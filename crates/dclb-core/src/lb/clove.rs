@@ -198,7 +198,7 @@ impl Clove {
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
             flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_timeout_us), Clock::Timestamp),
-            acks: AckLegs::new(Some(cfg.flowlet_timeout_us)),
+            acks: AckLegs::new(Some(cfg.flowlet_timeout_us), Some(cfg.flowlet_timeout_us)),
             counters: CloveCounters::default(),
         }
     }
@@ -364,7 +364,7 @@ impl EdgeBalancer for Clove {
     /// move only on ECN, so a lost acklet changes no weight.
     fn choose_ack_path(&mut self, cx: &mut EdgeCx, ack: &AckView, paths: &[u16]) -> u16 {
         let (now, dl) = (cx.now, cx.facts.leaf_of_host(ack.to));
-        let mut acks = std::mem::replace(&mut self.acks, AckLegs::new(None));
+        let mut acks = std::mem::replace(&mut self.acks, AckLegs::new(None, None));
         let p = acks.route(now, ack, paths, |_| false, |start| match start.avoid() {
             Some(on) if paths.len() > 1 => {
                 let others: Vec<u16> = paths.iter().copied().filter(|&p| p != on).collect();

@@ -356,8 +356,10 @@ pub struct Hermes {
 
 impl Hermes {
     pub fn new(cfg: HermesParams, facts: &FabricFacts, host: HostId) -> Hermes {
-        let gap = (cfg.flowlet_timeout_us > Time::ZERO).then_some(cfg.flowlet_timeout_us);
-        Hermes { cfg, paths: Rerouter::new(cfg.rules(), facts, host), acks: AckLegs::new(gap), counters: HermesCounters::default() }
+        // A placed flow keeps its path through idle gaps (a gap only opens the cautious, gated move), so an
+        // ACK leg does too: it is placed again only when its ACKs are lost or its path is gone. A duplicate after
+        // a silence longer than the flowlet timeout is lost ACKs (module doc of `ackpath`).
+        Hermes { cfg, paths: Rerouter::new(cfg.rules(), facts, host), acks: AckLegs::new(None, Some(cfg.flowlet_timeout_us)), counters: HermesCounters::default() }
     }
 
     /// How Hermes judges path `path` towards `dst_leaf` at `now` (for inspection and tests).

@@ -518,7 +518,8 @@ impl Mdtlb {
             paths: Rerouter::new(cfg.rules(), facts, host),
             change: 0,
             last_adapt: None,
-            acks: AckLegs::new((cfg.flowlet_timeout_us > Time::ZERO).then_some(cfg.flowlet_timeout_us)),
+            // As in Hermes, an ACK leg is placed again only when its ACKs are lost or its path is gone.
+            acks: AckLegs::new(None, Some(cfg.flowlet_timeout_us)),
             counters: MdtlbCounters::default(),
         }
     }

@@ -227,7 +227,7 @@ impl Presto {
             rotations: Vec::new(),
             flows: FlowMap::default(),
             ack_routing: AckRouting::Ecmp,
-            acks: AckLegs::new(None),
+            acks: AckLegs::new(None, None),
             counters: PrestoCounters::default(),
         }
     }
