@@ -47,6 +47,10 @@
 //!
 //!   `recovery_us` defaults to 5,000 µs, ten flowlet timeouts: long against the 40 µs reaction limit and one
 //!   flowlet, so recovery does not undo fresh congestion signals (a dclb choice; no source gives a value).
+//! * ACKs are hashed by the switches (`ack_routing = "ecmp"`, as in [LB]); with `"edge"` the receiving host's
+//!   Clove routes them in acklets (the flowlet timeout splits them), each by the weighted round robin towards
+//!   the sender's leaf, moved at once when its ACKs are lost ([`super::ackpath`]). The weights see no
+//!   blackhole (it returns no ECN), so acklets and flowlets alike can be drawn onto one.
 //! * The flowlet table ([`FlowTable`]) is per flow, with exact timestamps; a gap of at least
 //!   `flowlet_timeout_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
 //!

@@ -53,6 +53,9 @@
 //! ECN) is rarely seen.
 //!
 //! **Choices where the paper is vague.**
+//! * ACKs are hashed by the switches (`ack_routing = "ecmp"`, [LB]'s `TLBReverseACK` off); with `"edge"` the
+//!   receiving host's Hermes routes them, each flow's ACK leg placed as a new flow to the sender's leaf and
+//!   placed again when its ACKs are lost (counted as a timeout on the path): [`super::ackpath`].
 //! * Each host senses and probes for itself: the paper shares probe results within a rack, which would take
 //!   host-to-host messages. With `probe_scope = "active"` (default) a host probes only destination leaves it
 //!   sent data to within the last 10 probe intervals; `"all"` probes every leaf. The probed host is the one

@@ -8,7 +8,8 @@
 //!   load into a header field, TR's spines write their queue into ACKs.
 //! * a **host edge** (Presto, Hermes, Clove, MDTLB): the sending host picks a path and writes it into the
 //!   packet's path tag; switches then follow the tag ([`source_route::SourceRoute`]). An [`EdgeBalancer`]
-//!   sees the host's own flows, the ACKs and probe replies that come back, and may send probes.
+//!   sees the host's own flows, the ACKs and probe replies that come back, and may send probes; with
+//!   `ack_routing = "edge"` it also tags the ACKs its host sends for the flows it receives ([`ackpath`]).
 //!
 //! A balancer sees only what that device would see: its own ports' live queues, static facts of the fabric
 //! ([`FabricFacts`]), and the packet in hand with its [`LbHeader`](crate::packet::LbHeader). Anything about
