@@ -81,7 +81,7 @@ fn ack_blackhole(scheme: &str, ack_routing: &str) -> dclb_core::Config {
 /// An edge scheme chooses its data's path, but by default the switches hash its ACKs: a flow whose ACKs
 /// hash onto the blackholed way back never finishes, however well its sender chose. With
 /// `ack_routing = "edge"` the receiving host routes the ACKs and moves them off a path that loses them
-/// (the sender sending already acknowledged bytes again, twice), so every flow finishes. Checked to fail
+/// (the sender sending already acknowledged bytes again after a silence), so every flow finishes. Checked to fail
 /// with the hook not called (`routes_acks` false for every scheme: the edge runs equal the ECMP ones).
 #[test]
 fn with_edge_ack_routing_the_receiver_moves_acks_off_a_blackhole_that_ecmp_hashes_them_onto() {
