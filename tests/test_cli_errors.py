@@ -127,6 +127,11 @@ def test_failed_run_leaves_store_untouched(tiny, tmp_path):
     ("hermes", "lb.preset=\"fast\"", ("lb.preset", "readme, mdtlb")),
     ("clove", "lb.recovery=\"sometimes\"", ("lb.recovery", "none, decay, reset")),
     ("letflow", "lb.flowlet_timeout_us=\"fast\"", ("lb.flowlet_timeout_us", "expected a number")),
+    # ACKs routed at the receiving host: only for the schemes that choose at the host.
+    ("conga", "lb.ack_routing=\"edge\"", ("lb.ack_routing", "scheme 'conga'", "presto, hermes, clove, mdtlb")),
+    ("ecmp", "lb.ack_routing=\"edge\"", ("lb.ack_routing", "scheme 'ecmp'", "\"ecmp\" or \"edge\"")),
+    ("tam", "lb.ack_routing=\"edge\"", ("lb.ack_routing", "scheme 'tam'", "\"flow_fastest\" or \"ecmp\"")),
+    ("hermes", "lb.ack_routing=\"receiver\"", ("lb.ack_routing", "ecmp, edge")),
 ])
 def test_bad_scheme_parameters(tiny, scheme, setting, needles):
     _check(dclb_cli("run", str(tiny), "--set", f"lb.scheme={scheme}", "--set", setting, "--no-store"), *needles)

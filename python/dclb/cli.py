@@ -214,7 +214,6 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
         values = {key: result.stats[key] if isinstance(result.stats.get(key), (list, dict)) else value for key, value in result.summary.items()}
         click.echo(_json_text({"run_id": result.run_id, "path": str(result.path) if result.path else None, **values}))
         return
-    from .store import Store
     from .summary import load_shortfall_note, summary_rows
 
     # Rows about what the run did not have (long-lived flows, a window) are left out; run.json has them all.
@@ -222,6 +221,8 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
     if (note := load_shortfall_note(result.summary)) is not None:
         err.print(note, soft_wrap=True, highlight=False)
     if result.path is not None:
+        from .store import Store
+
         console.print(f"results: {result.path}  (catalog: {Store(out).catalog_path})", soft_wrap=True)
 
 
@@ -314,14 +315,15 @@ def workloads_cmd(as_json: bool) -> None:
 @cli.command("bench")
 @click.option("--scenario", "scenario", type=click.Choice(["s1", "p1"]), default="s1", show_default=True, help="S1 (4x4x8, 10G) or P1 (10x10x20, 40G).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override a field of the benchmark scenario.")
+@click.option("--rss", "processes", is_flag=True, help="Also run the scenario with `dclb run` in processes of their own, with --no-store and into a temporary store, and report each one's peak RSS.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def bench_cmd(scenario: str, overrides: tuple[str, ...], as_json: bool) -> None:
+def bench_cmd(scenario: str, overrides: tuple[str, ...], processes: bool, as_json: bool) -> None:
     """Run a benchmark scenario (S1 by default, or P1) and report events/s, wall time and peak memory."""
     from .bench import run_bench
 
     bar, update = _progress_bar(0, enabled=not as_json)
     with bar:
-        report = run_bench(list(overrides), scenario, progress=update)
+        report = run_bench(list(overrides), scenario, progress=update, processes=processes)
     if as_json:
         click.echo(_json_text(report))
         return
@@ -332,11 +334,13 @@ def bench_cmd(scenario: str, overrides: tuple[str, ...], as_json: bool) -> None:
         ("wall time", f"{report['wall_s']:.2f} s"),
         ("events per second", f"{report['events_per_s'] / 1e6:.2f} M"),
         ("simulated time", f"{report['sim_time_us'] / 1e3:.1f} ms"),
-        ("peak RSS of this process", f"{report['peak_rss_mb']:.0f} MB (before the run: {report['rss_before_mb']:.0f} MB)"),
+        ("peak RSS of this process", f"{report['peak_rss_mb']:.0f} MB (before the run: {report['rss_before_mb']:.0f} MB; the engine only: no summary, no store)"),
         ("engine memory (estimate)", f"{report['engine_mb']:.1f} MB"),
         ("peak flows / packets in flight", f"{report['peak_flows_active']:,} / {report['peak_packets_in_flight']:,}"),
         ("memory per flow", f"{report['bytes_per_flow_engine']:.0f} B engine estimate, {report['bytes_per_flow_rss']:.0f} B of RSS growth (every flow's state is allocated at start)"),
     ]
+    if processes:
+        rows.append(("peak RSS of `dclb run`", f"{report['run_no_store_peak_rss_mb']:.0f} MB with --no-store, {report['run_store_peak_rss_mb']:.0f} MB with a store (each in a process of its own)"))
     console.print(_summary_table("dclb bench", rows))
 
 
@@ -811,17 +815,27 @@ def _warning_line(message: Any, category: Any, filename: str, lineno: int, file:
     err.print(f"warning: {message}", highlight=False, soft_wrap=True, markup=False)
 
 
+#: pyarrow's allocator for the command's processes (and the sweep workers they start), unless the user chose
+#: one: the C library's. pyarrow's default, mimalloc, reserves about 8 MB the first time it is used (storing a
+#: quick-start run's tables), more than those tables take; the files written are the same (issue #30).
+ARROW_POOL = ("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+
 def main() -> None:
     """Entry point: runs the CLI and turns user errors into one-line messages."""
     import warnings
 
     previous = {signum: signal.getsignal(signum) for signum in interrupts.SIGNALS}
     show_warning = warnings.showwarning
+    arrow_pool = os.environ.get(ARROW_POOL[0])
+    os.environ.setdefault(*ARROW_POOL)
     interrupts.install()
     warnings.showwarning = _warning_line
     try:
         _main()
     finally:
+        if arrow_pool is None:  # an in-process caller's environment is given back as it was, too
+            os.environ.pop(ARROW_POOL[0], None)
         # An in-process caller (a test, a notebook) gets its handlers back: an ignored SIGINT left behind would be
         # inherited by every process it starts later, which could then no longer be interrupted.
         for signum, handler in previous.items():

@@ -2,8 +2,10 @@
 
 :func:`run` validates nothing itself (a :class:`~dclb.scenario.Scenario` is already valid), builds the engine
 config, and drives the engine in chunks of events with the GIL released, updating a progress bar between
-chunks. The engine's tables come back as Arrow record batches (units in column names) and its statistics
-as JSON.
+chunks. The engine's tables come back as ``dclb._core.ResultTable`` (Arrow arrays, units in column names; see
+:mod:`dclb.tables`) and its statistics as JSON. The summary reads the tables' columns through numpy; pyarrow
+is loaded only to store the run or when a caller reads ``RunResult.flows`` and the other tables, so a run
+that stores nothing never loads pyarrow, DuckDB or pandas (issue #30).
 The run is written to the result store only when it has finished: a failed run, or one interrupted before it
 is stored, leaves the store as it was. Storing it (the run folder and its catalog row) is one step that a stop
 signal waits for, so an interrupt leaves either nothing of the run or all of it, and the caller learns which
@@ -27,12 +29,13 @@ from .errors import ScenarioError, UserError
 from .memory import memory_limit
 from .scenario import Scenario, engine_config, scenario_from
 
-# pyarrow, pandas (summary) and DuckDB (store) are imported when a run's results come back, not before: the
-# process stays small while the engine runs and a short run does not wait for them to load (issue #12).
+# pyarrow and DuckDB (store) are imported when a run is stored, not before: the process stays small while the
+# engine runs, a run without a store never loads them, and a short run does not wait for them (issues #12, #30).
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from .store import RunRecord
+    from .tables import Columns
 
 #: Events per engine call between progress updates (a few hundredths of a second of work). This is also how
 #: soon an interrupt is seen: Python handles signals only when the engine hands control back.
@@ -41,22 +44,33 @@ CHUNK_EVENTS = 500_000
 
 @dataclass
 class RunResult:
+    """One run: its id, scenario, statistics, summary and catalog record, the folder it was stored in (None
+    without a store), and its tables. ``flows``, ``ports``, ``switches`` and ``samples`` are pyarrow Tables,
+    built the first time they are read (``tables`` holds them as :class:`dclb.tables.Columns`)."""
+
     run_id: str
     scenario: Scenario
-    flows: pa.Table
-    ports: pa.Table
-    switches: pa.Table
-    samples: pa.Table
+    tables: Mapping[str, "Columns"]
     stats: dict[str, Any]
     summary: dict[str, Any]
     record: RunRecord
     path: Optional[Path] = None
 
+    @property
+    def flows(self) -> "pa.Table":
+        return self.tables["flows"].to_arrow()
 
-def _table(batch: "pa.RecordBatch") -> "pa.Table":
-    import pyarrow as pa
+    @property
+    def ports(self) -> "pa.Table":
+        return self.tables["ports"].to_arrow()
 
-    return pa.Table.from_batches([batch])
+    @property
+    def switches(self) -> "pa.Table":
+        return self.tables["switches"].to_arrow()
+
+    @property
+    def samples(self) -> "pa.Table":
+        return self.tables["samples"].to_arrow()
 
 
 def run_id_for(sc: Scenario) -> str:
@@ -64,7 +78,7 @@ def run_id_for(sc: Scenario) -> str:
 
     The name gives the id its readable prefix; the hash covers everything but the name and description
     (:func:`dclb.store.run_id_of`), so editing the description does not make a new run."""
-    from .store import run_id_of
+    from .store.records import run_id_of
 
     return run_id_of(sc.name, sc.resolved())
 
@@ -119,7 +133,7 @@ def _check_conservation(stats: dict[str, Any]) -> None:
         raise RuntimeError(f"byte conservation violated: created {created} != delivered + dropped + in flight {accounted}")
 
 
-def load_ratios(config: dict[str, Any], flows: pa.Table, sim_time_us: float) -> dict[str, float]:
+def load_ratios(config: dict[str, Any], flows: "pa.Table | Columns", sim_time_us: float) -> dict[str, float]:
     """How much of its nominal load a run's Poisson traffic offered and how much the fabric carried.
 
     A Poisson source's arrival rate is its load times its senders' capacity over the workload's mean size.
@@ -134,21 +148,24 @@ def load_ratios(config: dict[str, Any], flows: pa.Table, sim_time_us: float) -> 
       the run) -- an estimate. A giant flow that arrives late is mostly carried after the window, so a
       short window on data mining carries a fraction of the load even when the sizes drawn are right.
 
-    Each is a ratio of sums over the Poisson sources with a load and at least two flows; NaN without one."""
+    Each is a ratio of sums over the Poisson sources with a load and at least two flows; NaN without one.
+    ``flows`` is a pyarrow Table or a :class:`dclb.tables.Columns`."""
     import numpy as np
 
     from . import _core
+    from .tables import columns_of
 
     nan = float("nan")
     facts = _core.describe_sources(json.dumps(config))
+    flows = columns_of(flows)
     if flows.num_rows < 2:
         return {"offered_load_ratio": nan, "carried_load_ratio": nan}
-    source = flows.column("source").to_numpy()
-    size = flows.column("size_bytes").to_numpy().astype(float)
-    start = flows.column("start_us").to_numpy().astype(float)
-    finish = flows.column("finish_us").to_numpy(zero_copy_only=False)
-    end = np.where(np.isnan(finish.astype(float)), sim_time_us, finish.astype(float))
-    delivered = flows.column("bytes_delivered").to_numpy().astype(float)
+    source = flows.ints("source")
+    size = flows.ints("size_bytes").astype(float)
+    start = flows.floats("start_us")
+    finish = flows.floats("finish_us")  # NaN for a flow that did not finish
+    end = np.where(np.isnan(finish), sim_time_us, finish)
+    delivered = flows.ints("bytes_delivered").astype(float)
     nominal_rate = drawn_rate = nominal_bits = carried_bits = 0.0
     for i, (src, fact) in enumerate(zip(config.get("sources", []), facts)):
         offered_bps, mean = fact.get("offered_bps") or 0.0, fact.get("mean_bytes") or 0.0
@@ -194,7 +211,7 @@ class SourceWithoutFlows(UserError, UserWarning):
     dclb.SourceWithoutFlows)``)."""
 
 
-def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float, strict: bool = False) -> None:
+def _check_made_flows(sc: Scenario, flows: "Columns", sim_time_us: float, strict: bool = False) -> None:
     """What a run that some source started no flow in is: an error when no source started one (the run has
     nothing to report: it is refused, not stored), else a :class:`SourceWithoutFlows` warning naming the
     source. The engine's check before the run makes sure each source is expected to start one;
@@ -207,8 +224,8 @@ def _check_made_flows(sc: Scenario, flows: "pa.Table", sim_time_us: float, stric
         from .preview import estimate
 
         expected = {i: e.started for i, e in enumerate(estimate(sc, sc._resolution).sources)}
-    source = flows.column("source").to_numpy()
-    start = flows.column("start_us").to_numpy()
+    source = flows.ints("source")
+    start = flows.floats("start_us")
     started = np.bincount(source[start < sim_time_us] if np.isfinite(sim_time_us) else source, minlength=n_sources)
     idle = [i for i, count in enumerate(started[:n_sources]) if count == 0]
     for i in idle:
@@ -265,32 +282,33 @@ def run(
     started = time.time()
     config = config if config is not None else engine_config(sc)
     raw, wall = simulate(sc, progress, config)
-    from .store import RunRecord, Store, open_store, utc_now
+    from .store.records import RunRecord, utc_now
     from .summary import summarize
+    from .tables import EngineTable
 
     stats = {k: v for k, v in raw["stats"].items() if not k.startswith("flows_")}  # summary recounts flows
     stats["wall_s"] = wall
-    flows = _table(raw["flows"])
+    tables = {name: EngineTable(raw[name]) for name in ("flows", "ports", "switches", "samples")}
+    flows = tables["flows"]
     _check_made_flows(sc, flows, float(stats.get("sim_time_us", float("inf"))), strict)
     stats.update(load_ratios(config, flows, float(stats.get("sim_time_us", float("nan")))))
-    ports = _table(raw["ports"])
-    switches = _table(raw["switches"])
-    samples = _table(raw["samples"])
-    summary = summarize(flows, ports, stats, short_threshold_bytes=sc.run.short_threshold_bytes)
+    summary = summarize(flows, tables["ports"], stats, short_threshold_bytes=sc.run.short_threshold_bytes)
     record = RunRecord(
         run_id=run_id_for(sc), name=sc.name, status="completed", seed=sc.seed, scenario=sc.resolved(),
         summary=summary, started_at=utc_now(started), wall_s=wall,
     )
-    result = RunResult(record.run_id, sc, flows, ports, switches, samples, stats, summary, record)
+    result = RunResult(record.run_id, sc, tables, stats, summary, record)
     if out_path is not None:
+        from .store import Store, open_store
+
         store: Store = open_store(out_path, create=True)
-        tables = {"flows": flows, "ports": ports, "switches": switches}
-        if samples.num_rows:
-            tables["samples"] = samples
+        stored = {name: tables[name].to_arrow() for name in ("flows", "ports", "switches")}
+        if tables["samples"].num_rows:
+            stored["samples"] = tables["samples"].to_arrow()
         # The folder and its catalog row are one step: a stop signal waits until both are written (and
         # on_stored has heard of it), then is delivered as it would have been.
         with interrupts.deferred():
-            result.path = store.write_run(result.run_id, result.record, tables)
+            result.path = store.write_run(result.run_id, result.record, stored)
             if catalog:
                 store.record_in_catalog(result.record)
             if on_stored is not None:

@@ -165,17 +165,17 @@ from typing import Sequence, Any
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from .jsonvalues import json_text
+from .tables import Columns, columns_of
 
-if TYPE_CHECKING:  # pandas is accepted but not imported: `dclb run` never loads it (issue #12)
+if TYPE_CHECKING:  # accepted but not imported: `dclb run` loads neither (issues #12, #30)
     import pandas as pd
+    import pyarrow as pa
 
 __all__ = ["summarize", "summary_rows", "FCT_POLICY", "SIZE_BINS"]
 
-TableLike = "pa.Table | pd.DataFrame"
+TableLike = "pa.Table | pd.DataFrame | Columns"
 Scalar = float | int | str
 
 KB = 1_000
@@ -244,18 +244,11 @@ def _ratio(numerator: float, denominator: float) -> float:
     return float(numerator) / float(denominator) if denominator > 0 else NAN
 
 
-def _as_table(table: TableLike) -> pa.Table:
-    if isinstance(table, pa.Table):
-        return table
-    if type(table).__module__.split(".")[0] == "pandas":
-        return pa.Table.from_pandas(table, preserve_index=False)
-    raise TypeError(f"expected a pyarrow.Table or pandas.DataFrame, got {type(table).__name__}")
-
-
 class _Columns:
-    """Typed numpy views of a table's columns, each restricted to the rows of ``mask`` (all rows without)."""
+    """Typed numpy views of a table's columns (:mod:`dclb.tables`), each restricted to the rows of ``mask``
+    (all rows without)."""
 
-    def __init__(self, table: pa.Table, mask: np.ndarray | None = None):
+    def __init__(self, table: Columns, mask: np.ndarray | None = None):
         self.table, self.mask = table, mask
 
     def rows(self, mask: np.ndarray) -> "_Columns":
@@ -272,18 +265,19 @@ class _Columns:
 
     def floats(self, name: str) -> np.ndarray:
         """A numeric column as float64; nulls are NaN."""
-        column = pc.cast(self.table.column(name), pa.float64(), safe=False)  # a long-lived size is not exact, nor needs to be
-        return self._take(column.to_numpy(zero_copy_only=False).astype(float, copy=False))
+        return self._take(self.table.floats(name))
+
+    def ints(self, name: str) -> np.ndarray:
+        """An integer column as int64."""
+        return self._take(self.table.ints(name))
 
     def bools(self, name: str) -> np.ndarray:
         """A boolean column; nulls read as False."""
-        column = pc.fill_null(pc.cast(self.table.column(name), pa.bool_()), False)
-        return self._take(column.to_numpy(zero_copy_only=False).astype(bool, copy=False))
+        return self._take(self.table.bools(name))
 
     def equals(self, name: str, text: str) -> np.ndarray:
-        """Rows whose (string or dictionary) column equals ``text``; nulls do not."""
-        column = pc.cast(self.table.column(name), pa.string())
-        return self._take(pc.fill_null(pc.equal(column, text), False).to_numpy(zero_copy_only=False).astype(bool))
+        """Rows whose text column equals ``text``; nulls do not."""
+        return self._take(self.table.equals(name, text))
 
     def present(self, name: str) -> np.ndarray:
         """Rows where the column is not null (and, for a float column, not NaN)."""
@@ -375,8 +369,7 @@ def _long_goodput_gbps(size_bytes: np.ndarray, fct_us: np.ndarray) -> float:
 def _long_lived_stats(flows: _Columns, sim_time_us: float) -> dict[str, Scalar]:
     """Goodput of the flows that never end, at the end of the run (see the module documentation)."""
     # Compared as integers: UNBOUNDED_BYTES is not exact in a float64.
-    size = pc.cast(flows.table.column("size_bytes"), pa.int64()).to_numpy(zero_copy_only=False)
-    long_lived = flows.rows(flows._take(size) >= UNBOUNDED_BYTES)
+    long_lived = flows.rows(flows.ints("size_bytes") >= UNBOUNDED_BYTES)
     start = long_lived.floats("start_us")
     end = long_lived.floats("finish_us")
     end = np.where(np.isnan(end), sim_time_us, end)
@@ -461,8 +454,8 @@ def summarize(
     covers.  Integers come back as ``int``, measurements as ``float`` (NaN for
     an empty group), ``fct_policy`` as ``str``.
     """
-    every_flow = _Columns(_as_table(flows))
-    port_columns = _Columns(_as_table(ports))
+    every_flow = _Columns(columns_of(flows))
+    port_columns = _Columns(columns_of(ports))
     stats = dict(stats or {})
     # With a measurement window, the flows that arrived in it; else every flow.
     flow_columns = every_flow.rows(every_flow.bools("measured")) if every_flow.has("measured") else every_flow

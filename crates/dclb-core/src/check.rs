@@ -774,6 +774,7 @@ fn buffer_field(t: &TopologyConfig, origin: Origin, b: Buffer) -> (FieldPath, St
 /// the scheme and its parameters, for the event estimate (the scheme's timers).
 fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, Params), ConfigError> {
     let spec = find_scheme(&cfg.lb.scheme)?;
+    check_ack_routing(cfg, spec)?;
     let params = Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
     check_queue_thresholds(cfg, fabric, spec, &params)?;
     check_periods(cfg, spec, &params)?;
@@ -852,6 +853,38 @@ fn check_periods(cfg: &Config, spec: &SchemeSpec, params: &Params) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// `lb.ack_routing = "edge"` (the receiving host's balancer routes the ACKs, `lb/ackpath.rs`) needs a
+/// scheme that chooses its paths at the host. A switch scheme routes its ACKs in its switches: it has no
+/// `ack_routing`, or (TAM, TR) one of its own whose values say how its switches place them. Either way the
+/// message names the schemes "edge" applies to, rather than only the scheme's parameter list.
+fn check_ack_routing(cfg: &Config, spec: &SchemeSpec) -> Result<(), ConfigError> {
+    use crate::lb::Placement;
+    let Some(given) = cfg.lb.params.get("ack_routing") else { return Ok(()) };
+    if spec.placement == Placement::Edge {
+        return Ok(());
+    }
+    let edge: Vec<&str> = crate::lb::SCHEMES.iter().filter(|s| s.placement == Placement::Edge).map(|s| s.name).collect();
+    let message = match spec.params.iter().find(|p| p.name == "ack_routing") {
+        // The scheme's own parameter, with a value other than "edge": its own check names its values.
+        Some(_) if given.as_str() != Some("edge") => return Ok(()),
+        Some(own) => {
+            let values: Vec<String> = own.choices.iter().map(|n| format!("\"{n}\"")).collect();
+            format!(
+                "\"edge\" (ACKs routed by the receiving host's balancer) is for the schemes that choose paths at the host ({}); scheme '{}' chooses in its switches, and its own ack_routing is {}",
+                edge.join(", "),
+                spec.name,
+                values.join(" or ")
+            )
+        }
+        None => format!(
+            "scheme '{}' chooses paths in its switches, which route its ACKs too, so it takes no ack_routing; ack_routing (\"ecmp\" or \"edge\") is for the schemes that choose at the host: {}",
+            spec.name,
+            edge.join(", ")
+        ),
+    };
+    Err(error_at("lb.ack_routing", message))
 }
 
 fn check_run(cfg: &Config, fabric: &Fabric) -> Result<(), ConfigError> {
@@ -1345,6 +1378,41 @@ mod tests {
         assert_eq!(error(&cfg), "lb.d: must be in [1, 64], got 0");
         cfg.lb.params.insert("d".into(), json!(2));
         cfg.check().unwrap();
+    }
+
+    /// `ack_routing` is for the schemes that choose at the host; a switch scheme is refused naming the field,
+    /// the scheme and where "edge" applies, whether it has no such parameter (CONGA) or one of its own (TAM).
+    #[test]
+    fn edge_ack_routing_is_refused_for_switch_schemes_naming_where_it_applies() {
+        for scheme in ["presto", "hermes", "clove", "mdtlb"] {
+            let mut cfg = base();
+            cfg.lb.scheme = scheme.into();
+            cfg.lb.params.insert("ack_routing".into(), json!("edge"));
+            cfg.check().unwrap();
+        }
+        let mut cfg = base();
+        cfg.lb.scheme = "conga".into();
+        cfg.lb.params.insert("ack_routing".into(), json!("edge"));
+        assert_eq!(
+            error(&cfg),
+            "lb.ack_routing: scheme 'conga' chooses paths in its switches, which route its ACKs too, so it takes no ack_routing; ack_routing (\"ecmp\" or \"edge\") is for the schemes that choose at the host: presto, hermes, clove, mdtlb"
+        );
+        cfg.lb.params.insert("ack_routing".into(), json!("ecmp"));
+        assert!(error(&cfg).starts_with("lb.ack_routing: scheme 'conga' chooses paths in its switches"));
+        let mut cfg = base();
+        cfg.lb.scheme = "tam".into();
+        cfg.lb.params.insert("ack_routing".into(), json!("edge"));
+        assert_eq!(
+            error(&cfg),
+            "lb.ack_routing: \"edge\" (ACKs routed by the receiving host's balancer) is for the schemes that choose paths at the host (presto, hermes, clove, mdtlb); scheme 'tam' chooses in its switches, and its own ack_routing is \"flow_fastest\" or \"ecmp\""
+        );
+        // TAM's own values are its own.
+        cfg.lb.params.insert("ack_routing".into(), json!("ecmp"));
+        cfg.check().unwrap();
+        let mut cfg = base();
+        cfg.lb.scheme = "hermes".into();
+        cfg.lb.params.insert("ack_routing".into(), json!("receiver"));
+        assert_eq!(error(&cfg), "lb.ack_routing: expected one of ecmp, edge, got \"receiver\"");
     }
 
     #[test]

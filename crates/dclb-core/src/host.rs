@@ -15,7 +15,8 @@
 //!  receiver: data ─► [resequencing buffer] ─► TcpReceiver ─► ACK: cumulative ack, SACK blocks, ECN echo,
 //!            timestamp echo, and whatever the scheme reflects (`SchemeSpec::reflect`) ─► host NIC port
 //!  NIC:      a packet starting serialisation leaves the host: send timestamp, edge path choice (data)
-//!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once
+//!  edge:     ACKs, probe replies and timeouts feed the edge balancer; probes it asks for leave at once;
+//!            with `ack_routing = "edge"` the receiving host's balancer also tags the ACKs it makes
 //! ```
 //!
 //! A host knows only its own flows: the balancer header it writes comes from the sender's own state
@@ -47,6 +48,7 @@
 use crate::config::{PriorityRule, SourceConfig, TransportConfig, TransportKind};
 use crate::cx::Cx;
 use crate::ids::{FlowId, HostId};
+use crate::lb::ackpath::AckView;
 use crate::lb::{EdgeBalancer, EdgeCx, FlowView, PacketMut, ProbeRequest, Reflect};
 use crate::packet::{class, Packet, PacketKind};
 use crate::rng::Rng;
@@ -195,11 +197,13 @@ pub(crate) struct EdgeState {
     pub rng: Rng,
     /// The balancer's [`EdgeBalancer::sets_ect`], asked once.
     pub ect: bool,
+    /// The balancer's [`EdgeBalancer::routes_acks`], asked once.
+    pub acks: bool,
 }
 
 impl EdgeState {
     pub fn new(lb: Box<dyn EdgeBalancer>, rng: Rng) -> EdgeState {
-        EdgeState { ect: lb.sets_ect(), lb, rng }
+        EdgeState { ect: lb.sets_ect(), acks: lb.routes_acks(), lb, rng }
     }
 }
 
@@ -528,6 +532,20 @@ impl Hosts {
         p.lb.class |= class::SOURCE_ROUTED;
     }
 
+    /// Lets the receiving host's edge balancer tag an ACK with a path towards the data sender's leaf
+    /// (`ack_routing = "edge"`, [`crate::lb::ackpath`]). The ACK is tagged when it is made, which is when it
+    /// joins the NIC: ACKs are never held back by the host.
+    fn route_ack_at_edge(&mut self, cx: &mut Cx, net: &mut Network, a: &mut Packet, view: &AckView) {
+        let facts = &net.fabric.facts;
+        let (sl, dl) = (facts.leaf_of_host(a.src), facts.leaf_of_host(a.dst));
+        if sl == dl {
+            return;
+        }
+        let tag = self.edge_hook(cx, net, a.src, |lb, ecx, net| lb.choose_ack_path(ecx, view, net.fabric.paths(sl, dl)));
+        a.lb.path = tag;
+        a.lb.class |= class::SOURCE_ROUTED;
+    }
+
     fn send_probes(&mut self, cx: &mut Cx, net: &mut Network, host: HostId) {
         if self.probes.is_empty() {
             return;
@@ -775,6 +793,10 @@ impl Hosts {
         a.echo_ts = p.sent_at;
         a.ecn.ece = p.ecn.ce;
         (self.reflect)(&p, &mut a.lb);
+        if self.edges.get(p.dst.index()).is_some_and(|e| e.acks) {
+            let view = AckView { flow: p.flow, to: p.src, size: f.spec.size, ack: rx.ack, seq: p.seq, duplicate: rx.duplicate };
+            self.route_ack_at_edge(cx, net, &mut a, &view);
+        }
         if complete {
             self.end_flow(now, p.flow, FlowState::Completed);
         }

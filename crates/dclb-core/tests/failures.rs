@@ -63,3 +63,35 @@ fn idle_gaps_between_flows_are_not_a_stall() {
     let r = dclb_core::simulate(&cfg).unwrap();
     assert_eq!(unfinished(&r), 0);
 }
+
+/// 2 leaves x 4 spines, 4 hosts per leaf; the link from spine 0 down to leaf 0 is a blackhole, the way up
+/// works. 40 flows of 50 packets from leaf 0's hosts to leaf 1's, one every 20 µs, so their data never
+/// meets the blackhole: only what comes back to leaf 0 does (ACKs, probe replies).
+fn ack_blackhole(scheme: &str, ack_routing: &str) -> dclb_core::Config {
+    let mut cfg = fabric(2, 4, 4);
+    cfg.lb.scheme = scheme.into();
+    cfg.lb.params.insert("ack_routing".into(), serde_json::json!(ack_routing));
+    cfg.topology.links.push(LinkOverride { leaf: 0, spine: 0, link: None, rate_gbps: None, delay_us: None, failed: false, blackhole: true, loss_rate: 0.0, direction: Direction::Down });
+    let flows: Vec<(f64, u32, u32, u64)> = (0..40).map(|i| (i as f64 * 20.0, i % 4, 4 + (i / 4) % 4, 50 * 1460)).collect();
+    cfg.sources = vec![listed(&flows, TransportKind::Dctcp)];
+    cfg.run.horizon_us = Some(500_000.0);
+    cfg
+}
+
+/// An edge scheme chooses its data's path, but by default the switches hash its ACKs: a flow whose ACKs
+/// hash onto the blackholed way back never finishes, however well its sender chose. With
+/// `ack_routing = "edge"` the receiving host routes the ACKs and moves them off a path that loses them
+/// (the sender sending already acknowledged bytes again after a silence), so every flow finishes. Checked to fail
+/// with the hook not called (`routes_acks` false for every scheme: the edge runs equal the ECMP ones).
+#[test]
+fn with_edge_ack_routing_the_receiver_moves_acks_off_a_blackhole_that_ecmp_hashes_them_onto() {
+    for scheme in ["hermes", "clove", "presto", "mdtlb"] {
+        let e = run(&ack_blackhole(scheme, "ecmp"));
+        let g = run(&ack_blackhole(scheme, "edge"));
+        let (ue, ug) = (unfinished(&e), unfinished(&g));
+        eprintln!("{scheme}: unfinished of 40 with ACKs by ECMP {ue}, by the receiving edge {ug}");
+        // About a quarter of the flows' ACKs hash onto spine 0 on the way back.
+        assert!(ue >= 4, "{scheme}, ecmp: {ue} unfinished");
+        assert_eq!(ug, 0, "{scheme}, edge: every flow's ACKs escape the blackhole");
+    }
+}

@@ -334,3 +334,39 @@ fn hermes_completes_all_flows_deterministically_and_shuns_the_slow_path() {
     let mean = |r: &Results| r.flows.opt_f64s("fct_us").iter().flatten().sum::<f64>() / r.flows.rows() as f64;
     assert!(mean(&h) < 0.5 * mean(&e), "mean FCT: hermes {:.0} µs, ecmp {:.0} µs", mean(&h), mean(&e));
 }
+
+/// An ACK this host (host 0) sends for flow 9, which host 2 sends it: data `seq` arrived, `duplicate` if
+/// host 0 held it already.
+fn ack_view(seq: u64, duplicate: bool) -> dclb_core::lb::ackpath::AckView {
+    dclb_core::lb::ackpath::AckView { flow: FlowId(9), to: DST, size: 1_000_000, ack: if duplicate { 50_000 } else { seq + 1460 }, seq, duplicate }
+}
+
+/// With `ack_routing = "edge"` the receiving host places the ACKs of a flow it receives as it would place a
+/// new flow of its own to the sender's leaf: on the one good path it knows. When the sender sends already
+/// acknowledged bytes again at or below the last duplicate (its ACKs are being lost), the ACKs move off that
+/// path, and the path counts a timeout in this host's own view (good no more). By default Hermes does not
+/// route ACKs at all. Checked to fail with `place_ack` taking a random path (the first leg then lands on
+/// path 2 only by chance: seed 5 gives path 1) and with the timeout not counted.
+#[test]
+fn edge_ack_routing_places_acks_by_the_receivers_own_view_and_leaves_a_path_that_loses_them() {
+    assert!(!Bench::new(&given(&[])).lb.routes_acks(), "the default leaves ACKs to the switches");
+    let mut b = Bench::new(&given(&[("ack_routing", json!("edge"))]));
+    assert!(b.lb.routes_acks());
+    // Path 2 is good (20 µs, unmarked); the others are unknown, gray.
+    b.settle(0.0, 2, 20.0, false);
+    assert_eq!(b.kind(1.0, 2), Level::Good);
+    let paths = b.paths();
+    let mut ack = |b: &mut Bench, us: f64, seq: u64, dup: bool| {
+        let v = ack_view(seq, dup);
+        b.lb.choose_ack_path(&mut b.bench.at(at(us)).cx(), &v, &paths)
+    };
+    for k in 0..5 {
+        assert_eq!(ack(&mut b, 1.0 + k as f64, k * 1460, false), 2, "ACKs follow the good path");
+    }
+    // One duplicate (go-back-N after a data loss looks the same) keeps the leg; the same bytes again move it.
+    assert_eq!(ack(&mut b, 10.0, 1460, true), 2);
+    let moved = ack(&mut b, 20.0, 1460, true);
+    assert_ne!(moved, 2, "ACKs leave the path that lost them");
+    assert_eq!(b.kind(20.0, 2), Level::Gray, "the lost ACKs count as a timeout on path 2");
+    assert_eq!(ack(&mut b, 21.0, 8 * 1460, false), moved, "the new leg holds");
+}

@@ -4,9 +4,11 @@
 //! GIL released (so Python can draw a progress bar between chunks and other threads keep running), and hands
 //! results back in two forms:
 //!
-//! * each result table as a `pyarrow.RecordBatch`, through Arrow's C data interface (`arrow-pyarrow`):
-//!   pyarrow adopts the engine's buffers, so no value is converted one by one and no byte layout is agreed
-//!   by hand. Nullable engine columns keep their nulls; only they are nullable in the schema.
+//! * each result table as a [`table::PyResultTable`]: an Arrow record batch that Python reads column by
+//!   column as bytes for numpy (a run that stores nothing never loads pyarrow), or whole as a
+//!   `pyarrow.RecordBatch` through Arrow's C data interface (`arrow-pyarrow`): pyarrow adopts the engine's
+//!   buffers, so no value is converted one by one and no byte layout is agreed by hand. Nullable engine
+//!   columns keep their nulls; only they are nullable in the schema.
 //! * the run statistics as one JSON document of [`RunStats`], which Python reads with `json.loads`. JSON
 //!   rather than a Python-object serialiser: the binding already depends on `serde_json`, the document is a
 //!   few dozen numbers once per run, and Python's `json` reads 64-bit integers exactly.
@@ -23,7 +25,6 @@ use dclb_core::config::{ConfigError, FieldPath, PathPart, SamplerConfig, SourceC
 use dclb_core::fabric::Fabric;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_buffer::OffsetBuffer;
-use arrow_pyarrow::ToPyArrow;
 use arrow_schema::{DataType, Field, Schema};
 use dclb_core::lb::{ParamValue, SCHEMES};
 use dclb_core::memory::{Estimate, MemoryLimit, Part};
@@ -34,6 +35,9 @@ use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::sync::{Arc, Mutex};
+
+mod table;
+use table::PyResultTable;
 
 pyo3::create_exception!(
     _core,
@@ -169,14 +173,14 @@ impl PySimulation {
         (sim.now().as_us(), sim.events(), sim.flows_ended(), sim.flows_total())
     }
 
-    /// Result tables and statistics: {"flows", "ports", "switches", "samples"} as `pyarrow.RecordBatch`, and
+    /// Result tables and statistics: {"flows", "ports", "switches", "samples"} as `ResultTable`, and
     /// "stats" as the JSON text of the run statistics.
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.inner.lock().expect("simulation lock").results();
         let d = PyDict::new(py);
         d.set_item("stats", stats_json(&r.stats)?)?;
         for (name, table) in [("flows", r.flows), ("ports", r.ports), ("switches", r.switches), ("samples", r.samples)] {
-            d.set_item(name, record_batch(table)?.to_pyarrow(py)?)?;
+            d.set_item(name, PyResultTable::new(record_batch(table)?))?;
         }
         Ok(d)
     }
@@ -332,6 +336,7 @@ fn cdf_problem(points: Vec<(f64, f64)>) -> Option<(Option<usize>, String)> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
+    m.add_class::<PyResultTable>()?;
     m.add("ConfigError", m.py().get_type::<PyConfigError>())?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;

@@ -125,22 +125,19 @@ This package is the store's public face; its parts, one job each:
 :mod:`~dclb.store.files` (atomic writes, manifests, verifying a folder),
 :mod:`~dclb.store.catalog` (the catalog's columns and rows) and
 :mod:`~dclb.store.store` (the :class:`Store` class that ties them together).
+
+Importing the package loads only :mod:`~dclb.store.records` (the standard library): a run that stores
+nothing still needs its run id and record, but not DuckDB or pyarrow. The names of the other parts are
+looked up when first used (``dclb.store.Store`` imports :mod:`~dclb.store.store` then; issue #30).
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import Any
+
 from ..errors import StoreError
 from ..jsonvalues import to_jsonable
-from .catalog import CATALOG_FILE, LOCK_FILE
-from .files import (
-    COMPLETE_FILE,
-    MANIFEST_VERSION,
-    RECORD_FILE,
-    RETIRED_PREFIX,
-    RUNS_DIR,
-    STAGING_PREFIX,
-    RunCheck,
-)
 from .records import (
     COSMETIC_FIELDS,
     MAX_FLATTENED_LIST,
@@ -153,7 +150,20 @@ from .records import (
     scenario_hash,
     utc_now,
 )
-from .store import LOCK_TIMEOUT_S, QUERYABLE_TABLES, DamagedRunsWarning, Store, open_store
+
+#: Where each name that needs DuckDB or pyarrow lives (the part is imported on first use).
+_LAZY = {
+    **dict.fromkeys(("CATALOG_FILE", "LOCK_FILE"), "catalog"),
+    **dict.fromkeys(("COMPLETE_FILE", "MANIFEST_VERSION", "RECORD_FILE", "RETIRED_PREFIX", "RUNS_DIR", "STAGING_PREFIX", "RunCheck"), "files"),
+    **dict.fromkeys(("LOCK_TIMEOUT_S", "QUERYABLE_TABLES", "DamagedRunsWarning", "Store", "open_store"), "store"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "RunRecord",

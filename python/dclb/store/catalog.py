@@ -4,7 +4,9 @@ A row is a record's :func:`~dclb.store.records.catalog_row`. Columns are added w
 column keeps one type, widened only when a value needs it along BOOLEAN -> BIGINT -> DOUBLE -> VARCHAR
 (integers beyond 64 bits are text); a null never creates a column by itself. Column names are matched
 case-insensitively, as DuckDB does. Non-finite floats are stored as null. Rows are written as one Arrow
-table per insert, replacing rows of the same run ids.
+table per insert, replacing rows of the same run ids. Its columns are built from their buffers
+(:func:`arrow_column`), not with ``pyarrow.array``, which imports pandas (to ask whether a list is a pandas
+object): storing a run never loads pandas (issue #30).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+import numpy as np
 import pyarrow as pa
 
 from .records import RECORD_COLUMNS
+
+if TYPE_CHECKING:  # the connection is opened by dclb.store.store, which imports DuckDB then
+    import duckdb
 
 CATALOG_FILE = "catalog.duckdb"
 LOCK_FILE = "catalog.lock"
@@ -67,12 +72,26 @@ def _column_value(value: Any, column_type: str) -> Any:
     return bool(value)
 
 
-_ARROW_TYPES = {
-    "BOOLEAN": pa.bool_(),
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "VARCHAR": pa.string(),
-}
+def arrow_column(values: list[Any], column_type: str) -> pa.Array:
+    """Catalog values of one column (None, or each a value of the column's type, as :func:`_column_value`
+    gives them) as the Arrow array ``pyarrow.array(values, type=...)`` would build, made from its buffers."""
+    count = len(values)
+    valid = np.fromiter((value is not None for value in values), dtype=bool, count=count)
+    null_count = count - int(valid.sum())
+    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if null_count else None
+    if column_type == "BOOLEAN":
+        flags = np.fromiter((value is True for value in values), dtype=bool, count=count)
+        return pa.Array.from_buffers(pa.bool_(), count, [validity, pa.py_buffer(np.packbits(flags, bitorder="little"))], null_count)
+    if column_type in ("BIGINT", "DOUBLE"):
+        dtype, arrow_type = (np.int64, pa.int64()) if column_type == "BIGINT" else (np.float64, pa.float64())
+        numbers = np.fromiter((0 if value is None else value for value in values), dtype=dtype, count=count)
+        return pa.Array.from_buffers(arrow_type, count, [validity, pa.py_buffer(numbers)], null_count)
+    texts = [b"" if value is None else str(value).encode("utf-8") for value in values]
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum([len(text) for text in texts], out=offsets[1:])
+    narrow = offsets[-1] < 2**31  # the string type's 32-bit offsets hold it (always, in practice)
+    offsets_buffer = pa.py_buffer(offsets.astype(np.int32) if narrow else offsets)
+    return pa.Array.from_buffers(pa.string() if narrow else pa.large_string(), count, [validity, offsets_buffer, pa.py_buffer(b"".join(texts))], null_count)
 
 
 def _catalog_columns(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -130,14 +149,8 @@ def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> N
     rows = _match_existing_names(rows, _catalog_columns(con))
     columns = _fit_columns(con, rows)
     present = [name for name in columns if any(row.get(name) is not None for row in rows)]
-    arrays = {
-        name: pa.array(
-            [_column_value(row.get(name), columns[name]) for row in rows],
-            type=_ARROW_TYPES.get(columns[name], pa.string()),
-        )
-        for name in present
-    }
-    incoming = pa.table(arrays)
+    arrays = [arrow_column([_column_value(row.get(name), columns[name]) for row in rows], columns[name]) for name in present]
+    incoming = pa.Table.from_arrays(arrays, names=present)
     # Two statements, not one transaction: DuckDB < 1.2 rejects re-inserting a
     # deleted primary key inside the same transaction.  The file lock keeps
     # other processes from seeing the gap; rebuild_catalog repairs a crash.

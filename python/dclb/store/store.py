@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import filelock
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,6 +47,7 @@ from .files import (
 from .records import RecordLike, catalog_row, check_run_id, normalized_record, plain_record
 
 if TYPE_CHECKING:  # the readers return DataFrames; writing a run never imports pandas (issue #12)
+    import duckdb  # imported where the catalog is opened: a sweep's worker writes run folders alone (issue #30)
     import pandas as pd
 
 LOCK_TIMEOUT_S = 600.0
@@ -342,6 +342,8 @@ class Store:
         dclb's own processes take turns through the store's lock file; another program (a DuckDB shell, a
         notebook) that has the catalog open holds DuckDB's own file lock instead. That is waited for, up to
         :data:`CATALOG_BUSY_WAIT_S`, so that a query run beside a long sweep does not end the sweep."""
+        import duckdb
+
         waited, attempt = 0.0, 0
         while True:
             try:
@@ -415,6 +417,8 @@ class Store:
             return len(self._rebuild_locked())
 
     def _rebuild_locked(self) -> set[str]:
+        import duckdb
+
         rows = [catalog_row(record) for record in self.records()]
         temp = self.path / f".{CATALOG_FILE}.{secrets.token_hex(4)}.part"
         temp_wal = temp.with_name(temp.name + ".wal")
@@ -585,6 +589,8 @@ class Store:
         Parquet files of complete runs (views ``flows``, ``ports``,
         ``switches``, ``samples``, each with a ``run_id`` column).  A view is defined only
         if at least one complete run has that table."""
+        import duckdb
+
         self._require_store()
         with self._locked():
             self._ensure_catalog_locked()

@@ -47,6 +47,10 @@
 //!
 //!   `recovery_us` defaults to 5,000 µs, ten flowlet timeouts: long against the 40 µs reaction limit and one
 //!   flowlet, so recovery does not undo fresh congestion signals (a dclb choice; no source gives a value).
+//! * ACKs are hashed by the switches (`ack_routing = "ecmp"`, as in [LB]); with `"edge"` the receiving host's
+//!   Clove routes them in acklets (the flowlet timeout splits them), each by the weighted round robin towards
+//!   the sender's leaf, moved at once when its ACKs are lost ([`super::ackpath`]). The weights see no
+//!   blackhole (it returns no ECN), so acklets and flowlets alike can be drawn onto one.
 //! * The flowlet table ([`FlowTable`]) is per flow, with exact timestamps; a gap of at least
 //!   `flowlet_timeout_us` starts a new flowlet. Entries are dropped when the flow is fully acknowledged.
 //!
@@ -55,6 +59,7 @@
 //! ×2/3; the code writes 0.67/0.33); redistribution to all other paths ([LB]); weighted round robin
 //! (paper); recovery none ([LB]); ECT set at the edge (paper).
 
+use super::ackpath::{AckLegs, AckRouting, AckView};
 use super::flowtable::{Clock, FlowTable, Timeout};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
@@ -112,6 +117,11 @@ scheme_params! {
         /// outer header); off: only DCTCP flows' packets can be marked
         #[source = "Clove paper (vSwitch sets ECT, hides CE from the guest)"]
         edge_ect: bool = true,
+        /// who routes the ACKs this host sends for the flows it receives: the switches' hash ([LB]), or this
+        /// host's Clove, in acklets split by the flowlet timeout, each by its weights towards the data sender's
+        /// leaf (lb/ackpath.rs)
+        #[source = "[LB] (ACKs by ECMP); 'edge': dclb's reading of the receiving vSwitch"]
+        ack_routing: AckRouting = AckRouting::Ecmp,
     }
 }
 
@@ -156,6 +166,8 @@ pub struct Clove {
     last_reaction: Vec<Time>,
     /// The path of each flow's current flowlet.
     flowlets: FlowTable<(), u16>,
+    /// The ACK legs (acklets) of the flows this host receives (`ack_routing = "edge"`).
+    acks: AckLegs,
     counters: CloveCounters,
 }
 
@@ -190,6 +202,7 @@ impl Clove {
             relaxed_at: vec![Time::ZERO; nl as usize],
             last_reaction: vec![Time::MAX; nl as usize],
             flowlets: FlowTable::exact(Timeout::AtLeast(cfg.flowlet_timeout_us), Clock::Timestamp),
+            acks: AckLegs::new(Some(cfg.flowlet_timeout_us), Some(cfg.flowlet_timeout_us)),
             counters: CloveCounters::default(),
         }
     }
@@ -346,8 +359,30 @@ impl EdgeBalancer for Clove {
         self.cfg.edge_ect
     }
 
+    fn routes_acks(&self) -> bool {
+        self.cfg.ack_routing == AckRouting::Edge
+    }
+
+    /// ACKs go in acklets, each taking the next path of the weighted round robin towards the data sender's
+    /// leaf (the one its flowlets use), avoiding the path of an acklet whose ACKs were lost. Clove's weights
+    /// move only on ECN, so a lost acklet changes no weight.
+    fn choose_ack_path(&mut self, cx: &mut EdgeCx, ack: &AckView, paths: &[u16]) -> u16 {
+        let (now, dl) = (cx.now, cx.facts.leaf_of_host(ack.to));
+        let mut acks = std::mem::replace(&mut self.acks, AckLegs::new(None, None));
+        let p = acks.route(now, ack, paths, |_| false, |start| match start.avoid() {
+            Some(on) if paths.len() > 1 => {
+                let others: Vec<u16> = paths.iter().copied().filter(|&p| p != on).collect();
+                self.pick(cx, dl, &others)
+            }
+            _ => self.pick(cx, dl, paths),
+        });
+        self.acks = acks;
+        p
+    }
+
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
+        self.acks.state_bytes()
+            + std::mem::size_of::<Self>()
             + self.weights.len() * (8 + 8 + 8)
             + self.relaxed_at.len() * 16
             + self.flowlets.state_bytes()

@@ -53,6 +53,9 @@
 //! ECN) is rarely seen.
 //!
 //! **Choices where the paper is vague.**
+//! * ACKs are hashed by the switches (`ack_routing = "ecmp"`, [LB]'s `TLBReverseACK` off); with `"edge"` the
+//!   receiving host's Hermes routes them, each flow's ACK leg placed as a new flow to the sender's leaf and
+//!   placed again when its ACKs are lost (counted as a timeout on the path): [`super::ackpath`].
 //! * Each host senses and probes for itself: the paper shares probe results within a rack, which would take
 //!   host-to-host messages. With `probe_scope = "active"` (default) a host probes only destination leaves it
 //!   sent data to within the last 10 probe intervals; `"all"` probes every leaf. The probed host is the one
@@ -107,6 +110,7 @@
 //! [`Time`] each, read from µs once), the move off a bad path, "notably better" as at least `ΔRTT` and `ΔECN`
 //! lower, and losses on a bad (or already failed) path that do not fail it.
 
+use super::ackpath::{AckLegs, AckRouting, AckView};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 use super::pathsense::{threshold_on_fabric, Fallback, Level, PathJudge, PathView, Rerouter, Rules, Sensing};
 pub use super::pathsense::{DelaySignal, ProbeScope, SizeGate};
@@ -220,6 +224,11 @@ scheme_params! {
         /// flows' packets (and probes) can be marked
         #[source = "dclb choice, as Clove's vSwitch (the ECN fraction needs ECT packets)"]
         edge_ect: bool = true,
+        /// who routes the ACKs this host sends for the flows it receives: the switches' hash (the papers'
+        /// code, TLBReverseACK off), or this host's Hermes, placing each ACK leg as it would place a new
+        /// flow to the data sender's leaf (lb/ackpath.rs)
+        #[source = "[LB] TLBReverseACK (default off); 'edge': dclb's reading of it"]
+        ack_routing: AckRouting = AckRouting::Ecmp,
     }
 }
 
@@ -343,12 +352,17 @@ pub struct Hermes {
     cfg: HermesParams,
     /// The host's path sensing, its flows' paths, and the rerouting skeleton.
     paths: Rerouter,
+    /// The ACK legs of the flows this host receives (`ack_routing = "edge"`).
+    acks: AckLegs,
     counters: HermesCounters,
 }
 
 impl Hermes {
     pub fn new(cfg: HermesParams, facts: &FabricFacts, host: HostId) -> Hermes {
-        Hermes { cfg, paths: Rerouter::new(cfg.rules(), facts, host), counters: HermesCounters::default() }
+        // A placed flow keeps its path through idle gaps (a gap only opens the cautious, gated move), so an
+        // ACK leg does too: it is placed again only when its ACKs are lost or its path is gone. A duplicate after
+        // a silence longer than the flowlet timeout is lost ACKs (module doc of `ackpath`).
+        Hermes { cfg, paths: Rerouter::new(cfg.rules(), facts, host), acks: AckLegs::new(None, Some(cfg.flowlet_timeout_us)), counters: HermesCounters::default() }
     }
 
     /// How Hermes judges path `path` towards `dst_leaf` at `now` (for inspection and tests).
@@ -377,6 +391,17 @@ impl EdgeBalancer for Hermes {
         self.paths.on_timeout(flow);
     }
 
+    fn routes_acks(&self) -> bool {
+        self.cfg.ack_routing == AckRouting::Edge
+    }
+
+    /// Each ACK leg is placed as a new flow to the data sender's leaf would be (module doc of `ackpath`).
+    fn choose_ack_path(&mut self, cx: &mut EdgeCx, ack: &AckView, paths: &[u16]) -> u16 {
+        let (now, dl) = (cx.now, cx.facts.leaf_of_host(ack.to));
+        let (cfg, rerouter, rng) = (&self.cfg, &mut self.paths, &mut *cx.rng);
+        self.acks.route(now, ack, paths, |_| false, |start| rerouter.place_ack(cfg, rng, dl, paths, now, start))
+    }
+
     fn on_probe_reply(&mut self, cx: &mut EdgeCx, reply: &Packet) {
         self.paths.on_probe_reply(cx, reply);
     }
@@ -400,7 +425,7 @@ impl EdgeBalancer for Hermes {
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.paths.heap_bytes()
+        std::mem::size_of::<Self>() + self.paths.heap_bytes() + self.acks.state_bytes()
     }
 
     fn counters(&self) -> CounterReport {

@@ -84,9 +84,10 @@
 //!   once that holds 100 packets, charged once per loss episode (as Hermes), and fails the path for
 //!   `fail_hold_us` (10 ms). A path with a timeout since its last delivery is gray at best.
 //! * **Anti-herding**: the paper has none: `reroute_probability` 1, `reroute_interval_us` 0.
-//! * **Not modelled**: MDTLBReverseACK (the receiver routes its ACKs with its own balancer; dclb has no ACK
-//!   routing hook, ACKs follow ECMP); quantifyRTTBase (a ranking bucket of the Hermes code with no role in
-//!   PC2). Flow entries are dropped when every byte is acknowledged, not on idleness: a flow backing off its
+//! * **MDTLBReverseACK** (Table 5: on; the receiver routes its ACKs with its own balancer) is
+//!   `ack_routing = "edge"` ([`super::ackpath`]); the default stays `"ecmp"`, as for every edge scheme and
+//!   as the [LB] driver has it, so that MDTLB and its Hermes baseline see the same ACK paths.
+//! * **Not modelled**: quantifyRTTBase (a ranking bucket of the Hermes code with no role in PC2). Flow entries are dropped when every byte is acknowledged, not on idleness: a flow backing off its
 //!   RTO must still charge its next timeout to its path.
 //!
 //! **Packets carry** only Hermes' set: the path tag and send timestamp on data, the echoed tag, timestamp and
@@ -102,6 +103,7 @@
 //! Hermes' do (40 µs is the one-way base of that fabric, so `T_LowS` sits at this fabric's base delay and
 //! `T_highS` 140 µs above it). `"published"` uses Table 5 as printed; reproductions of the paper do.
 
+use super::ackpath::{AckLegs, AckRouting, AckView};
 use super::params::{param_choice, scheme_params, LB_FABRIC_RTT_US};
 pub use super::pathsense::{DelaySignal, Fallback, Level, PathView, ProbeScope, SizeGate};
 use super::pathsense::{threshold_on_fabric, PathJudge, Rerouter, Rules, Sensing, Why};
@@ -253,6 +255,11 @@ scheme_params! {
         /// the host makes its data packets ECN-capable whatever the transport (Hermes' shim)
         #[source = "dclb choice (Hermes design)"]
         edge_ect: bool = true,
+        /// who routes the ACKs this host sends for the flows it receives: the switches' hash, or this host's
+        /// MDTLB, placing each ACK leg as it would place a new flow to the data sender's leaf (lb/ackpath.rs;
+        /// Table 5's MDTLBReverseACK is on, the [LB] driver's default off)
+        #[source = "MDTLB Table 5 MDTLBReverseACK True; [LB] default off; default ecmp as every edge scheme"]
+        ack_routing: AckRouting = AckRouting::Ecmp,
     }
 }
 
@@ -499,6 +506,8 @@ pub struct Mdtlb {
     change: i32,
     /// When c last had a chance to move.
     last_adapt: Option<Time>,
+    /// The ACK legs of the flows this host receives (`ack_routing = "edge"`).
+    acks: AckLegs,
     counters: MdtlbCounters,
 }
 
@@ -509,6 +518,8 @@ impl Mdtlb {
             paths: Rerouter::new(cfg.rules(), facts, host),
             change: 0,
             last_adapt: None,
+            // As in Hermes, an ACK leg is placed again only when its ACKs are lost or its path is gone.
+            acks: AckLegs::new(None, Some(cfg.flowlet_timeout_us)),
             counters: MdtlbCounters::default(),
         }
     }
@@ -611,6 +622,18 @@ impl EdgeBalancer for Mdtlb {
         self.paths.on_probe_reply(cx, reply);
     }
 
+    fn routes_acks(&self) -> bool {
+        self.judge.cfg.ack_routing == AckRouting::Edge
+    }
+
+    /// Each ACK leg is placed as a new flow to the data sender's leaf would be, by MDTLB's judge (without
+    /// moving c: an ACK leg is not a new flow).
+    fn choose_ack_path(&mut self, cx: &mut EdgeCx, ack: &AckView, paths: &[u16]) -> u16 {
+        let (now, dl) = (cx.now, cx.facts.leaf_of_host(ack.to));
+        let (judge, rerouter, rng) = (&self.judge, &mut self.paths, &mut *cx.rng);
+        self.acks.route(now, ack, paths, |_| false, |start| rerouter.place_ack(judge, rng, dl, paths, now, start))
+    }
+
     /// Every probe interval: Hermes' probe round, the best known path ranked by (level, RTT). With
     /// `adapt_trigger = "timer"`, first the threshold step, while the host sent to some leaf lately.
     fn on_timer(&mut self, cx: &mut EdgeCx) {
@@ -644,7 +667,7 @@ impl EdgeBalancer for Mdtlb {
     }
 
     fn state_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.paths.heap_bytes()
+        std::mem::size_of::<Self>() + self.paths.heap_bytes() + self.acks.state_bytes()
     }
 
     fn counters(&self) -> CounterReport {

@@ -8,7 +8,8 @@
 //!   load into a header field, TR's spines write their queue into ACKs.
 //! * a **host edge** (Presto, Hermes, Clove, MDTLB): the sending host picks a path and writes it into the
 //!   packet's path tag; switches then follow the tag ([`source_route::SourceRoute`]). An [`EdgeBalancer`]
-//!   sees the host's own flows, the ACKs and probe replies that come back, and may send probes.
+//!   sees the host's own flows, the ACKs and probe replies that come back, and may send probes; with
+//!   `ack_routing = "edge"` it also tags the ACKs its host sends for the flows it receives ([`ackpath`]).
 //!
 //! A balancer sees only what that device would see: its own ports' live queues, static facts of the fabric
 //! ([`FabricFacts`]), and the packet in hand with its [`LbHeader`](crate::packet::LbHeader). Anything about
@@ -49,6 +50,7 @@
 //!    [`testkit::SwitchBench`] or [`testkit::EdgeBench`] (with these queues and this clock, this packet goes
 //!    there), and an end-to-end run. Break the rule on purpose once and see a test fail.
 
+pub mod ackpath;
 pub mod flowhash;
 pub mod flowtable;
 pub mod params;
@@ -494,6 +496,18 @@ pub trait EdgeBalancer: Send {
     fn choose_path(&mut self, cx: &mut EdgeCx, flow: &FlowView, pkt: &mut PacketMut, paths: &[u16]) -> u16;
     /// An ACK of one of this host's flows arrived (`ack.lb.echo_path` is the path of the data it answers).
     fn on_ack(&mut self, _cx: &mut EdgeCx, _flow: &FlowView, _ack: &Packet) {}
+    /// Whether this host's edge routes the ACKs it sends for the flows it receives (`ack_routing = "edge"`,
+    /// [`ackpath`]): asked once, when the balancer is installed. Default off: ACKs go untagged and the
+    /// switches hash them.
+    fn routes_acks(&self) -> bool {
+        false
+    }
+    /// Picks the path tag of an ACK this host sends for another host's flow, towards the data sender's leaf,
+    /// among `paths` (never empty), from this host's own view of its paths. Called only if
+    /// [`EdgeBalancer::routes_acks`]; the default takes the first path.
+    fn choose_ack_path(&mut self, _cx: &mut EdgeCx, _ack: &ackpath::AckView, paths: &[u16]) -> u16 {
+        paths[0]
+    }
     /// A retransmission timeout fired for `flow`.
     fn on_timeout(&mut self, _cx: &mut EdgeCx, _flow: &FlowView) {}
     /// A reply to one of this host's probes arrived.

@@ -68,6 +68,7 @@
 //! entry is dropped when every byte is acknowledged; its retransmission timer marks it for placing again and
 //! counts a timeout against its path. The caller learns what happened ([`Routed`]) and counts it.
 
+use super::ackpath::LegStart;
 use super::flowtable::{Clock, Entry, FlowTable, Timeout};
 use super::params::{param_choice, Params};
 use super::{EdgeCx, FlowView, PacketMut, ProbeRequest};
@@ -873,6 +874,31 @@ impl Rerouter {
         if let Some(e) = self.flows.get_mut(flow.flow.key()) {
             e.data.timed_out = true;
             self.sense.count_timeout(e.data.dst_leaf, e.port);
+        }
+    }
+
+    /// The path of a new ACK leg towards `dst_leaf` ([`super::ackpath`]): where a new flow to that leaf would
+    /// be placed now, avoiding the path of a leg whose ACKs were lost if another is left (a random one when
+    /// every path has failed). A leg whose ACKs were lost counts a timeout against its path, as a flow's
+    /// retransmission timeout does: it is this host's own packets that the path lost. ACKs are not counted in
+    /// the paths' sending rates (which rank the data's paths), nor do they put a leaf in the probing scope.
+    pub fn place_ack<J: PathJudge>(&mut self, judge: &J, rng: &mut Rng, dst_leaf: LeafId, paths: &[u16], now: Time, start: LegStart) -> u16 {
+        if let LegStart::Lost { on } = start {
+            if paths.contains(&on) {
+                self.sense.count_timeout(dst_leaf, on);
+            }
+        }
+        let others: Vec<u16>;
+        let candidates = match start.avoid() {
+            Some(on) if paths.len() > 1 && paths.contains(&on) => {
+                others = paths.iter().copied().filter(|&p| p != on).collect();
+                &others[..]
+            }
+            _ => paths,
+        };
+        match self.place(judge, rng, dst_leaf, candidates, now).0 {
+            Some(p) => p,
+            None => candidates[rng.below(candidates.len())],
         }
     }
 

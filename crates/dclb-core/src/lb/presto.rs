@@ -45,7 +45,9 @@
 //!   smooth); smooth WRR is dclb's choice, as the even spread the paper's "near-uniform" flowcells aim for.
 //! * *Failures.* Only working paths are offered; if the current cell's path is no longer among them, the
 //!   cell continues on the path its rotation counter now names.
-//! * *ACKs* are not tagged and follow ECMP in the fabric, as in the Hermes authors' code.
+//! * *ACKs* are not tagged and follow ECMP in the fabric, as in the Hermes authors' code (`ack_routing =
+//!   "ecmp"`). With `"edge"` the receiving host routes them ([`super::ackpath`]): one ACK flowcell per
+//!   `flowcell_bytes` of data acknowledged, round robin over the working paths with equal turns.
 //! * *Receiver.* The paper's modified GRO holds data across flowcell-boundary gaps. dclb models it with the
 //!   transport's resequencing buffer, `transport.reseq_timeout_us`, which is off by default so that the
 //!   reordering cost stays visible. A reproduction of Presto's own setting should turn it on; dclb
@@ -64,6 +66,7 @@
 //!   existed; "capacity" is for asymmetric fabrics (MDTLB's Fig. 3 spreads flowcells 1:10 on 1 and 10 Gbps
 //!   paths).
 
+use super::ackpath::{AckLegs, AckRouting, AckView, LegStart};
 use super::flowhash::FlowMap;
 use super::params::{param_choice, scheme_params};
 use super::scheme::{reflect_path_and_class, scheme_counters, CounterReport, Placement, SchemeSpec};
@@ -80,7 +83,7 @@ pub const SPEC: SchemeSpec = SchemeSpec {
     params: PrestoParams::SPECS,
     install: |cx, p| {
         let p = PrestoParams::from_params(p);
-        Installed::Edges(cx.facts.host_ids().map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start).weighted(p.weights)) as Box<dyn EdgeBalancer>).collect())
+        Installed::Edges(cx.facts.host_ids().map(|_| Box::new(Presto::new(p.flowcell_bytes, p.random_start).weighted(p.weights).ack_routing(p.ack_routing)) as Box<dyn EdgeBalancer>).collect())
     },
     reflect: reflect_path_and_class,
 };
@@ -98,6 +101,11 @@ scheme_params! {
         /// capacity (smooth weighted round robin)
         #[source = "[Presto] paper: controller weights proportional to path capacity under asymmetry (recalled, not checked); equal as in its symmetric setting"]
         weights: PrestoWeights = PrestoWeights::Equal,
+        /// who routes the ACKs this host sends for the flows it receives: the switches' hash ([LB]), or this
+        /// host's Presto, one ACK flowcell per flowcell_bytes of data acknowledged, round robin over the paths
+        /// to the data sender's leaf (lb/ackpath.rs)
+        #[source = "[LB] (ACKs by ECMP); 'edge': dclb's reading of the receiving vSwitch"]
+        ack_routing: AckRouting = AckRouting::Ecmp,
     }
 }
 
@@ -195,6 +203,9 @@ pub struct Presto {
     rotations: Vec<Option<Rotation>>,
     /// Per-flow state, by flow id.
     flows: FlowMap<Cell>,
+    /// Whether this host routes the ACKs of the flows it receives, and their legs (ACK flowcells).
+    ack_routing: AckRouting,
+    acks: AckLegs,
     counters: PrestoCounters,
 }
 
@@ -209,7 +220,22 @@ scheme_counters! {
 
 impl Presto {
     pub fn new(cell_bytes: u64, random_start: bool) -> Presto {
-        Presto { cell_bytes, random_start, weights: PrestoWeights::Equal, rotations: Vec::new(), flows: FlowMap::default(), counters: PrestoCounters::default() }
+        Presto {
+            cell_bytes,
+            random_start,
+            weights: PrestoWeights::Equal,
+            rotations: Vec::new(),
+            flows: FlowMap::default(),
+            ack_routing: AckRouting::Ecmp,
+            acks: AckLegs::new(None, None),
+            counters: PrestoCounters::default(),
+        }
+    }
+
+    /// The same sender with `ack_routing` (`ecmp` by default).
+    pub fn ack_routing(mut self, ack_routing: AckRouting) -> Presto {
+        self.ack_routing = ack_routing;
+        self
     }
 
     /// The same sender with `weights` (equal by default).
@@ -277,9 +303,29 @@ impl EdgeBalancer for Presto {
         }
     }
 
+    fn routes_acks(&self) -> bool {
+        self.ack_routing == AckRouting::Edge
+    }
+
+    /// The ACKs of a flow go in ACK flowcells, one per `flowcell_bytes` of data acknowledged, each on the
+    /// next path of the flow's round robin (equal turns over the working paths, from a random start with
+    /// `random_start`); a cell whose ACKs were lost hands over to the next path at once.
+    fn choose_ack_path(&mut self, cx: &mut EdgeCx, ack: &AckView, paths: &[u16]) -> u16 {
+        let (cell, random_start, rng) = (self.cell_bytes, self.random_start, &mut *cx.rng);
+        let next = |after: u16| paths.iter().position(|&p| p == after).map_or(0, |i| (i + 1) % paths.len());
+        self.acks.route(cx.now, ack, paths, |leg| ack.ack.saturating_sub(leg.from_ack) > cell, |start| {
+            let i = match start {
+                LegStart::First | LegStart::Gone => if random_start { rng.below(paths.len()) } else { 0 },
+                LegStart::Next { was } => next(was),
+                LegStart::Lost { on } => next(on),
+            };
+            paths[i]
+        })
+    }
+
     fn state_bytes(&self) -> usize {
         let rotations: usize = self.rotations.iter().flatten().map(|r| (r.paths.len() + r.turns.len()) * std::mem::size_of::<u16>()).sum();
-        std::mem::size_of::<Self>() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>()) + rotations
+        std::mem::size_of::<Self>() + self.acks.state_bytes() + self.flows.len() * (std::mem::size_of::<u128>() + std::mem::size_of::<Cell>()) + rotations
     }
 
     fn counters(&self) -> CounterReport {

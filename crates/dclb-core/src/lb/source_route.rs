@@ -2,8 +2,10 @@
 //!
 //! A host edge balancer (Presto, Hermes, Clove, MDTLB) writes the source leaf's uplink index into
 //! `pkt.lb.path`. The source leaf forwards on that uplink if it is a working candidate; a spine with parallel
-//! links takes the link with the same link number. Untagged packets (ACKs, same-leaf traffic) and tags that
-//! name a failed path fall back to ECMP, which is what a real fabric does with traffic it cannot steer.
+//! links takes the link with the same link number. Untagged packets (ACKs unless the receiving host routes
+//! them, `ack_routing = "edge"`; SYNs, probe replies, same-leaf traffic) and tags that name a failed path fall
+//! back to ECMP, which is what a real fabric does with traffic it cannot steer. An ACK's tag is an uplink of
+//! its own source leaf, the data receiver's, so the rule is the same for it.
 
 use super::PacketMut;
 use super::ecmp::flow_hash_index;

@@ -412,5 +412,11 @@ SENSITIVITY = Sensitivity(
         not_applicable("hosts per leaf", "stated by the paper (Table 5: 8 per leaf)", group="hosts per leaf"),
         reading("lb.ecn_mode=rtt_only", only=(MDTLB,), group="ECN rule", note="judge paths by RTT alone: MDTLB's runs become those of dclb's series 'MDTLB (RTT only)', which is left out of Fig. 15's ranking under this reading"),
         reading("lb.judge=literal", only=(MDTLB,), group="judging", note="PC1's thresholds as printed (docs/assumptions.md, MDTLB)"),
+        reading(
+            "lb.ack_routing=edge",
+            only=(MDTLB,),
+            group="ACK path",
+            note="Table 5's MDTLBReverseACK: the receiving host routes the ACKs with its own MDTLB (docs/assumptions.md, The ACK path of edge schemes); shipped: hashed by the switches, as for the Hermes baseline",
+        ),
     ),
 )
