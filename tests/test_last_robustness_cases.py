@@ -53,8 +53,6 @@ def _dry(tiny: Path, *settings: str) -> subprocess.CompletedProcess:
     (["lb.scheme=\"lbt\"", "lb.q_min_bytes=100000000"], ["lb.q_min_bytes: 100000000 bytes", "topology.buffer_bytes = 384000 bytes (the default at this rate)"]),
     (["lb.scheme=\"lbt\"", "topology.queue_unit=\"packets\"", "topology.buffer_packets=100", "lb.q_min_bytes=200000"],
      ["lb.q_min_bytes", "topology.buffer_packets = 100 packets", "150000 bytes"]),
-    # TAM's k*: marks only above it, so a k* at the buffer never marks.
-    (["lb.scheme=\"tam\"", "topology.buffer_bytes=384000", "lb.k_star_bytes=384000"], ["lb.k_star_bytes: 384000 bytes", "topology.buffer_bytes = 384000 bytes", "never mark"]),
     # A period given longer than the run: its first round would come after the end.
     (["lb.scheme=\"hermes\"", "lb.probe_us=100000", "run.horizon_us=50000"], ["lb.probe_us: 100000 us", "run.horizon_us = 50000 us", "would ever probe"]),
     # A measurement window that opens when the run has ended.
@@ -67,7 +65,7 @@ def test_a_relation_that_can_never_hold_is_refused_naming_both_fields(tiny, sett
 @pytest.mark.parametrize("settings", [
     ["lb.scheme=\"lbt\"", "topology.buffer_bytes=384000", "lb.q_min_bytes=384000"],  # a full queue reaches it
     ["lb.scheme=\"lbt\"", "lb.q1_max_bytes=10000000", "lb.q2_max_bytes=10000000"],  # upper bounds: no cap, odd but meaningful
-    ["lb.scheme=\"tam\"", "topology.buffer_bytes=384000", "lb.k_star_bytes=383999"],
+    ["lb.scheme=\"tam\"", "lb.k_star_bytes=1000000000"],  # TAM's queue rule off, its coexistence marking kept
     ["run.warmup_us=10000", "run.horizon_us=50000"],
     ["lb.scheme=\"hermes\"", "lb.probe_us=0", "run.horizon_us=50000"],  # probing off, said so
 ])
