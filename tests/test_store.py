@@ -598,7 +598,7 @@ def test_results_check_and_repair_when_folders_and_catalog_disagree(store_copy):
     assert "rebuilt the catalog (1 rows)" in repair.stdout and repair.stdout.splitlines()[-1].endswith("4 fixed")
     assert (store_dir / "set-aside").is_dir() and not (store_dir / "runs" / unmarked).exists()
     again = cli_run("store", "check", store_dir)
-    assert again.exit_code == 0 and again.stdout.strip() == "1 run (1 complete, 0 failed): no problems"
+    assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == "1 run (1 complete, 0 failed): no problems found"
     assert open_store(store_dir).runs()["run_id"].tolist() == [unlisted]
 
     rerun = sweep_again(scenario, store_dir)  # the two lost points run again, the listed one does not

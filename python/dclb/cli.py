@@ -123,7 +123,9 @@ class _Option(click.Option):
 
 class _NonEmptyPath(click.Path):
     """A path option or argument that refuses the empty text (which would otherwise mean the current
-    directory, or no file at all)."""
+    directory, or no file at all). Whether the path is a file or a directory, and can be read or written,
+    is checked where the command uses it, with :mod:`dclb.paths` (one line naming the option, where click
+    would print its usage), and not for a default the command does not use (``--out`` with ``--no-store``)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(path_type=Path, **kwargs)
@@ -158,14 +160,14 @@ def cli() -> None:
 
 
 @cli.command("run")
-@click.argument("scenario_file", type=_NonEmptyPath(dir_okay=False))
+@click.argument("scenario_file", type=_NonEmptyPath())
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override any scenario field, e.g. --set lb.scheme=rps --set traffic.load=0.7 (repeatable).")
 @click.option("--seed", type=int, default=None, help="Override the scenario seed.")
-@click.option("--out", type=_NonEmptyPath(file_okay=False), default=Path("dclb-results"), show_default=True, help="Results directory (run folders + catalog).")
+@click.option("--out", type=_NonEmptyPath(), default=Path("dclb-results"), show_default=True, help="Results directory (run folders + catalog).")
 @click.option("--no-store", is_flag=True, cls=_Option, not_with=("out",), help="Do not write results; just print the summary.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("--dry-run", is_flag=True, help="Validate and show what would run, without simulating.")
-@click.option("--dump-config", type=_NonEmptyPath(dir_okay=False), default=None, help="Write the resolved engine config (JSON) to this file.")
+@click.option("--dump-config", type=_NonEmptyPath(), default=None, help="Write the resolved engine config (JSON) to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--strict", is_flag=True, help="A source that started no flow (its random arrivals all fell outside its window) is an error, not a warning.")
 def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, strict: bool) -> None:
@@ -184,10 +186,15 @@ def run_cmd(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, o
 
 
 def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out: Path, no_store: bool, as_json: bool, dry_run: bool, dump_config: Path | None, quiet: bool, on_stored: Any, strict: bool) -> None:
+    from .paths import output_dir, output_file
     from .runner import run
     from .scenario import describe_load, engine_config, load_scenario
 
+    if dump_config is not None:
+        output_file(dump_config, "--dump-config")
     sc = load_scenario(scenario_file, list(overrides), seed)
+    if not no_store:
+        output_dir(out, "--out")  # before the work, not after it (a dry run checks it too)
     if dump_config is not None:
         dump_config.write_text(json.dumps(engine_config(sc), indent=1))
     header = f"{sc.name}: {sc.topology.leaves} leaves x {sc.topology.spines} spines x {sc.topology.hosts_per_leaf} hosts, lb={sc.lb.scheme}, seed={sc.seed}"
@@ -198,10 +205,6 @@ def _run(scenario_file: Path, overrides: tuple[str, ...], seed: int | None, out:
     if dry_run:
         _print_dry_run(sc, None if no_store else out, as_json)
         return
-    if not no_store:
-        from .runner import check_writable
-
-        check_writable(out, "--out")  # before the work, not after it
     bar, update = _progress_bar(0, enabled=not quiet and not as_json)
     with bar:
         result = run(sc, out=None if no_store else out, progress=update, on_stored=on_stored, strict=strict)
@@ -464,12 +467,12 @@ def _status_priority(statuses: "Any") -> tuple[list[str], list[str]]:
 
 
 @cli.command("sweep")
-@click.argument("scenario_file", type=_NonEmptyPath(dir_okay=False))
+@click.argument("scenario_file", type=_NonEmptyPath())
 @click.option("--grid", "grids", multiple=True, metavar="FIELD=VALUES", help="A grid dimension: comma list and/or START:STOP:STEP ranges, e.g. --grid lb.scheme=ecmp,rps --grid traffic.load=0.2:0.8:0.2 (repeatable; replaces the [sweep] table's entry for that field).")
 @click.option("--seeds", type=int, default=None, help="Seeds per grid point: seed, seed+1, ... (default: the [sweep] table's `seeds`, else 1).")
 @click.option("--seed", type=int, default=None, help="Base seed (default: the scenario's seed).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE", help="Override a scenario field for every point (repeatable).")
-@click.option("--out", type=_NonEmptyPath(file_okay=False), default=Path("dclb-results"), show_default=True, help="Result store (run folders + catalog).")
+@click.option("--out", type=_NonEmptyPath(), default=Path("dclb-results"), show_default=True, help="Result store (run folders + catalog).")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel runs (default: one per core).")
 @click.option("--dask", type=_TEXT, metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers.")
 @click.option("--dry-run", is_flag=True, help="List the points and which are already done; run nothing.")
@@ -480,8 +483,10 @@ def sweep_cmd(scenario_file: Path, grids: tuple[str, ...], seeds: int | None, se
 
     Points already complete in the store are not run again, so re-running an interrupted or partly failed
     sweep finishes it. Exits with 1 if any point failed."""
+    from .paths import output_dir
     from .sweeps import execute, parse_grid_option, plan_sweep
 
+    output_dir(out, "--out")
     grid: dict[str, Any] = {}
     for text in grids:
         key, values = parse_grid_option(text)
@@ -682,7 +687,7 @@ def store_repair_cmd(store_dir: Path, deep: bool) -> None:
 @click.option("--normalize-to", "normalize_to", type=_TEXT, default=None, metavar="FIELD=VALUE", cls=_Option, only_when={"kind": ("line", "bins")}, help="Divide by the run with FIELD=VALUE and otherwise the same fields and seed (line, bins).")
 @click.option("--where", type=_TEXT, default=None, metavar="CONDITION", help="SQL condition on the catalog selecting the runs.")
 @click.option("--stat", default=None, cls=_Option, only_when={"kind": ("bins", "timeseries")}, help="bins: mean or p99; timeseries: mean, max or sum over ports/flows.")
-@click.option("--out", type=_NonEmptyPath(dir_okay=False), default=None, help="Output file (.png, .svg or .pdf; default DIR/figures/<kind>-<y>[-vs-<x>].png).")
+@click.option("--out", type=_NonEmptyPath(), default=None, help="Output file (.png, .svg or .pdf; default DIR/figures/<kind>-<y>[-vs-<x>].png).")
 def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str | None, facet: str | None, normalize_to: str | None, where: str | None, stat: str | None, out: Path | None) -> None:
     """Draw a figure from a result store."""
     from .plots import make_figure, save
@@ -691,6 +696,10 @@ def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str 
     store = open_store(store_dir)
     if out is not None and out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UserError(f"--out {out}: the file name must end in .png, .svg or .pdf")
+    if out is not None:
+        from .paths import output_file
+
+        output_file(out, "--out")  # before the figure is drawn
     fig = make_figure(store, kind=kind, x=x, y=y, hue=hue, facet=facet, normalize_to=normalize_to, where=where, stat=stat)
     if out is None:
         default_y = {"line": y, "cdf": "fct_us", "bins": "slowdown", "timeseries": "queue_bytes"}[kind]
@@ -702,7 +711,7 @@ def plot_cmd(store_dir: Path, kind: str, x: str | None, y: str | None, hue: str 
 
 @cli.command("report")
 @click.argument("store_dir", type=_NonEmptyPath())
-@click.option("--out", type=_NonEmptyPath(dir_okay=False), default=None, help="Output HTML file (default DIR/report.html).")
+@click.option("--out", type=_NonEmptyPath(), default=None, help="Output HTML file (default DIR/report.html).")
 @click.option("--title", type=_TEXT, default=None, help="Page title.")
 def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
     """Write one self-contained HTML page: the grid, summary tables and figures."""
@@ -717,7 +726,7 @@ def report_cmd(store_dir: Path, out: Path | None, title: str | None) -> None:
 @click.argument("paper", metavar="PAPER")
 @click.option("--figure", "figures", multiple=True, metavar="N", help="Only this figure (repeatable); see --list.")
 @click.option("--scale", type=click.Choice(["quick", "paper", "ci"]), default="quick", show_default=True, help="paper: the paper's flow counts and seeds; quick: every setting, fewer flows (minutes); ci: the least that draws every figure.")
-@click.option("--out", type=_NonEmptyPath(file_okay=False), default=None, help="Output directory (default reproduce-SCALE): store/, one folder per paper with figures, data and report.html.")
+@click.option("--out", type=_NonEmptyPath(), default=None, help="Output directory (default reproduce-SCALE): store/, one folder per paper with figures, data and report.html.")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel runs (default: one per core).")
 @click.option("--dask", type=_TEXT, metavar="ADDRESS|local", default=None, help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @click.option("--list", "list_only", is_flag=True, cls=_Option, not_with=("jobs", "dask", "out", "quiet"), help="List the paper's figures, their runs at --scale and their scenario files; run nothing.")
@@ -732,6 +741,10 @@ def reproduce_cmd(paper: str, figures: tuple[str, ...], scale: str, out: Path | 
     from .reproduce.plan import plan_paper
 
     _check_jobs_with_dask(jobs, dask)
+    if not list_only:
+        from .paths import output_dir
+
+        output_dir(out if out is not None else Path(f"reproduce-{scale}"), "--out")
 
     if list_only:
         keys = rp.available() if paper == "all" else [rp.get_paper(paper).key]

@@ -88,13 +88,26 @@ def memory_limit() -> Optional[tuple[int, str]]:
     return available, f"the memory available on this machine; set {ENV} to change it"
 
 
+def _machine_memory() -> Optional[tuple[int, str]]:
+    """All of this machine's memory (physical pages), for the bound that holds with the limit off; None if
+    the platform does not say."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return total, f"all of this machine's memory: {ENV}=none lifts the limit on a run, but the checks before it build the fabric and expand the host sets, and those must fit the machine"
+
+
 def check_before_expanding(skeleton: dict[str, Any], host_sets: list[tuple[str, int]]) -> None:
-    """Refuses, before any host set is expanded, a scenario whose fabric (and sampler, over a horizon) and
-    expanded host sets already exceed the limit. ``skeleton``: the engine config without its sources;
-    ``host_sets``: (field, how many hosts the set names at most) for each sender and receiver set."""
-    limit = memory_limit()
-    if limit is None:
-        return
+    """Refuses, before any host set is expanded and before the fabric is built, a scenario whose fields
+    break a rule that needs no allocation (a fabric with more ports than the engine's 32-bit ids), or whose
+    fabric (and sampler, over a horizon) and expanded host sets already exceed the limit. With the limit
+    off (``DCLB_MEMORY_LIMIT=none``) they are still held to the machine's whole memory: the check builds
+    the fabric and expands the sets itself, so a fabric no machine of this size can hold would otherwise
+    grow until the system kills the process, a dry run included. ``skeleton``: the engine config without
+    its sources; ``host_sets``: (field, how many hosts the set names at most) for each sender and receiver
+    set."""
+    limit = memory_limit() or _machine_memory()
     hosts = sum(n for _, n in host_sets)
     extra = []
     if host_sets:

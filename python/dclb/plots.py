@@ -46,6 +46,7 @@ from .analysis import (
     varying_fields,
 )
 from .errors import UserError
+from .paths import output_file
 from .errors import StoreError
 
 KINDS = ("line", "cdf", "bins", "timeseries")
@@ -457,6 +458,7 @@ def save(fig, path: str | Path, dpi: int = 150) -> Path:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise UserError(f"--out {path}: the file name must end in .png, .svg or .pdf")
+    output_file(path, "--out")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight")
     _pyplot().close(fig)

@@ -34,6 +34,7 @@ import pandas as pd
 from . import __version__
 from .analysis import MIN_SEEDS_FOR_CI, aggregate, field_values, is_numeric, label_of, physical_range, scenario_columns, varying_fields
 from .errors import UserError
+from .paths import output_file
 from .headline import COMPARISON
 
 MAX_CDF_PANELS = 6
@@ -259,7 +260,8 @@ def write_report(store: Any, out: str | Path | None = None, title: str | None = 
     path = Path(out) if out is not None else store.path / "report.html"
     if path.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"--out {path}: the report is an HTML page; give a file name ending in .html")
-    path.parent.mkdir(parents=True, exist_ok=True)  # an output that cannot be written fails before the work
+    output_file(path, "--out")  # an output that cannot be written fails before the work
+    path.parent.mkdir(parents=True, exist_ok=True)
     text = build_report(store, title)
     temp = path.with_name(f".{path.name}.part")
     temp.write_text(text, encoding="utf-8")

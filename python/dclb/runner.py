@@ -197,27 +197,10 @@ def _check_out(out: Any) -> Path | None:
 
 def check_writable(out: Path, label: str = "out") -> None:
     """Raises UserError unless the results directory ``out`` can be written (or created): checked before the
-    run, so that an output that cannot be written costs no simulation. Nothing is created here (a run that
-    fails leaves no new directory): an existing ``out`` gets a probe file written and removed, a missing one
-    needs its nearest existing parent to be a directory this process may write in. Only the standard library
-    is used: the store's modules (DuckDB, pyarrow) load after the engine has run."""
-    import tempfile
+    run, so that an output that cannot be written costs no simulation (:func:`dclb.paths.output_dir`)."""
+    from .paths import output_dir
 
-    existing = out
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UserError(f"{label}: cannot write results to {out}: {existing} is not a directory")
-    if existing != out:
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise UserError(f"{label}: cannot write results to {out}: cannot create it in {existing} (permission denied or read-only)")
-        return
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".dclb-write-check-", dir=out)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as error:
-        raise UserError(f"{label}: cannot write results to {out}: {error.strerror or error}") from None
+    output_dir(out, label)
 
 
 class SourceWithoutFlows(UserError, UserWarning):

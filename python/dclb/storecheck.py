@@ -23,7 +23,10 @@ each with what repair does about it; :func:`check` only reports, :func:`repair` 
   another host); so are the stop files of interrupted Dask sweeps (``claims/stop-*``) of that age.
 
 What only a deep check finds (a checksum) only a deep repair finds again: ``check --deep`` names
-``repair --deep`` in its last line.
+``repair --deep`` in its last line. The line before their total says what was checked and what was not
+(:func:`scope`): without ``--deep`` a file whose bytes changed inside it (same size, footer intact) is not
+found, so the line says that the files' contents were not read and which command reads them: "no problems
+found" is never more than what was checked.
 
 Reading every folder's footers keeps a check of a 1,000-run store to a second or two; ``--deep`` reads all.
 """
@@ -73,6 +76,11 @@ class Inspection:
     complete: int = 0
     failed: int = 0
     claimed: int = 0
+    #: What was looked at: run folders, catalog rows (None: no catalog could be read), claims.
+    folders: int = 0
+    catalog_rows: Optional[int] = None
+    claims: int = 0
+    deep: bool = False
 
 
 def _age_s(path: Path) -> float:
@@ -98,10 +106,11 @@ def _set_aside(store: Store, run_id: str) -> str:
 def inspect(store: Store, deep: bool = False) -> Inspection:
     """Every problem of ``store`` (see the module documentation), nothing changed."""
     store._require_store()
-    out = Inspection([])
+    out = Inspection([], deep=deep)
     truth: dict[str, str] = {}  # run id -> status, of the folders that will be there after repair
     gone: dict[str, str] = {}  # run id -> what happens to a folder that will not be there, and why
     for folder in store._run_folders():
+        out.folders += 1
         run_id = folder.name
         where = f"run {run_id}"
         if (folder / COMPLETE_FILE).is_file():
@@ -131,6 +140,7 @@ def inspect(store: Store, deep: bool = False) -> Inspection:
         out.failed += status == "failed"
     _inspect_catalog(store, truth, gone, out)
     for run_id, claim in claims.claims(store.path).items():
+        out.claims += 1
         if claims.is_stale(claim):
             out.findings.append(
                 Finding(f"claim {run_id}", f"left by {claims.describe(claim)}, which is gone", "delete it",
@@ -179,6 +189,7 @@ def _inspect_catalog(store: Store, truth: dict[str, str], gone: dict[str, str], 
     except StoreError as error:
         out.findings.append(Finding("catalog", f"cannot be read ({error.__cause__ or error})", "rebuild it", rebuild))
         return
+    out.catalog_rows = len(rows)
     problems = []
     for run_id, status in sorted(rows.items()):
         if run_id not in truth:
@@ -203,6 +214,7 @@ def check(store: Store, deep: bool = False, echo: Callable[[str], None] = print)
         echo(finding.line())
     # A problem only a deep check finds (a checksum) is found again only by a deep repair: say so.
     repair_command = f"dclb store repair {'--deep ' if deep else ''}{store.path}"
+    echo(scope(found, f"dclb store check --deep {store.path}"))
     echo(_total(found) + (f"; `{repair_command}` fixes them" if found.findings else ""))
     return len(found.findings)
 
@@ -224,8 +236,21 @@ def repair(store: Store, deep: bool = False, echo: Callable[[str], None] = print
         else:
             echo(f"{finding.line()} -> {done or finding.remedy}")
     fixed = len(found.findings) - failures
+    echo(scope(found, f"dclb store repair --deep {store.path}"))
     echo(_total(found) + (f"; {fixed} fixed" if found.findings else "") + (f", {failures} could not be fixed" if failures else ""))
     return failures
+
+
+def scope(found: Inspection, deep_command: str) -> str:
+    """What the inspection looked at and what it did not, as one line; ``deep_command`` is the command that
+    looks at what a shallow one leaves out."""
+    folders = f"{found.folders} run folder{'s' if found.folders != 1 else ''}"
+    rows = "no catalog" if found.catalog_rows is None else f"{found.catalog_rows} catalog row{'s' if found.catalog_rows != 1 else ''}"
+    contents = "files present with their recorded sizes, Parquet footers and row counts" + (", every byte against its SHA-256" if found.deep else "")
+    checked = f"checked: {folders} ({contents}, run.json), {rows} against the folders, {found.claims} claim{'s' if found.claims != 1 else ''}, leftovers of interrupted writes"
+    if found.deep:
+        return checked + "; not checked: nothing left (every byte was read)"
+    return checked + f"; not checked: the files' contents (a change inside a file that keeps its size and footer) - `{deep_command}` reads every byte"
 
 
 def _total(found: Inspection) -> str:
@@ -233,4 +258,4 @@ def _total(found: Inspection) -> str:
     runs = f"{total} run{'s' if total != 1 else ''} ({found.complete} complete, {found.failed} failed)"
     claimed = f", {found.claimed} being run now" if found.claimed else ""
     problems = len(found.findings)
-    return f"{runs}{claimed}: " + (f"{problems} problem{'s' if problems != 1 else ''}" if problems else "no problems")
+    return f"{runs}{claimed}: " + (f"{problems} problem{'s' if problems != 1 else ''}" if problems else "no problems found")

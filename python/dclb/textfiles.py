@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from .errors import ScenarioError
+from .paths import file_part
 
 #: A NUL byte never occurs in the text formats read here; a file with one is binary.
 _BINARY_MARK = "\x00"
@@ -30,6 +31,8 @@ def read_text(path: str | os.PathLike[str], what: str, field: Optional[str] = No
     if not shown:
         raise ScenarioError(f"{head or 'path: '}empty path; give the {what}'s path")
     p = Path(path)
+    if (part := file_part(p)) is not None:
+        raise ScenarioError(f"{head}cannot read {shown}: {part} is a file, not a directory, so there is no {what} under it")
     if p.is_dir():
         raise ScenarioError(f"{head}{shown} is a directory, not a {what}")
     if not p.exists():

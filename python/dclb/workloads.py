@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import _core
 from .errors import ScenarioError
+from .paths import file_part
 from .textfiles import read_text
 
 MAIN_WORKLOADS = ("websearch", "datamining", "cachefollower", "webserver", "hadoop")
@@ -117,7 +118,7 @@ def load(spec: str, base_dir: Path | None = None, field: str = "traffic.workload
         path = Path(spec).expanduser()
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
-        if not path.exists():
+        if not path.exists() and file_part(path) is None:
             names = ", ".join(MAIN_WORKLOADS)
             raise ScenarioError(f"{field}: '{spec}' is neither a shipped workload ({names}, or see `dclb workloads`) nor an existing file")
     text = read_text(path, "workload CDF", field)

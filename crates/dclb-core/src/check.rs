@@ -20,8 +20,10 @@
 //!            fabric is built (crate::memory)
 //!  fabric    built from the topology: the failed links leave every pair of leaves a path; every port's
 //!            buffer holds a full-size packet and its ECN threshold leaves room for one below the buffer
-//!  scheme    it exists, and its parameters resolve within their declared ranges and relations; an option
-//!            that sets packets' priority needs priority queues, a rate estimator needs FIFO ports
+//!  scheme    it exists, and its parameters resolve within their declared ranges and relations; a queue
+//!            threshold it compares its ports' queues with can be reached on them (not above every buffer),
+//!            and a period it is given comes round within the horizon;
+//!            an option that sets packets' priority needs priority queues, a rate estimator needs FIFO ports
 //!  run       a horizon when flows never end; sampled ports exist
 //!  traffic   every source can make a flow and its generator ends: an admissible sender/receiver pair,
 //!            sizes below the "never ends" size, a load its leaf uplinks carry, arrivals no finer than
@@ -68,6 +70,43 @@ const MAX_PRIORITY_QUEUES: u32 = 8;
 /// Scheme parameters that, when true, make the balancer set packets' priority levels: they need ports with
 /// more than one level, where they would otherwise change nothing.
 const PRIORITY_OPTIONS: [&str; 2] = ["short_priority", "deadline_priority"];
+
+/// A scheme parameter that the scheme compares a switch port's queue (in bytes) with. A queue never holds
+/// more than its port's buffer, so a value above every buffer the rule reads would never be reached, and
+/// the rule it sets would silently never apply: that is refused ([`check_queue_thresholds`]). A value that
+/// some of those ports can reach is allowed (a scheme may mean it for its larger buffers).
+struct QueueThreshold {
+    scheme: &'static str,
+    param: &'static str,
+    /// The rule applies once the queue holds at least the value (`true`: LBT's thresholds, which a queue
+    /// "reaches") or only more than it (`false`: TAM's `>`).
+    reached_at: bool,
+    /// The ports whose queues the rule reads.
+    roles: &'static [PortRole],
+    /// What would never happen, for the message.
+    never: &'static str,
+}
+
+/// TAM's `k_star_bytes` is not one of them: a k* above every buffer is how a scenario turns TAM's queue
+/// rule off and keeps its marking while short flows share the port (0 means "automatic", and TAM has no
+/// other switch for that rule), an ablation its tests run.
+const QUEUE_THRESHOLDS: [QueueThreshold; 1] = [QueueThreshold {
+    scheme: "lbt",
+    param: "q_min_bytes",
+    reached_at: true,
+    roles: &[PortRole::LeafUp, PortRole::SpineDown],
+    never: "Q1 and Q2 never fall below q_min_bytes, so no queue could ever reach them and long and best-effort flows would never leave a port",
+}];
+
+/// A scheme's period (µs) given explicitly: with a horizon no longer than it, what the period does would
+/// never happen in the run (the first round comes one period after the start), while 0 says "off" in so
+/// many words. Only a value the scenario gives is checked: a default that a short run never reaches is the
+/// run's length, not a setting the user made.
+const PERIODS: [(&str, &str, &str); 3] = [
+    ("hermes", "probe_us", "no host would ever probe a path (give 0 to turn probing off)"),
+    ("mdtlb", "probe_us", "no host would ever probe a path (give 0 to turn probing off)"),
+    ("lbt", "period_us", "Q1 and Q2 would never be recomputed from the load and stay at q_min_bytes"),
+];
 
 /// Port roles that take their own ECN threshold.
 const ECN_ROLES: [&str; 4] = ["host_up", "leaf_up", "leaf_down", "spine_down"];
@@ -358,8 +397,9 @@ fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     validate_window(r)
 }
 
-/// The measurement window's fields (`traffic/window.rs`): lengths of zero or more, a cool-down only after a
-/// warm-up, a drain only with a window, and the stationary start's candidates only with one.
+/// The measurement window's fields (`traffic/window.rs`): lengths of zero or more, a warm-up that ends
+/// before the horizon, a cool-down only after a warm-up, a drain only with a window, and the stationary
+/// start's candidates only with one.
 fn validate_window(r: &RunConfig) -> Result<(), ConfigError> {
     let windowed = r.warmup_us.is_some() || !r.start.is_empty();
     if let Some(d) = r.drain_us {
@@ -378,6 +418,13 @@ fn validate_window(r: &RunConfig) -> Result<(), ConfigError> {
     }
     if let Some(w) = r.warmup_us {
         time_us(w, &FieldPath::of("run.warmup_us"))?;
+        // The window opens at the warm-up's end: at or after the horizon it would measure no flow at all.
+        if let Some(h) = r.horizon_us.filter(|&h| w >= h) {
+            return Err(error_at(
+                "run.warmup_us",
+                format!("the measurement window opens at {w} us, not before the run ends at run.horizon_us = {h} us, so no flow would be measured; give a warm-up shorter than the horizon"),
+            ));
+        }
     }
     if let Some(c) = r.cooldown_us {
         time_us(c, &FieldPath::of("run.cooldown_us"))?;
@@ -723,6 +770,8 @@ fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, P
     let spec = find_scheme(&cfg.lb.scheme)?;
     check_ack_routing(cfg, spec)?;
     let params = Params::resolve(spec.name, spec.params, &cfg.lb.params, cfg.timing_rtt())?;
+    check_queue_thresholds(cfg, fabric, spec, &params)?;
+    check_periods(cfg, spec, &params)?;
     let levels = cfg.topology.priority_queues;
     let flags = spec.params.iter().filter(|p| PRIORITY_OPTIONS.contains(&p.name) && matches!(p.default, ParamValue::Bool(_)));
     for name in flags.map(|p| p.name) {
@@ -741,6 +790,63 @@ fn check_scheme(cfg: &Config, fabric: &Fabric) -> Result<(&'static SchemeSpec, P
         }
     }
     Ok((spec, params))
+}
+
+/// Every [`QueueThreshold`] of the scheme within reach of the largest buffer of the ports its rule reads
+/// (a parameter left at 0, meaning "automatic", is not checked: the scheme then derives it from the ports).
+fn check_queue_thresholds(cfg: &Config, fabric: &Fabric, spec: &SchemeSpec, params: &Params) -> Result<(), ConfigError> {
+    let (t, tp) = (&cfg.topology, &cfg.transport);
+    let full = (tp.mss_bytes + tp.header_bytes) as u64;
+    for q in QUEUE_THRESHOLDS.iter().filter(|q| q.scheme == spec.name) {
+        let value = params.number(q.param).unwrap_or_else(|| panic!("{} declares no parameter {}", q.scheme, q.param));
+        if value <= 0.0 {
+            continue;
+        }
+        // The largest buffer (in bytes) among the ports the rule reads, and the field that sets it.
+        let mut largest: Option<(u64, Buffer, Origin)> = None;
+        for port in fabric.ports.iter().filter(|p| q.roles.contains(&p.role)) {
+            let (buffer, origin) = buffer_of(t, tp, port.role, port.rate);
+            let bytes = buffer.bytes.min((buffer.packets as u64).saturating_mul(full));
+            if largest.is_none_or(|(b, _, _)| bytes > b) {
+                largest = Some((bytes, buffer, origin));
+            }
+        }
+        let Some((room, buffer, origin)) = largest else { continue };
+        let reachable = if q.reached_at { value <= room as f64 } else { value < room as f64 };
+        if reachable {
+            continue;
+        }
+        let (b_field, b_value) = buffer_field(t, origin, buffer);
+        let in_bytes = if buffer.packets != u32::MAX { format!(" of {full}-byte packets, {room} bytes") } else { String::new() };
+        let roles: Vec<&str> = q.roles.iter().map(|r| r.name()).collect();
+        let most = if q.reached_at { room } else { room.saturating_sub(1) };
+        return Err(error_at(
+            &format!("lb.{}", q.param),
+            format!(
+                "{value} bytes is {} the largest buffer of the {} ports {} reads, {b_field} = {b_value}{in_bytes}: a queue never holds more than its buffer, and {}; use at most {most} bytes",
+                if q.reached_at { "above" } else { "not below" },
+                roles.join(", "),
+                spec.name,
+                q.never
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Every given [`PERIODS`] entry of the scheme shorter than the horizon.
+fn check_periods(cfg: &Config, spec: &SchemeSpec, params: &Params) -> Result<(), ConfigError> {
+    let Some(horizon) = cfg.run.horizon_us else { return Ok(()) };
+    for &(_, param, never) in PERIODS.iter().filter(|(scheme, param, _)| *scheme == spec.name && params.given(param)) {
+        let period = params.number(param).unwrap_or_else(|| panic!("{} declares no parameter {param}", spec.name));
+        if period > 0.0 && period >= horizon {
+            return Err(error_at(
+                &format!("lb.{param}"),
+                format!("{period} us is not shorter than the run, run.horizon_us = {horizon} us: the first round would come after the run has ended, so {never}; give a period shorter than the horizon"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `lb.ack_routing = "edge"` (the receiving host's balancer routes the ACKs, `lb/ackpath.rs`) needs a
@@ -1301,6 +1407,54 @@ mod tests {
         cfg.lb.scheme = "hermes".into();
         cfg.lb.params.insert("ack_routing".into(), json!("receiver"));
         assert_eq!(error(&cfg), "lb.ack_routing: expected one of ecmp, edge, got \"receiver\"");
+    }
+
+    #[test]
+    fn a_queue_threshold_above_every_buffer_it_reads_is_refused() {
+        // LBT's lower bound of Q1 and Q2 above the buffer: no queue could ever reach the thresholds.
+        let mut cfg = base();
+        (cfg.topology.buffer_bytes, cfg.lb.scheme) = (Some(384_000), "lbt".into());
+        cfg.lb.params.insert("q_min_bytes".into(), json!(500_000));
+        let e = error(&cfg);
+        assert!(e.starts_with("lb.q_min_bytes: 500000 bytes is above the largest buffer of the leaf_up, spine_down ports lbt reads, topology.buffer_bytes = 384000 bytes:"), "{e}");
+        assert!(e.ends_with("use at most 384000 bytes"), "{e}");
+        // At the buffer a full queue reaches it: odd, but it can hold.
+        cfg.lb.params.insert("q_min_bytes".into(), json!(384_000));
+        cfg.check().unwrap();
+        // In packets, the buffer holds that many full-size packets.
+        let mut cfg = base();
+        (cfg.topology.queue_unit, cfg.topology.buffer_packets, cfg.lb.scheme) = (QueueUnit::Packets, Some(100), "lbt".into());
+        cfg.lb.params.insert("q_min_bytes".into(), json!(200_000));
+        assert!(error(&cfg).starts_with("lb.q_min_bytes: 200000 bytes is above the largest buffer of the leaf_up, spine_down ports lbt reads, topology.buffer_packets = 100 packets of 1500-byte packets, 150000 bytes:"));
+        // TAM's k* above the buffer is its queue rule turned off (coexistence marking alone): allowed.
+        let mut cfg = base();
+        (cfg.topology.buffer_bytes, cfg.lb.scheme) = (Some(384_000), "tam".into());
+        cfg.lb.params.insert("k_star_bytes".into(), json!(1_000_000_000u64));
+        cfg.check().unwrap();
+    }
+
+    #[test]
+    fn a_period_given_longer_than_the_horizon_is_refused() {
+        let mut cfg = base();
+        (cfg.lb.scheme, cfg.run.horizon_us) = ("hermes".into(), Some(5000.0));
+        cfg.check().unwrap(); // a default period is the run's length, not a setting
+        cfg.lb.params.insert("probe_us".into(), json!(10000));
+        assert!(error(&cfg).starts_with("lb.probe_us: 10000 us is not shorter than the run, run.horizon_us = 5000 us:"));
+        cfg.lb.params.insert("probe_us".into(), json!(0)); // off
+        cfg.check().unwrap();
+        let mut cfg = base();
+        (cfg.lb.scheme, cfg.run.horizon_us) = ("lbt".into(), Some(5000.0));
+        cfg.lb.params.insert("period_us".into(), json!(5000));
+        assert!(error(&cfg).starts_with("lb.period_us: 5000 us is not shorter than the run"));
+    }
+
+    #[test]
+    fn a_warm_up_must_end_before_the_horizon() {
+        let mut cfg = base();
+        (cfg.run.warmup_us, cfg.run.horizon_us) = (Some(100_000.0), Some(50_000.0));
+        assert!(error(&cfg).starts_with("run.warmup_us: the measurement window opens at 100000 us, not before the run ends at run.horizon_us = 50000 us"));
+        cfg.run.warmup_us = Some(10_000.0);
+        cfg.check().unwrap();
     }
 
     #[test]

@@ -278,17 +278,20 @@ fn run_size(py: Python<'_>, config_json: &str) -> PyResult<String> {
     Ok(out.to_string())
 }
 
-/// The memory estimate of a config before its fabric is built (the fabric, and the sampler over a
-/// horizon), plus `extra` parts the caller adds, `(what, field, bytes, hint)`, held to `memory_limit`:
-/// raises ConfigError naming the field behind the largest part when over it. For the front's own
-/// allocations before the full check (expanding host sets); needs no traffic sources.
+/// What the front checks before its own allocations (expanding host sets) and before the full check
+/// builds the fabric: the field rules (`Config::validate`: ranges, and the fabric's ids within their 32
+/// bits, all by arithmetic), then the memory estimate of the config before its fabric is built (the
+/// fabric, and the sampler over a horizon) plus `extra` parts the caller adds, `(what, field, bytes,
+/// hint)`, held to `memory_limit` when one is given: raises ConfigError naming the field (behind the
+/// largest part, when over the limit). Needs no traffic sources.
 #[pyfunction]
 #[pyo3(signature = (config_json, extra, memory_limit))]
-fn check_memory(config_json: &str, extra: Vec<(String, String, f64, String)>, memory_limit: (u64, String)) -> PyResult<f64> {
+fn check_memory(config_json: &str, extra: Vec<(String, String, f64, String)>, memory_limit: Option<(u64, String)>) -> PyResult<f64> {
     let cfg = parse_config(config_json)?;
+    cfg.validate().map_err(config_error)?;
     let mut estimate = Estimate::before_build(&cfg);
     estimate.parts.extend(extra.into_iter().map(|(what, field, bytes, hint)| Part { what, field, bytes, hint }));
-    estimate.within(self::memory_limit(Some(memory_limit)).as_ref()).map_err(line_error)?;
+    estimate.within(self::memory_limit(memory_limit).as_ref()).map_err(line_error)?;
     Ok(estimate.total())
 }
 

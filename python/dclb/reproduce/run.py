@@ -544,6 +544,9 @@ def reproduce(
         keys = list(PAPERS)
     else:
         keys = [get_paper(paper_key).key]
+    from ..paths import output_dir
+
+    output_dir(out if out is not None else f"reproduce-{scale}", "out")  # before any run
     results = [run_paper(get_paper(k), scale, figure_ids, out, jobs, dask, progress, log, sensitivity) for k in keys]
     if paper_key == "all":
         from .report import write_index

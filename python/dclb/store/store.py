@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import interrupts
-from ..errors import StoreError
+from ..errors import StoreError, UserError
 from .catalog import CATALOG_FILE, LOCK_FILE, create_catalog_table, insert_rows, sql_text
 from .files import (
     COMPLETE_FILE,
@@ -195,8 +195,12 @@ class Store:
             shutil.rmtree(retired, ignore_errors=True)
 
     def _prepare_for_writing(self) -> None:
-        if self.path.exists() and not self.path.is_dir():
-            raise StoreError(f"cannot use {self.path} as a result store: it is not a directory")
+        from ..paths import output_dir
+
+        try:
+            output_dir(self.path, "out")
+        except UserError as error:
+            raise StoreError(str(error)) from None
         try:
             self.runs_path.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -306,6 +310,10 @@ class Store:
                 yield {**record, "run_id": folder.name}
 
     def _require_store(self) -> None:
+        from ..paths import file_part
+
+        if (part := file_part(self.path)) is not None:
+            raise StoreError(f"no result store at {self.path}: {part} is a file, not a directory")
         if not self.path.exists():
             raise StoreError(f"no result store at {self.path}: the path does not exist")
         if not self.path.is_dir():

@@ -245,7 +245,9 @@ def execute(
 
     from .. import interrupts
     from ..store import open_store
+    from .executors import refuse_in_bootstrap
 
+    refuse_in_bootstrap()
     if not isinstance(out, (str, os.PathLike)) or not str(out):
         raise UserError(f"out: expected a results directory (a str or os.PathLike path), got {type(out).__name__} {out!r}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):

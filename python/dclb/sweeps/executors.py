@@ -4,12 +4,27 @@ Both executors take the same tasks (:func:`dclb.sweeps.worker.run_point`) and an
 questions: submit a task, wait for any to finish, how many are running, and close (with ``cancel``, asking
 the workers to give up their points and killing those that have not after
 :data:`~dclb.sweeps.worker.STOP_GRACE_S` seconds).
+
+**The caller's script is not run again in the workers.** The local pool starts its processes with the
+``spawn`` method (a fresh interpreter: no inherited threads or locks, the same on every platform). A spawned
+process normally imports the parent's main module first, so that functions defined there can be unpickled;
+a script that calls ``dclb.sweep(..., jobs=2)`` without an ``if __name__ == "__main__":`` guard would then
+call the sweep again in every worker, which multiprocessing refuses with a traceback, and every point
+would come back failed. dclb's tasks need nothing from the main module (the task function, its arguments
+and the initializer are all dclb's), so the pool's processes, named :data:`WORKER_NAME`, start without it:
+the preparation data a spawned process gets (:func:`multiprocessing.spawn.get_preparation_data`) leaves out
+the main module for processes of that name, and only for them (and, while a local Dask cluster starts its
+worker processes, for the processes it starts: they run the same tasks). A script with or without the guard
+sweeps the same, and nothing of it runs twice. Should a worker still find itself re-running a sweep while it
+starts (:func:`refuse_in_bootstrap`), it says so in one line naming the guard.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.context
+import multiprocessing.spawn
 import os
 import secrets
 import time
@@ -22,6 +37,59 @@ from ..errors import UserError, one_line
 from .worker import STOP_GRACE_S, STOP_PREFIX, pool_worker_init, run_point
 
 
+#: Name prefix of the local pool's processes: the processes started without the caller's main module.
+WORKER_NAME = "dclb-sweep-worker"
+
+_stock_preparation_data = multiprocessing.spawn.get_preparation_data
+#: True while a local Dask cluster starts its workers (:func:`_without_main_module`).
+_starting_cluster = False
+
+
+def _preparation_data(name: str) -> dict[str, Any]:
+    """What a spawned process is prepared with; for the pool's own processes, without the main module."""
+    data = _stock_preparation_data(name)
+    if name.startswith(WORKER_NAME) or _starting_cluster:
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+    return data
+
+
+@contextlib.contextmanager
+def _without_main_module() -> Any:
+    """Processes spawned in this block (a local Dask cluster's nannies and workers, started before its
+    constructor returns) start without the caller's main module."""
+    global _starting_cluster
+    multiprocessing.spawn.get_preparation_data = _preparation_data
+    _starting_cluster = True
+    try:
+        yield
+    finally:
+        _starting_cluster = False
+
+
+class _WorkerProcess(multiprocessing.context.SpawnProcess):
+    """A spawned process of the local pool, named so that it starts without the caller's main module."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{WORKER_NAME}-{self.name}"
+
+
+class _WorkerContext(multiprocessing.context.SpawnContext):
+    Process = _WorkerProcess
+
+
+def refuse_in_bootstrap() -> None:
+    """Raises UserError when called in a process that multiprocessing is still starting (it imports the
+    parent's main module): a script that starts a sweep at its top level, without the guard, in a process
+    started by some other pool than dclb's."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise UserError(
+            "sweep: started while a new worker process was still starting (it runs the calling script's top level "
+            "again); put the script's sweep under `if __name__ == \"__main__\":`"
+        )
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -31,7 +99,9 @@ def default_jobs() -> int:
 
 class _LocalPool:
     def __init__(self, jobs: int) -> None:
-        context = multiprocessing.get_context("spawn")
+        # The stock preparation data, but without the main module for the pool's own processes (module doc).
+        multiprocessing.spawn.get_preparation_data = _preparation_data
+        context = _WorkerContext()
         self.slots = jobs
         self.description = f"{jobs} local process{'es' if jobs != 1 else ''}"
         self.stop_event = context.Event()
@@ -88,7 +158,8 @@ class _DaskCluster:
             # Workers log only what is critical: the sweep reports each point's failure itself, and what a
             # worker logs at ERROR is its link to the scheduler, which an interrupt closes under it (a
             # heartbeat that found the scheduler gone printed a traceback after Ctrl-C, now and then).
-            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
+            with _without_main_module():
+                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
             self.client = Client(self.cluster)
             where = f"local Dask cluster ({jobs} worker{'s' if jobs != 1 else ''})"
         elif isinstance(dask, str) and dask:
